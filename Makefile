@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# pyuprof: bpf/*.bpf.c -> .bpf.o -> .skel.h -> user objects -> build/pyuprof (one binary).
+OUTPUT  ?= build
+PREFIX  ?= /usr/local
+ARCH    ?= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+VMLINUX := vmlinux/$(ARCH)/vmlinux.h
+CLANG   ?= clang
+BPFTOOL ?= $(or $(shell command -v bpftool 2>/dev/null),/usr/sbin/bpftool)
+PKGS    := libbpf libelf zlib capstone
+CFLAGS  ?= -g -O2 -Wall -Wextra
+# Recursively expanded: pkg-config runs after the deps target has installed it.
+ALL_CFLAGS = $(CFLAGS) -D_GNU_SOURCE -Iinclude -Iuser -I$(OUTPUT) $(shell pkg-config --cflags $(PKGS))
+LDLIBS     = $(shell pkg-config --libs $(PKGS))
+Q       := $(if $(filter 1,$(V)),,@)
+msg      = $(if $(filter 1,$(V)),,@printf '  %-8s %s\n' "$(1)" "$(2)";)
+
+USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+
+.PHONY: all deps demo test unit bench vmlinux clean install
+all: $(OUTPUT)/pyuprof
+
+deps:
+	$(Q)scripts/install-deps.sh
+
+$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/pyuprof.bpf.o: bpf/pyuprof.bpf.c $(wildcard bpf/*.h include/*.h) $(VMLINUX) | $(OUTPUT) deps
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ivmlinux/$(ARCH) -c $< -o $@
+
+$(OUTPUT)/pyuprof.skel.h: $(OUTPUT)/pyuprof.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name pyuprof_bpf > $@.tmp && mv $@.tmp $@
+
+$(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user deps
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+# Only the modules that touch the skeleton wait for it.
+$(OUTPUT)/user/main.o $(OUTPUT)/user/tracer.o: $(OUTPUT)/pyuprof.skel.h
+
+$(OUTPUT)/libpyuprof.a: $(USER_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(OUTPUT)/pyuprof: $(OUTPUT)/user/main.o $(OUTPUT)/libpyuprof.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/tests/%: tests/unit/%.c tests/unit/test.h $(OUTPUT)/libpyuprof.a | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $< $(OUTPUT)/libpyuprof.a $(LDLIBS) -lm -o $@
+
+unit: $(UNIT_BINS)
+
+test: all unit
+	$(Q)scripts/run-tests.sh
+
+demo: all
+	$(Q)scripts/demo.sh
+
+bench: all
+	$(Q)bench/run.sh
+
+vmlinux:
+	$(Q)scripts/gen-vmlinux.sh $(VMLINUX)
+
+install: all
+	install -D -m 0755 $(OUTPUT)/pyuprof $(DESTDIR)$(PREFIX)/bin/pyuprof
+
+clean:
+	rm -rf $(OUTPUT) demo.prof
+
+-include $(wildcard $(OUTPUT)/user/*.d)
+.DELETE_ON_ERROR:
+.SECONDARY:

@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Kernel side of pyuprof: uprobes on the entry and on every ret instruction of CPython's
+ * _PyEval_EvalFrameDefault in one target process. Entries carry the code object and the caller's
+ * frame; returns carry only a timestamp (user space matches them with a shadow stack). Each code
+ * object's identity (filename, name, first line) crosses the ring buffer once. On 3.11+ the
+ * programs also watch the interpreter's eval_frame hook, which user space keeps switched to the
+ * default evaluator so that CPython does not run Python-to-Python calls inline, unseen.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "pyuprof.h"
+#include "py_offsets.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+const volatile struct py_offsets off = {};
+const volatile __u32 targ_tgid = 0;
+const volatile __u64 hook_value = 0;	   /* &_PyEval_EvalFrameDefault in the target */
+const volatile __u32 want_recursion_bonus = 0; /* 3.12: ask for each thread's budget raise */
+
+/* Set by user space: while 1, an interpreter found with a NULL eval_frame is reported. */
+__u32 hook_enabled = 0;
+struct pyuprof_stats stats = {};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, DEFAULT_RINGBUF_MB << 20);
+} events SEC(".maps");
+
+/* code object address -> tag of its identity fields, to notice a new object at an old address */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_CODE_OBJECTS);
+	__type(key, __u64);
+	__type(value, __u64);
+} codes SEC(".maps");
+
+/* interpreter -> time of our last request to switch its eval_frame (one at a time) */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_INTERPRETERS);
+	__type(key, __u64);
+	__type(value, __u64);
+} hook_requests SEC(".maps");
+
+/* tid -> interp argument of a pending _PyInterpreterState_SetEvalFrameFunc call */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} setter_args SEC(".maps");
+
+struct tstate_key {
+	__u64 tstate;
+	__u64 tid;
+};
+
+/* 3.12 thread states whose C recursion budget was already raised */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct tstate_key);
+	__type(value, __u32);
+} raised_tstates SEC(".maps");
+
+/* Enough of a frame for code, previous and owner on every version (frame_owner <= 70). */
+#define FRAME_WINDOW 72
+/* Enough of a code object for flags, firstlineno, filename and name (co_name <= 120). */
+#define CODE_WINDOW 128
+/* Enough of a thread state for interp, cframe and current_frame (<= 72). */
+#define TSTATE_WINDOW 80
+/* Enough of a str for length and state (state at 32). */
+#define STR_WINDOW 40
+
+#define FIELD(buf, o, type) (*(type *)((char *)(buf) + ((o) & 0x7f)))
+
+static __always_inline __u32 current_tid(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if ((id >> 32) != targ_tgid)
+		return 0;
+	return (__u32)id;
+}
+
+static __always_inline int read_user(void *dst, __u32 size, __u64 src)
+{
+	if (!src || bpf_probe_read_user(dst, size, (const void *)src)) {
+		__sync_fetch_and_add(&stats.read_fail, 1);
+		return -1;
+	}
+	return 0;
+}
+
+/* A tag of the fields that make up a code object's identity. */
+static __always_inline __u64 code_tag(const void *cw)
+{
+	return FIELD(cw, off.PyCodeObject_co_filename, __u64) * 31 ^
+	       FIELD(cw, off.PyCodeObject_co_name, __u64) * 7 ^
+	       (__u64)FIELD(cw, off.PyCodeObject_co_firstlineno, __s32);
+}
+
+/* Copies a str's characters raw (ASCII/Latin-1/UCS-2/UCS-4); returns the STR_* kind. */
+static __always_inline __u8 copy_str(char *dst, __u32 cap, __u64 str, __u32 *len_out)
+{
+	__u64 sw[STR_WINDOW / 8];
+	__u32 state, kind;
+	__u64 data, n;
+	__s64 len;
+
+	*len_out = 0;
+	if (read_user(sw, sizeof(sw), str))
+		return STR_UNREADABLE;
+	len = FIELD(sw, off.PyUnicode_length, __s64);
+	state = FIELD(sw, off.PyUnicode_state, __u32);
+	if (len < 0 || !(state & (1 << 5))) /* not compact: never seen for code names */
+		return STR_UNREADABLE;
+	kind = (state >> 2) & 7;
+	if (state & (1 << 6)) {
+		data = str + off.PyASCIIObject_size;
+		kind = STR_ASCII;
+	} else {
+		data = str + off.PyCompactUnicodeObject_size;
+	}
+	n = (__u64)len * (kind ? kind : 1);
+	*len_out = (__u32)len;
+	if (n > cap)
+		n = cap;
+	/* re-check after the barrier, on the register the call uses, so the verifier sees
+	 * the bound of the size it is given */
+	barrier_var(n);
+	if (n > cap)
+		return STR_UNREADABLE;
+	if (n && bpf_probe_read_user(dst, n, (void *)data)) {
+		__sync_fetch_and_add(&stats.read_fail, 1);
+		return STR_UNREADABLE;
+	}
+	return (__u8)kind;
+}
+
+/* Sends the identity of the code object at addr (window cw already read), then remembers it. */
+static __always_inline void note_code(__u64 addr, const void *cw, __u32 tid, __u64 now)
+{
+	__u64 tag = code_tag(cw), *known;
+	struct ev_code *e;
+
+	known = bpf_map_lookup_elem(&codes, &addr);
+	if (known && *known == tag)
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		/* not remembered: the next entry of this code object tries again */
+		__sync_fetch_and_add(&stats.lost_codes, 1);
+		return;
+	}
+	e->type = EV_CODE;
+	e->tid = tid;
+	e->ts_ns = now;
+	e->code = addr;
+	e->firstlineno = FIELD(cw, off.PyCodeObject_co_firstlineno, __s32);
+	e->co_flags = FIELD(cw, off.PyCodeObject_co_flags, __u32);
+	e->filename_kind = copy_str(e->filename, FILENAME_BYTES,
+				    FIELD(cw, off.PyCodeObject_co_filename, __u64), &e->filename_len);
+	e->name_kind = copy_str(e->name, FUNCNAME_BYTES, FIELD(cw, off.PyCodeObject_co_name, __u64),
+				&e->name_len);
+	/* submit before remembering, so an entry naming this code never precedes its identity */
+	bpf_ringbuf_submit(e, 0);
+	bpf_map_update_elem(&codes, &addr, &tag, BPF_ANY);
+}
+
+static __always_inline void request(__u64 addr, __u32 what, __u32 tid, __u64 now)
+{
+	struct ev_request *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		__sync_fetch_and_add(&stats.lost_requests, 1);
+		return;
+	}
+	e->type = EV_REQUEST;
+	e->tid = tid;
+	e->ts_ns = now;
+	e->addr = addr;
+	e->what = what;
+	e->pad = 0;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/*
+ * Keeps interp->eval_frame at _PyEval_EvalFrameDefault while recording (3.11+): a NULL found
+ * here is reported to user space, which writes the value with the target stopped. A non-NULL
+ * value that is not ours belongs to someone else (a PEP 523 user such as Dynamo): leave it;
+ * the frames it evaluates still come through our probes.
+ */
+static __always_inline void keep_hook(__u64 interp, __u32 what, __u32 tid, __u64 now)
+{
+	__u64 cur, *last;
+
+	if (!hook_enabled || !interp)
+		return;
+	if (read_user(&cur, sizeof(cur), interp + off.PyInterpreterState_eval_frame))
+		return;
+	if (cur == hook_value)
+		return;
+	if (cur) {
+		__sync_fetch_and_add(&stats.foreign_hook, 1);
+		return;
+	}
+	last = bpf_map_lookup_elem(&hook_requests, &interp);
+	if (last && what == REQ_HOOK_ENTRY && now - *last < REQUEST_RETRY_NS)
+		return; /* asked already; user space is on it */
+	bpf_map_update_elem(&hook_requests, &interp, &now, BPF_ANY);
+	request(interp, what, tid, now);
+}
+
+/*
+ * 3.12 counts two units of its C recursion budget per Python call once calls are no longer
+ * inlined, so a recursion that runs natively could raise RecursionError under us: ask for each
+ * thread's budget to be raised once.
+ */
+static __always_inline void raise_recursion_budget(__u64 tstate, __u32 tid, __u64 now)
+{
+	struct tstate_key key = { .tstate = tstate, .tid = tid };
+	__u32 one = 1;
+
+	if (bpf_map_lookup_elem(&raised_tstates, &key))
+		return;
+	bpf_map_update_elem(&raised_tstates, &key, &one, BPF_ANY);
+	request(tstate, REQ_RECURSION, tid, now);
+}
+
+/* The frame that was running when the eval function was entered (internals 9.3). */
+static __always_inline __u64 caller_frame(const void *fw, const void *tw)
+{
+	__u64 cframe, caller = 0;
+
+	switch (off.caller_mode) {
+	case CALLER_FROM_F_BACK:
+		return FIELD(fw, off.frame_back, __u64);
+	case CALLER_FROM_TSTATE:
+		return FIELD(tw, off.PyThreadState_current_frame, __u64);
+	default:
+		cframe = FIELD(tw, off.PyThreadState_cframe, __u64);
+		if (cframe)
+			read_user(&caller, sizeof(caller), cframe + off.PyCFrame_current_frame);
+		return caller;
+	}
+}
+
+SEC("uprobe")
+int BPF_KPROBE(on_eval_entry)
+{
+	/* 8-byte aligned: the verifier refuses misaligned stack loads */
+	__u64 fw[FRAME_WINDOW / 8], tw[TSTATE_WINDOW / 8], cw[CODE_WINDOW / 8];
+	__u64 arg0, arg1, frame, tstate = 0, code, caller, back, now;
+	__u64 chain[CHAIN_LEN] = {}, chain_code[CHAIN_LEN] = {};
+	int i;
+	struct ev_call *e;
+	__u32 tid, flags = 0;
+
+	tid = current_tid();
+	if (!tid)
+		return 0;
+	now = bpf_ktime_get_ns();
+	/* both loads unconditionally: the verifier refuses a ctx pointer with a variable offset */
+	arg0 = PT_REGS_PARM1(ctx);
+	arg1 = PT_REGS_PARM2(ctx);
+	barrier_var(arg1);
+	frame = off.eval_frame_arg ? arg1 : arg0;
+	if (read_user(fw, sizeof(fw), frame))
+		return 0;
+	code = FIELD(fw, off.frame_code, __u64);
+	if (read_user(cw, sizeof(cw), code))
+		return 0;
+
+	if (off.has_tstate_arg) {
+		tstate = arg0;
+		if (read_user(tw, sizeof(tw), tstate))
+			return 0;
+		if (off.PyInterpreterState_eval_frame)
+			keep_hook(FIELD(tw, off.PyThreadState_interp, __u64), REQ_HOOK_ENTRY, tid,
+				  now);
+		if (want_recursion_bonus)
+			raise_recursion_budget(tstate, tid, now);
+	}
+	/* 3.11+: calling a generator function runs a frame that only builds the generator */
+	if (off.interp_frame && FIELD(fw, off.frame_owner, __u8) == 0 &&
+	    (FIELD(cw, off.PyCodeObject_co_flags, __u32) & 0x3a0))
+		flags |= CALL_GEN_CREATE;
+
+	note_code(code, cw, tid, now);
+
+	/* The caller and its caller, with their code objects, let user space recover frames
+	 * entered without an event (calls CPython still inlines, lost events). fw and cw are
+	 * reused for it. */
+	caller = caller_frame(fw, tw);
+	for (i = 0; i < CHAIN_LEN && caller; i++) {
+		chain[i] = caller;
+		if (bpf_probe_read_user(fw, sizeof(fw), (void *)caller))
+			break;
+		if (off.interp_frame && FIELD(fw, off.frame_owner, __u8) >= 3) {
+			/* a C-stack shim: no Python frame below it in this activation */
+			chain[i] = 0;
+			break;
+		}
+		chain_code[i] = FIELD(fw, off.frame_code, __u64);
+		caller = FIELD(fw, off.frame_back, __u64);
+		/* rare: a frame never entered through the eval function (inlined) */
+		if (chain_code[i] && !bpf_map_lookup_elem(&codes, &chain_code[i]) &&
+		    !read_user(cw, sizeof(cw), chain_code[i]))
+			note_code(chain_code[i], cw, tid, now);
+	}
+	back = i == CHAIN_LEN ? caller : 0;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&stats.lost_calls, 1);
+		return 0;
+	}
+	e->type = EV_CALL;
+	e->tid = tid;
+	e->ts_ns = now;
+	e->code = code;
+	e->frame = frame;
+	e->chain[0] = chain[0];
+	e->chain[1] = chain[1];
+	e->chain_code[0] = chain_code[0];
+	e->chain_code[1] = chain_code[1];
+	e->back = back;
+	e->flags = flags;
+	e->pad = 0;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(on_eval_return)
+{
+	struct ev_return *e;
+	__u32 tid = current_tid();
+
+	if (!tid)
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&stats.lost_returns, 1);
+		return 0;
+	}
+	e->type = EV_RETURN;
+	e->tid = tid;
+	e->ts_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* _PyInterpreterState_SetEvalFrameFunc(interp, func): remember interp for the return probe. */
+SEC("uprobe")
+int BPF_KPROBE(on_set_eval_frame, __u64 interp)
+{
+	__u32 tid = current_tid();
+
+	if (tid)
+		bpf_map_update_elem(&setter_args, &tid, &interp, BPF_ANY);
+	return 0;
+}
+
+/*
+ * At each ret of the setter: if it stored NULL (a PEP 523 user turning itself off; 3.11+ also
+ * turns "set to the default evaluator" into NULL), ask for our value back at once.
+ */
+SEC("uprobe")
+int BPF_KPROBE(on_set_eval_frame_ret)
+{
+	__u32 tid = current_tid();
+	__u64 *interp;
+
+	if (!tid)
+		return 0;
+	interp = bpf_map_lookup_elem(&setter_args, &tid);
+	if (!interp)
+		return 0;
+	keep_hook(*interp, REQ_HOOK_SETTER, tid, bpf_ktime_get_ns());
+	bpf_map_delete_elem(&setter_args, &tid);
+	return 0;
+}

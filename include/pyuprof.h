@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Records that cross the ring buffer from bpf/pyuprof.bpf.c to user space, and the counters the
+ * BPF side keeps in .bss. Declared once, for both compilers; no #include (see style.md 2.3).
+ */
+#ifndef __PYUPROF_H
+#define __PYUPROF_H
+
+#define FILENAME_BYTES 1024 /* bytes of co_filename carried per code object */
+#define FUNCNAME_BYTES 256  /* bytes of co_name carried per code object */
+#define MAX_CODE_OBJECTS (1 << 17) /* code objects whose identity BPF remembers */
+#define MAX_INTERPRETERS 256
+#define REQUEST_RETRY_NS 20000000ULL /* ask again if a request is not done after 20 ms */
+#define DEFAULT_RINGBUF_MB 64
+
+enum ev_type {
+	EV_CALL = 1,
+	EV_RETURN = 2,
+	EV_CODE = 3,
+	EV_REQUEST = 4,
+};
+
+/* ev_call.flags */
+#define CALL_GEN_CREATE (1u << 0)  /* 3.11+: the frame that only creates a generator: not a call */
+
+#define CHAIN_LEN 2 /* ancestors of the entered frame reported with their code objects */
+
+/*
+ * One entry into the eval function. chain[0] is the frame that was running when this one was
+ * entered (its caller), chain[1] that frame's caller, with their code objects, and back the
+ * frame below chain[1]. User space resynchronises its shadow stack against them and recovers
+ * up to CHAIN_LEN frames that ran without an event (cpython-internals.md 9.3).
+ */
+struct ev_call {
+	__u32 type;
+	__u32 tid;
+	__u64 ts_ns;
+	__u64 code;
+	__u64 frame;
+	__u64 chain[CHAIN_LEN];
+	__u64 chain_code[CHAIN_LEN];
+	__u64 back;
+	__u32 flags;
+	__u32 pad;
+};
+_Static_assert(sizeof(struct ev_call) == 80, "ev_call layout");
+
+/* One exit from the eval function (any ret instruction). */
+struct ev_return {
+	__u32 type;
+	__u32 tid;
+	__u64 ts_ns;
+};
+_Static_assert(sizeof(struct ev_return) == 16, "ev_return layout");
+
+/* str_kind values: bytes per character of the copied string, 1 = ASCII or Latin-1 */
+#define STR_ASCII 0
+#define STR_LATIN1 1
+#define STR_UCS2 2
+#define STR_UCS4 4
+#define STR_UNREADABLE 255
+
+/*
+ * The identity of a code object, sent the first time it is entered (and again if another code
+ * object appears at the same address). Strings are copied raw; user space converts to UTF-8.
+ */
+struct ev_code {
+	__u32 type;
+	__u32 tid;
+	__u64 ts_ns;
+	__u64 code;
+	__s32 firstlineno;
+	__u32 co_flags;
+	__u32 filename_len; /* characters in the str (may exceed what was copied) */
+	__u32 name_len;
+	__u8 filename_kind; /* STR_* */
+	__u8 name_kind;
+	__u8 pad[6];
+	char filename[FILENAME_BYTES];
+	char name[FUNCNAME_BYTES];
+};
+_Static_assert(sizeof(struct ev_code) == 48 + FILENAME_BYTES + FUNCNAME_BYTES, "ev_code layout");
+
+/* ev_request.what: a write into the target that the BPF side cannot do itself (BPF writes to
+ * user memory are refused on kernels in lockdown), done by user space with the target stopped */
+enum request_kind {
+	REQ_HOOK_ENTRY = 1,  /* an interpreter's eval_frame is NULL at an entry: switch it */
+	REQ_HOOK_SETTER = 2, /* the target's own setter just stored NULL: switch it back */
+	REQ_RECURSION = 3,   /* 3.12: a thread state whose C recursion budget is to be raised */
+};
+
+struct ev_request {
+	__u32 type;
+	__u32 tid;
+	__u64 ts_ns;
+	__u64 addr; /* the interpreter, or the thread state */
+	__u32 what;
+	__u32 pad;
+};
+_Static_assert(sizeof(struct ev_request) == 32, "ev_request layout");
+
+/* Counters kept by the BPF side; nothing it drops goes uncounted. */
+struct pyuprof_stats {
+	__u64 lost_calls;	/* ring buffer full */
+	__u64 lost_returns;
+	__u64 lost_codes;
+	__u64 lost_requests;
+	__u64 read_fail;	/* a read of the target's memory failed */
+	__u64 foreign_hook;	/* entries seen with someone else's eval_frame hook in place */
+};
+
+#endif /* __PYUPROF_H */

@@ -1,0 +1,995 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Regenerates and checks the CPython layout table of user/py_offsets.c.
+
+Reads the DWARF of the pyenv builds ($(pyenv root)/versions/3.{8..13}.*) through
+`gdb -batch -ex 'ptype /o ...'`, cross-checks every offset with a second gdb expression, and
+prints the table entries. Builds without DWARF (Debian's /usr/bin/python3.11) are checked from
+their machine code (the exported one-line accessors, cpython-internals.md 3 and 8.4) and from
+their static data (PyCode_Type.tp_name, the deep-frozen code objects of 3.11+). The same
+machine-code checks also run on the pyenv builds, where DWARF says what they must find.
+
+    gen-py-offsets.py              print the table (paste into user/py_offsets.c)
+    gen-py-offsets.py --check      compare user/py_offsets.c with the builds; exit 1 on mismatch
+    gen-py-offsets.py --check --binary /path/python3.X   also check that DWARF-less build
+
+Standard library only; runs on python3 >= 3.8. Needs gdb (and nothing else) on PATH.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+
+MINORS = range(8, 14)
+DEFAULT_BINARIES = ["/usr/bin/python3.11"]
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TABLE_FILE = os.path.join(REPO, "user", "py_offsets.c")
+
+# 3.12.1 starts every thread with a C recursion budget of 1500 (two units per eval call); 3.13.0
+# (and later 3.12 releases) start with 10000. The bonus tops the budget up to this value.
+C_BUDGET_TARGET = 10000
+
+CALLER_FROM_F_BACK, CALLER_FROM_CFRAME, CALLER_FROM_TSTATE = 0, 1, 2
+CALLER_MODE_NAMES = {0: "CALLER_FROM_F_BACK", 1: "CALLER_FROM_CFRAME", 2: "CALLER_FROM_TSTATE"}
+
+IFRAME = "struct _PyInterpreterFrame"
+
+# Offset fields: (entry field, in struct py_offsets?, {first minor: (type, member path)}, why 0).
+# The mapping applies from its key up to the next key; (None, None) means "not in the table".
+OFFSETS = [
+    ("frame_code", True, {8: ("PyFrameObject", "f_code"), 11: (IFRAME, "f_code"),
+                          13: (IFRAME, "f_executable")}, None),
+    ("frame_back", True, {8: ("PyFrameObject", "f_back"), 11: (IFRAME, "previous")}, None),
+    ("frame_owner", True, {8: (None, None), 11: (IFRAME, "owner")},
+     "no _PyInterpreterFrame before 3.11"),
+    ("PyCodeObject_co_flags", True, {8: ("PyCodeObject", "co_flags")}, None),
+    ("PyCodeObject_co_firstlineno", True, {8: ("PyCodeObject", "co_firstlineno")}, None),
+    ("PyCodeObject_co_filename", True, {8: ("PyCodeObject", "co_filename")}, None),
+    ("PyCodeObject_co_name", True, {8: ("PyCodeObject", "co_name")}, None),
+    ("PyUnicode_length", True, {8: ("PyASCIIObject", "length")}, None),
+    ("PyUnicode_state", True, {8: ("PyASCIIObject", "state")}, None),
+    ("PyASCIIObject_size", True, {8: ("PyASCIIObject", "sizeof")}, None),
+    ("PyCompactUnicodeObject_size", True, {8: ("PyCompactUnicodeObject", "sizeof")}, None),
+    ("PyThreadState_interp", True, {8: ("PyThreadState", "interp")}, None),
+    ("PyThreadState_cframe", True, {8: (None, None), 11: ("PyThreadState", "cframe"),
+                                    13: (None, None)},
+     "frames hang off cframe in 3.11 and 3.12 only"),
+    ("PyCFrame_current_frame", True, {8: (None, None), 11: ("struct _PyCFrame", "current_frame"),
+                                      13: (None, None)},
+     "_PyCFrame holds the frame in 3.11 and 3.12 only"),
+    ("PyThreadState_current_frame", True, {8: (None, None),
+                                           13: ("PyThreadState", "current_frame")},
+     "tstate->current_frame is 3.13+"),
+    ("PyInterpreterState_eval_frame", True, {8: (None, None),
+                                             11: ("PyInterpreterState", "eval_frame")},
+     "never written: no inlining, so no deopt, before 3.11"),
+    ("PyObject_ob_type", False, {8: ("PyObject", "ob_type")}, None),
+    ("PyTypeObject_tp_name", False, {8: ("PyTypeObject", "tp_name")}, None),
+    ("PyRuntime_interpreters_head", False, {8: ("_PyRuntimeState", "interpreters.head")}, None),
+    ("PyRuntime_main_interpreter", False, {8: (None, None),
+                                           11: ("_PyRuntimeState", "_main_interpreter")},
+     "the main interpreter is a heap object before 3.11"),
+    ("PyInterpreterState_next", False, {8: ("PyInterpreterState", "next")}, None),
+    ("PyInterpreterState_threads_head", False, {8: ("PyInterpreterState", "tstate_head"),
+                                                11: ("PyInterpreterState", "threads.head")},
+     None),
+    ("PyThreadState_next", False, {8: ("PyThreadState", "next")}, None),
+    ("PyThreadState_native_thread_id", False, {8: (None, None),
+                                               11: ("PyThreadState", "native_thread_id")},
+     "no native_thread_id before 3.11"),
+    ("PyThreadState_frame", False, {8: ("PyThreadState", "frame"), 11: (None, None)},
+     "no tstate->frame since 3.11"),
+    ("PyInterpreterFrame_size", False, {8: (None, None), 11: (IFRAME, "sizeof")},
+     "no _PyInterpreterFrame before 3.11"),
+    ("PyCodeObject_co_qualname", False, {8: (None, None), 11: ("PyCodeObject", "co_qualname")},
+     "no co_qualname before 3.11"),
+]
+
+# Output order: the order of the fields in the two headers.
+BPF_ORDER = ["eval_frame_arg", "interp_frame", "caller_mode", "has_tstate_arg", "frame_code",
+             "frame_back", "frame_owner", "PyCodeObject_co_flags", "PyCodeObject_co_firstlineno",
+             "PyCodeObject_co_filename", "PyCodeObject_co_name", "PyUnicode_length",
+             "PyUnicode_state", "PyASCIIObject_size", "PyCompactUnicodeObject_size",
+             "PyThreadState_interp", "PyThreadState_cframe", "PyCFrame_current_frame",
+             "PyThreadState_current_frame", "PyInterpreterState_eval_frame",
+             "PyThreadState_c_recursion_remaining"]
+USER_ORDER = ["PyObject_ob_type", "PyTypeObject_tp_name", "PyRuntime_interpreters_head",
+              "PyRuntime_main_interpreter", "PyInterpreterState_next", "PyInterpreterState_threads_head", "PyThreadState_next",
+              "PyThreadState_native_thread_id", "PyThreadState_frame", "PyInterpreterFrame_size",
+              "PyCodeObject_co_qualname", "c_recursion_bonus"]
+
+
+class CheckError(Exception):
+    pass
+
+
+def pick(by_minor, minor):
+    return by_minor[max(k for k in by_minor if k <= minor)]
+
+
+def short_type(t):
+    return t[len("struct "):] if t.startswith("struct ") else t
+
+
+# ----------------------------------------------------------------------------------------------
+# gdb
+
+
+def gdb_run(binary, commands):
+    """Runs gdb once over binary; returns {label: output} for the (label, command) pairs."""
+    args = ["gdb", "-nx", "-batch", "-iex", "set debuginfod enabled off",
+            "-ex", "set max-value-size unlimited", "-ex", "set width 0",
+            "-ex", "set print asm-demangle off"]
+    for label, cmd in commands:
+        args += ["-ex", "echo \\n@@@ %s\\n" % label, "-ex", cmd]
+    args.append(binary)
+    res = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         universal_newlines=True)
+    out, cur = {}, None
+    for line in res.stdout.splitlines():
+        if line.startswith("@@@ "):
+            cur = line[4:]
+            out[cur] = []
+        elif cur is not None:
+            out[cur].append(line)
+    return {k: "\n".join(v) for k, v in out.items()}
+
+
+# "/* offset[: bit] | size */ decl"; members of a union print no offset (it is the union's).
+PTYPE_LINE = re.compile(r"^/\*\s*(?:(\d+)(?::\s*\d+)?\s*\|)?\s*(\d+)\s*\*/\s*(.*)$")
+
+
+def member_name(decl):
+    m = re.search(r"\(\s*\*\s*(\w+)\s*\)", decl)
+    if m:
+        return m.group(1)
+    decl = decl.rstrip(";").strip()
+    decl = re.sub(r"\s*:\s*\d+$", "", decl)      # bitfield width
+    decl = re.sub(r"(\[[^\]]*\])+$", "", decl)   # array dimensions
+    return re.findall(r"\w+", decl)[-1]
+
+
+def parse_ptype(text):
+    """Parses `ptype /o` output into ({member path: (offset, size)}, total size)."""
+    stack = [[]]
+    opens = []
+    total = None
+    lines = text.splitlines()
+    started = False
+    for line in lines:
+        s = line.strip()
+        if not started:
+            if "type = " in s and s.endswith("{"):
+                started = True
+            continue
+        if s.startswith("/* XXX"):
+            continue
+        m = re.match(r"/\* total size \(bytes\):\s*(\d+) \*/", s)
+        if m:
+            total = int(m.group(1))
+            continue
+        m = PTYPE_LINE.match(s)
+        if m:
+            off = int(m.group(1)) if m.group(1) else opens[-1][0]
+            size, decl = int(m.group(2)), m.group(3)
+            if decl.endswith("{"):
+                stack.append([])
+                opens.append((off, size))
+            else:
+                stack[-1].append((member_name(decl), off, size))
+            continue
+        m = re.match(r"^\}\s*(\w*)\s*(?:\[[^\]]*\])*\s*;$", s)
+        if m:
+            inner = stack.pop()
+            off, size = opens.pop()
+            name = m.group(1)
+            if name:
+                stack[-1].append((name, off, size))
+                stack[-1].extend((name + "." + p, o, sz) for p, o, sz in inner)
+            else:                               # anonymous struct/union: members are the parent's
+                stack[-1].extend(inner)
+            continue
+        if s == "}":
+            break
+    if not started or total is None:
+        raise CheckError("cannot parse ptype output: %s" % text.strip()[:200])
+    return {p: (o, sz) for p, o, sz in stack[0]}, total
+
+
+class Dwarf:
+    """The layout facts of one build with DWARF, each read twice (ptype /o and an expression)."""
+
+    def __init__(self, lib, minor):
+        self.lib, self.minor = lib, minor
+        types = sorted({t for _, _, by, _ in OFFSETS for t, _ in by.values() if t}
+                       | {"PyThreadState", "struct _PyCFrame"})
+        cmds = [("ptype " + t, "ptype /o " + t) for t in types]
+        cmds.append(("proto", "whatis _PyEval_EvalFrameDefault"))
+        out = gdb_run(lib, cmds)
+        self.layouts = {}
+        for t in types:
+            try:
+                self.layouts[t] = parse_ptype(out.get("ptype " + t, ""))
+            except CheckError:
+                self.layouts[t] = None      # e.g. no _PyInterpreterFrame in 3.8
+        self.proto = out.get("proto", "")
+        self._exprs = {}
+
+    def has(self, t, path):
+        lay = self.layouts.get(t)
+        return lay is not None and (path == "sizeof" or path in lay[0])
+
+    def get(self, t, path):
+        lay = self.layouts.get(t)
+        if lay is None:
+            raise CheckError("%s: no type %s in DWARF" % (self.lib, t))
+        if path == "sizeof":
+            return lay[1]
+        if path not in lay[0]:
+            raise CheckError("%s: %s has no member %s" % (self.lib, t, path))
+        return lay[0][path][0]
+
+    def cross_check(self, wanted):
+        """Re-reads every (type, path) in wanted with gdb's own address arithmetic."""
+        cmds = []
+        for t, path in wanted:
+            expr = ("sizeof(%s)" % t if path == "sizeof"
+                    else "(long)&((%s *)0)->%s" % (t, path))
+            cmds.append(("%s|%s" % (t, path), "print/d " + expr))
+        out = gdb_run(self.lib, cmds)
+        for t, path in wanted:
+            m = re.search(r"\$\d+ = (-?\d+)", out.get("%s|%s" % (t, path), ""))
+            if not m or int(m.group(1)) != self.get(t, path):
+                raise CheckError("%s: ptype /o and print disagree on %s.%s" % (self.lib, t, path))
+
+    def params(self):
+        m = re.search(r"type = .*?\((.*)\)\s*$", self.proto, re.M)
+        if not m:
+            raise CheckError("%s: no prototype for _PyEval_EvalFrameDefault" % self.lib)
+        return [p.strip() for p in m.group(1).split(",")]
+
+
+def derive_entry(dw, budget):
+    """The table entry for one minor from DWARF: {field: (value, provenance)}."""
+    minor, e, wanted = dw.minor, {}, []
+    params = dw.params()
+    frame_arg = [i for i, p in enumerate(params) if "_PyInterpreterFrame" in p
+                 or "PyFrameObject" in p or "struct _frame" in p]
+    if len(frame_arg) != 1:
+        raise CheckError("%s: cannot find the frame in %s" % (dw.lib, params))
+    e["eval_frame_arg"] = (frame_arg[0], "gdb: whatis _PyEval_EvalFrameDefault: frame is arg%d"
+                           % frame_arg[0])
+    iframe = int("_PyInterpreterFrame" in params[frame_arg[0]])
+    e["interp_frame"] = (iframe, "gdb: the frame arg is %s" % params[frame_arg[0]])
+    tst = int("PyThreadState" in params[0] or "struct _ts" in params[0])
+    e["has_tstate_arg"] = (tst, "gdb: arg0 is %s" % params[0])
+    if not iframe:
+        mode, why = CALLER_FROM_F_BACK, "PyFrameObject: f_back is set before the call"
+    elif dw.has("PyThreadState", "cframe") and dw.has("struct _PyCFrame", "current_frame"):
+        mode, why = CALLER_FROM_CFRAME, "gdb: PyThreadState has cframe->current_frame"
+    elif dw.has("PyThreadState", "current_frame"):
+        mode, why = CALLER_FROM_TSTATE, "gdb: PyThreadState has current_frame"
+    else:
+        raise CheckError("%s: no way to find the caller frame" % dw.lib)
+    e["caller_mode"] = (mode, why)
+
+    for field, _, by, why0 in OFFSETS:
+        t, path = pick(by, minor)
+        if t is None:
+            e[field] = (0, why0)
+            continue
+        wanted.append((t, path))
+        what = ("sizeof(%s)" % short_type(t) if path == "sizeof"
+                else "offsetof(%s, %s)" % (short_type(t), path))
+        e[field] = (dw.get(t, path), "gdb: " + what)
+
+    # The C recursion budget (3.12+): compensate only where it is below the target.
+    if dw.has("PyThreadState", "c_recursion_remaining") and budget is not None \
+            and budget < C_BUDGET_TARGET:
+        wanted.append(("PyThreadState", "c_recursion_remaining"))
+        e["PyThreadState_c_recursion_remaining"] = (
+            dw.get("PyThreadState", "c_recursion_remaining"),
+            "gdb: offsetof(PyThreadState, c_recursion_remaining)")
+        e["c_recursion_bonus"] = (C_BUDGET_TARGET - budget,
+                                  "%d - %d, the budget _PyThreadState_New stores" %
+                                  (C_BUDGET_TARGET, budget))
+    else:
+        why = ("no C recursion budget before 3.12" if budget is None
+               else "budget is already %d" % budget)
+        e["PyThreadState_c_recursion_remaining"] = (0, why)
+        e["c_recursion_bonus"] = (0, why)
+    dw.cross_check(wanted)
+    return e
+
+
+# ----------------------------------------------------------------------------------------------
+# ELF (ELF64 little-endian only: x86-64 is the only target)
+
+
+class Elf:
+    def __init__(self, path):
+        self.path = path
+        with open(path, "rb") as f:
+            self.data = f.read()
+        d = self.data
+        if d[:4] != b"\x7fELF" or d[4] != 2 or d[5] != 1:
+            raise CheckError("%s: not a little-endian ELF64 file" % path)
+        (self.e_type,) = struct.unpack_from("<H", d, 0x10)
+        phoff, shoff = struct.unpack_from("<QQ", d, 0x20)
+        phentsize, phnum, shentsize, shnum, shstrndx = struct.unpack_from("<HHHHH", d, 0x36)
+        self.loads = []
+        for i in range(phnum):
+            p = struct.unpack_from("<IIQQQQQQ", d, phoff + i * phentsize)
+            if p[0] == 1:   # PT_LOAD: (offset, vaddr, filesz, memsz)
+                self.loads.append((p[2], p[3], p[5], p[6]))
+        self.sections = []
+        for i in range(shnum):
+            s = struct.unpack_from("<IIQQQQIIQQ", d, shoff + i * shentsize)
+            self.sections.append(s)
+        strtab = self.sections[shstrndx]
+        self.secnames = [self.cstr_at(strtab[4] + s[0]) for s in self.sections]
+        self.syms = {}
+        self._symlists = {}
+        for idx, s in enumerate(self.sections):
+            if s[1] in (2, 11):     # SHT_SYMTAB, SHT_DYNSYM
+                self._symlists[idx] = self._read_syms(s)
+                for name, value, size, shndx in self._symlists[idx]:
+                    if name and shndx != 0 and name not in self.syms:
+                        self.syms[name] = (value, size)
+        self._relocs = None
+
+    def cstr_at(self, off):
+        end = self.data.index(b"\0", off)
+        return self.data[off:end].decode("latin-1")
+
+    def _read_syms(self, sec):
+        strsec = self.sections[sec[6]]
+        out = []
+        for off in range(sec[4], sec[4] + sec[5], 24):
+            name, info, other, shndx, value, size = struct.unpack_from("<IBBHQQ", self.data, off)
+            out.append((self.cstr_at(strsec[4] + name), value, size, shndx))
+        return out
+
+    def relocs(self):
+        """{vaddr: (value, symbol name)} for the data relocations of a shared object."""
+        if self._relocs is None:
+            self._relocs = {}
+            # ET_EXEC (Debian's python3.11): the file holds final addresses; only copies and
+            # imports are relocated.
+            for s in self.sections if self.e_type == 3 else []:
+                if s[1] != 4:       # SHT_RELA
+                    continue
+                syms = self._symlists.get(s[6], [])
+                for off in range(s[4], s[4] + s[5], 24):
+                    where, info, addend = struct.unpack_from("<QQq", self.data, off)
+                    typ, symi = info & 0xffffffff, info >> 32
+                    name, value = (syms[symi][0], syms[symi][1]) if symi < len(syms) else ("", 0)
+                    if typ == 8:        # R_X86_64_RELATIVE
+                        self._relocs[where] = (addend, "")
+                    elif typ in (1, 6):  # R_X86_64_64, R_X86_64_GLOB_DAT
+                        self._relocs[where] = (value + addend if value else 0, name)
+        return self._relocs
+
+    def file_offset(self, vaddr):
+        for off, va, filesz, memsz in self.loads:
+            if va <= vaddr < va + memsz:
+                return off + vaddr - va if vaddr < va + filesz else None
+        raise CheckError("%s: address 0x%x is not mapped" % (self.path, vaddr))
+
+    def read(self, vaddr, n):
+        off = self.file_offset(vaddr)
+        return b"\0" * n if off is None else self.data[off:off + n]
+
+    def u32(self, vaddr):
+        return struct.unpack("<I", self.read(vaddr, 4))[0]
+
+    def i32(self, vaddr):
+        return struct.unpack("<i", self.read(vaddr, 4))[0]
+
+    def i64(self, vaddr):
+        return struct.unpack("<q", self.read(vaddr, 8))[0]
+
+    def ptr(self, vaddr):
+        r = self.relocs().get(vaddr)
+        return r[0] if r else struct.unpack("<Q", self.read(vaddr, 8))[0]
+
+    def cstr(self, vaddr, limit=256):
+        b = self.read(vaddr, limit)
+        return b.split(b"\0", 1)[0].decode("latin-1")
+
+    def version(self):
+        """(major, minor, patch) from Py_Version (3.11+), else from the file name."""
+        if "Py_Version" in self.syms:
+            v = struct.unpack("<Q", self.read(self.syms["Py_Version"][0], 8))[0]
+            return (v >> 24) & 0xff, (v >> 16) & 0xff, (v >> 8) & 0xff
+        m = re.search(r"python(\d)\.(\d+)", os.path.basename(self.path))
+        if not m:
+            raise CheckError("%s: cannot tell the Python version" % self.path)
+        return int(m.group(1)), int(m.group(2)), None
+
+
+# ----------------------------------------------------------------------------------------------
+# Machine code (AT&T syntax as printed by gdb) and static data of a build
+
+
+INSN = re.compile(r"^\s*(?:=>\s*)?0x([0-9a-f]+)(?:\s+<[^>]*>)?:\s*(\S+)\s*(.*?)\s*$")
+MEM = re.compile(r"^(-?0x[0-9a-f]+|-?\d+)?\((%\w+)\)$")
+
+
+def split_operands(ops):
+    out, depth, cur = [], 0, ""
+    for ch in ops:
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+            continue
+        depth += ch == "("
+        depth -= ch == ")"
+        cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def parse_disasm(text):
+    insns = []
+    for line in text.splitlines():
+        m = INSN.match(line)
+        if not m:
+            continue
+        ops, comment = m.group(3), ""
+        if "#" in ops:
+            ops, comment = ops.split("#", 1)
+        insns.append((int(m.group(1), 16), m.group(2), split_operands(ops.strip()),
+                      comment.strip()))
+    return insns
+
+
+def mem(op):
+    """(displacement, base register) of a plain memory operand, else None."""
+    m = MEM.match(op)
+    if not m:
+        return None
+    return (int(m.group(1), 0) if m.group(1) else 0), m.group(2)
+
+
+def load(insn, base=None, dest=None):
+    """Displacement of `mov disp(%base),%dest`, else None."""
+    _, mnem, ops, _ = insn
+    if mnem not in ("mov", "movq") or len(ops) != 2 or not ops[1].startswith("%r"):
+        return None
+    m = mem(ops[0])
+    if not m or m[1] == "%rip" or (base and m[1] != base) or (dest and ops[1] != dest):
+        return None
+    return m[0]
+
+
+class Binary:
+    """Disassembles the accessors once and answers questions about their displacements."""
+
+    FUNCS = ["_PyInterpreterState_GetEvalFrameFunc", "PyInterpreterState_Head",
+             "PyInterpreterState_Next", "PyInterpreterState_ThreadHead", "PyThreadState_Next",
+             "PyThreadState_GetInterpreter", "PyThreadState_GetFrame", "PyFrame_GetCode",
+             "PyFrame_GetBack", "PyThreadState_New", "_PyThreadState_New", "_PyThreadState_Bind",
+             "PyInterpreterState_New", "_PyInterpreterState_New"]
+
+    def __init__(self, path):
+        self.path, self.elf = path, Elf(path)
+        present = [f for f in self.FUNCS if f in self.elf.syms]
+        out = gdb_run(path, [(f, "disassemble " + f) for f in present])
+        self.code = {f: parse_disasm(out.get(f, "")) for f in present}
+        # PyThreadState_New may call a local helper that holds the initialisation (Debian).
+        callees = []
+        for insn in self.code.get("PyThreadState_New", []):
+            if insn[1] == "call" and re.match(r"^0x[0-9a-f]+$", insn[2][0] if insn[2] else ""):
+                callees.append(insn[2][0])
+        if callees:
+            out = gdb_run(path, [("c%d" % i, "disassemble %s,+1536" % a)
+                                 for i, a in enumerate(callees)])
+            self.code["PyThreadState_New callees"] = [i for k in sorted(out)
+                                                      for i in parse_disasm(out[k])]
+
+    def first_load(self, func, base="%rdi"):
+        for insn in self.code.get(func, [])[:3]:
+            d = load(insn, base)
+            if d is not None:
+                return d
+        return None
+
+    def facts(self, minor):
+        """[(field, value, how)] found in machine code and data for a build of 3.minor."""
+        out = []
+
+        def add(field, value, how):
+            if value is None:
+                raise CheckError("%s: could not read %s from %s" % (self.path, field, how))
+            out.append((field, value, how))
+
+        code = self.code
+        if minor >= 9:
+            # 3.9+: starts with mov disp32(%rdi),%rax in every build (internals 8.4).
+            d = self.first_load("_PyInterpreterState_GetEvalFrameFunc")
+            if minor >= 11:
+                add("PyInterpreterState_eval_frame", d, "_PyInterpreterState_GetEvalFrameFunc")
+        add("PyRuntime_interpreters_head", self.interpreters_head(), "PyInterpreterState_Head")
+        add("PyInterpreterState_next", self.first_load("PyInterpreterState_Next"),
+            "PyInterpreterState_Next")
+        add("PyInterpreterState_threads_head", self.first_load("PyInterpreterState_ThreadHead"),
+            "PyInterpreterState_ThreadHead")
+        add("PyThreadState_next", self.first_load("PyThreadState_Next"), "PyThreadState_Next")
+        if minor >= 9:
+            add("PyThreadState_interp", self.first_load("PyThreadState_GetInterpreter"),
+                "PyThreadState_GetInterpreter")
+        if minor in (9, 10):
+            add("PyThreadState_frame", self.first_load("PyThreadState_GetFrame"),
+                "PyThreadState_GetFrame")
+            add("frame_back", self.first_load("PyFrame_GetBack"), "PyFrame_GetBack")
+            add("frame_code", self.first_load("PyFrame_GetCode"), "PyFrame_GetCode")
+        if minor >= 11:
+            add("PyRuntime_main_interpreter", self.main_interpreter(),
+                "PyInterpreterState_New: interpreters.main = &_PyRuntime._main_interpreter")
+            self.frame_facts(minor, add)
+            add("PyThreadState_native_thread_id", self.native_tid_store(),
+                "store after PyThread_get_thread_native_id()")
+        self.type_name_facts(add)
+        if minor in (11, 12):
+            self.code_object_facts(add)
+        return out
+
+    def interpreters_head(self):
+        ins = self.code.get("PyInterpreterState_Head", [])
+        if not ins or ins[0][1] != "mov":
+            return None
+        m = re.search(r"<_PyRuntime\+(\d+)>", ins[0][3])
+        if m:                       # non-PIC executable: rip-relative load of the field itself
+            return int(m.group(1))
+        m = re.match(r"^0x([0-9a-f]+)$", ins[0][3])
+        if m and len(ins) > 1:      # PIC: load &_PyRuntime from the GOT, then the field
+            got = int(m.group(1), 16)
+            if self.elf.relocs().get(got, (0, ""))[1] != "_PyRuntime":
+                return None
+            return load(ins[1], "%rax")
+        return None
+
+    def main_interpreter(self):
+        """3.11+: the first interpreter is the one embedded in _PyRuntime; New stores its address
+        into interpreters.main, which follows interpreters.head."""
+        main = self.expect["PyRuntime_interpreters_head"] + 8
+        runtime = self.elf.syms["_PyRuntime"][0]
+        for f in ("PyInterpreterState_New", "_PyInterpreterState_New"):
+            ins = self.code.get(f, [])
+            for j, (_, mnem, ops, comment) in enumerate(ins):
+                # non-PIC: movq $&_PyRuntime._main_interpreter, _PyRuntime+main(%rip)
+                if mnem == "movq" and len(ops) == 2 and ops[0].startswith("$") and \
+                        "<_PyRuntime+%d>" % main in comment:
+                    return int(ops[0][1:], 0) - runtime
+                # PIC: lea D(%rB),%rX; ... mov %rX,main(%rB), with %rB = &_PyRuntime
+                m = mem(ops[0]) if mnem == "lea" and len(ops) == 2 else None
+                if not m or m[1] in ("%rip", "%rsp"):
+                    continue
+                for nxt in ins[j + 1:j + 5]:
+                    if nxt[1] == "mov" and len(nxt[2]) == 2 and nxt[2][0] == ops[1] and \
+                            mem(nxt[2][1]) == (main, m[1]):
+                        return m[0]
+        return None
+
+    def frame_facts(self, minor, add):
+        ins = [i for i in self.code.get("PyThreadState_GetFrame", []) if i[1] != "push"]
+        i = 0
+        if minor <= 12 and len(ins) > 2:    # tstate->cframe->current_frame
+            add("PyThreadState_cframe", load(ins[0], "%rdi", "%rax"), "PyThreadState_GetFrame")
+            add("PyCFrame_current_frame", load(ins[1], "%rax", "%rdi"), "PyThreadState_GetFrame")
+            i = 2
+        elif len(ins) > 1:                  # tstate->current_frame
+            add("PyThreadState_current_frame", load(ins[0], "%rdi", "%rdi"),
+                "PyThreadState_GetFrame")
+            i = 1
+        # The skip-incomplete-frames loop tests frame->owner first (a byte), then reads the code.
+        owner = code_at = None
+        for j in range(i, len(ins)):
+            _, mnem, ops, _ = ins[j]
+            if mnem not in ("cmpb", "movzbl") or len(ops) != 2:
+                continue
+            m = mem(ops[1] if mnem == "cmpb" else ops[0])
+            if m and m[1] == "%rdi":
+                owner, code_at = m[0], j + 1
+                break
+        add("frame_owner", owner, "PyThreadState_GetFrame (owner test)")
+        fc = None
+        for insn in ins[code_at or len(ins):]:
+            d = load(insn, "%rdi")
+            if d is not None and insn[2][1] != "%rdi":
+                fc = d
+                break
+        add("frame_code", fc, "PyThreadState_GetFrame (code of an incomplete frame)")
+        # PyFrame_GetCode: f->f_frame, then the code pointer in it.
+        ins = self.code.get("PyFrame_GetCode", [])
+        reg = ins[0][2][1] if ins and load(ins[0], "%rdi") is not None else None
+        add("frame_code", load(ins[1], reg) if reg else None, "PyFrame_GetCode")
+        # PyFrame_GetBack: f->f_frame->previous when f->f_back is not set.
+        prev = None
+        ins = self.code.get("PyFrame_GetBack", [])
+        for a, b in zip(ins, ins[1:]):
+            if load(a, "%rdi") is not None and load(b, a[2][1], "%rdi") is not None:
+                prev = load(b, a[2][1], "%rdi")
+                break
+        add("frame_back", prev, "PyFrame_GetBack")
+
+    def native_tid_store(self):
+        for f in ("PyThreadState_New", "PyThreadState_New callees", "_PyThreadState_Bind"):
+            ins = self.code.get(f, [])
+            for j, insn in enumerate(ins):
+                if insn[1] == "call" and "<PyThread_get_thread_native_id" in " ".join(insn[2]):
+                    for nxt in ins[j + 1:j + 8]:
+                        if nxt[1] == "mov" and len(nxt[2]) == 2 and nxt[2][0] == "%rax":
+                            m = mem(nxt[2][1])
+                            if m and m[1] != "%rsp":
+                                return m[0]
+        return None
+
+    def c_budget(self, offset):
+        """The immediate _PyThreadState_New stores to tstate->c_recursion_remaining."""
+        for insn in self.code.get("_PyThreadState_New", []):
+            if insn[1] == "movl" and len(insn[2]) == 2 and insn[2][0].startswith("$"):
+                m = mem(insn[2][1])
+                if m and m[0] == offset and m[1] != "%rsp":
+                    return int(insn[2][0][1:], 0)
+        return None
+
+    def type_name_facts(self, add):
+        elf, tp = self.elf, self.expect["PyTypeObject_tp_name"]
+        names = [elf.cstr(elf.ptr(elf.syms[t][0] + tp)) for t in ("PyCode_Type", "PyUnicode_Type")]
+        add("PyTypeObject_tp_name", tp if names == ["code", "str"] else None,
+            "tp_name of PyCode_Type, PyUnicode_Type in .data")
+
+    def code_object_facts(self, add):
+        """3.11, 3.12: the deep-frozen code objects (static data) read with the table's offsets."""
+        elf, e = self.elf, self.expect
+        code_t = elf.syms["PyCode_Type"][0]
+        str_t = elf.syms["PyUnicode_Type"][0]
+        cands = self.objects_of_type(code_t, e["PyObject_ob_type"])
+        # Pointer arrays that hold &PyCode_Type match too; real objects share one immortal refcnt.
+        refcnts = [elf.i64(c) for c in cands]
+        immortal = max(set(refcnts), key=refcnts.count) if refcnts else None
+        cands = [c for c, r in zip(cands, refcnts) if r == immortal]
+        bad = []
+        for c in cands:
+            try:
+                self.check_code(c, str_t)
+            except CheckError as err:
+                bad.append(str(err))
+        if len(cands) < 100 or bad:
+            add("PyCodeObject_co_name", None, "%d static code objects, %d unreadable (%s)" %
+                (len(cands), len(bad), "; ".join(bad[:3])))
+        how = "%d deep-frozen code objects, refcnt %d" % (len(cands), immortal)
+        for f in ("PyObject_ob_type", "PyCodeObject_co_flags", "PyCodeObject_co_firstlineno",
+                  "PyCodeObject_co_filename", "PyCodeObject_co_name", "PyCodeObject_co_qualname",
+                  "PyUnicode_length", "PyUnicode_state", "PyASCIIObject_size"):
+            add(f, e[f], how)
+
+    def objects_of_type(self, type_addr, ob_type):
+        relocs = self.elf.relocs()
+        if relocs:
+            return sorted(a - ob_type for a, (v, _) in relocs.items() if v == type_addr)
+        out = []
+        for s, name in zip(self.elf.sections, self.elf.secnames):
+            if name != ".data":
+                continue
+            base, blob = s[3], self.elf.data[s[4]:s[4] + s[5]]
+            for i, (v,) in enumerate(struct.iter_unpack("<Q", blob[:len(blob) & ~7])):
+                if v == type_addr and i * 8 >= ob_type:
+                    out.append(base + i * 8 - ob_type)
+        return out
+
+    def read_str(self, addr, str_t):
+        elf, e = self.elf, self.expect
+        if elf.ptr(addr + e["PyObject_ob_type"]) != str_t:
+            raise CheckError("0x%x is not a str" % addr)
+        state = elf.u32(addr + e["PyUnicode_state"])
+        n = elf.i64(addr + e["PyUnicode_length"])
+        if (state >> 2) & 7 != 1 or not state & 0x20 or not state & 0x40 or not 0 < n < 4096:
+            raise CheckError("str at 0x%x: state 0x%x length %d" % (addr, state, n))
+        b = elf.read(addr + e["PyASCIIObject_size"], n + 1)
+        if b[n] != 0 or not all(0x20 <= c < 0x7f for c in b[:n]):
+            raise CheckError("str at 0x%x: %r" % (addr, b))
+        return b[:n].decode()
+
+    def check_code(self, c, str_t):
+        elf, e = self.elf, self.expect
+        name = self.read_str(elf.ptr(c + e["PyCodeObject_co_name"]), str_t)
+        qual = self.read_str(elf.ptr(c + e["PyCodeObject_co_qualname"]), str_t)
+        fname = self.read_str(elf.ptr(c + e["PyCodeObject_co_filename"]), str_t)
+        line = elf.i32(c + e["PyCodeObject_co_firstlineno"])
+        flags = elf.i32(c + e["PyCodeObject_co_flags"])
+        if not qual.endswith(name) or not fname.startswith("<frozen ") or not 0 < line < 100000:
+            raise CheckError("code at 0x%x: %s %s %s:%d" % (c, name, qual, fname, line))
+        # Module and class bodies have no CO_OPTIMIZED|CO_NEWLOCALS; functions have both.
+        body = name == "<module>" or flags & 3 == 0
+        if flags & ~0x3ff or (name == "<module>" and flags) or (not body and flags & 3 != 3):
+            raise CheckError("code at 0x%x (%s): flags 0x%x" % (c, qual, flags))
+
+
+_binaries = {}
+
+
+def binary(path):
+    if path not in _binaries:
+        _binaries[path] = Binary(path)
+    return _binaries[path]
+
+
+def check_binary(path, expect, log):
+    """Checks one build's machine code and data against expect ({field: value}); returns errors."""
+    b = binary(path)
+    major, minor, patch = b.elf.version()
+    b.expect = expect
+    errors = []
+    try:
+        facts = b.facts(minor)
+    except CheckError as err:
+        return [str(err)]
+    for field, value, how in facts:
+        ok = expect.get(field, 0) == value
+        log("  %-32s %6d  %s  (%s)" % (field, value, "ok" if ok else
+                                        "TABLE SAYS %s" % expect.get(field, 0), how))
+        if not ok:
+            errors.append("%s: %s is %d in machine code/data (%s), table says %s" %
+                          (path, field, value, how, expect.get(field, 0)))
+    return errors
+
+
+# ----------------------------------------------------------------------------------------------
+# Builds, table text, and the committed table
+
+
+def pyenv_root(arg):
+    if arg:
+        return arg
+    if os.environ.get("PYENV_ROOT"):
+        return os.environ["PYENV_ROOT"]
+    if shutil.which("pyenv"):
+        r = subprocess.run(["pyenv", "root"], stdout=subprocess.PIPE, universal_newlines=True)
+        if r.returncode == 0 and r.stdout.strip():
+            return r.stdout.strip()
+    return os.path.expanduser("~/.pyenv")
+
+
+def pyenv_builds(root):
+    """{minor: (version string, libpython path)}: the newest pyenv build of each 3.minor."""
+    found = {}
+    vdir = os.path.join(root, "versions")
+    for v in os.listdir(vdir) if os.path.isdir(vdir) else []:
+        m = re.match(r"^3\.(\d+)\.(\d+)$", v)
+        if not m or int(m.group(1)) not in MINORS:
+            continue
+        minor, patch = int(m.group(1)), int(m.group(2))
+        lib = os.path.join(vdir, v, "lib", "libpython3.%d.so.1.0" % minor)
+        if os.path.exists(lib) and (minor not in found or patch > found[minor][0]):
+            found[minor] = (patch, v, lib)
+    return {k: (v, lib) for k, (_, v, lib) in found.items()}
+
+
+def build_entries(root, log):
+    builds = pyenv_builds(root)
+    missing = [m for m in MINORS if m not in builds]
+    if missing:
+        raise CheckError("no pyenv build for 3.%s under %s" %
+                         (", 3.".join(map(str, missing)), root))
+    entries = {}
+    for minor in MINORS:
+        version, lib = builds[minor]
+        log("reading DWARF of %s" % lib)
+        dw = Dwarf(lib, minor)
+        budget = None
+        if dw.has("PyThreadState", "c_recursion_remaining"):
+            budget = binary(lib).c_budget(dw.get("PyThreadState", "c_recursion_remaining"))
+            if budget is None:
+                raise CheckError("%s: no C recursion budget store in _PyThreadState_New" % lib)
+        entries[minor] = (version, lib, derive_entry(dw, budget))
+    return entries
+
+
+def format_block(indent, items):
+    """`.name = value,` lines with their provenance comment: after them, or above if too long."""
+    tabs = "\t" * indent
+    lines = []
+    for k, v, why in items:
+        assign, comment = ".%s = %s," % (k, v), "/* %s */" % why
+        if indent * 8 + len(assign) + 1 + len(comment) <= 100:
+            lines.append(tabs + assign + " " + comment)
+        else:
+            lines += [tabs + comment, tabs + assign]
+    return lines
+
+
+def format_table(entries, binary_notes):
+    out = ["static const struct py_offsets_entry table[] = {"]
+    for minor in MINORS:
+        version, lib, e = entries[minor]
+        out.append("\t{")
+        out.append("\t\t/* 3.%d: DWARF of pyenv %s */" % (minor, version))
+        for note in binary_notes.get(minor, []):
+            out.append("\t\t/* %s */" % note)
+        out.append("\t\t.major = 3, .minor = %d, .patch_min = 0, .patch_max = 255," % minor)
+        out.append("\t\t.bpf = {")
+        bpf = []
+        for k in BPF_ORDER:
+            v, why = e[k]
+            bpf.append((k, CALLER_MODE_NAMES[v] if k == "caller_mode" else v, why))
+        out += format_block(3, bpf)
+        out.append("\t\t},")
+        out += format_block(2, [(k, e[k][0], e[k][1]) for k in USER_ORDER])
+        out.append("\t},")
+    out.append("};")
+    return "\n".join(out)
+
+
+def strip_c_comments(text):
+    return re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.S)
+
+
+def parse_table(path):
+    """{minor: {field: value}} from the table array of user/py_offsets.c."""
+    with open(os.path.join(REPO, "include", "py_offsets.h")) as f:
+        enum = {k: int(v) for k, v in re.findall(r"(CALLER_\w+)\s*=\s*(\d+)",
+                                                 strip_c_comments(f.read()))}
+    with open(path) as f:
+        text = strip_c_comments(f.read())
+    m = re.search(r"struct\s+py_offsets_entry\s+\w+\s*\[\s*\]\s*=\s*(\{.*?\n\});", text, re.S)
+    if not m:
+        raise CheckError("%s: no py_offsets_entry array" % path)
+    toks = re.findall(r"\{|\}|\.\w+\s*=|,|[^\s,{}]+", m.group(1))
+
+    def value(tok):
+        return enum[tok] if tok in enum else int(tok, 0)
+
+    def parse(i):
+        d, i = {}, i + 1
+        while toks[i] != "}":
+            if toks[i] == ",":
+                i += 1
+                continue
+            if not toks[i].startswith("."):
+                raise CheckError("%s: unexpected %r in the table" % (path, toks[i]))
+            key = toks[i][1:-1].strip()
+            if toks[i + 1] == "{":
+                v, i = parse(i + 1)
+            else:
+                v, i = value(toks[i + 1]), i + 2
+            d[key] = v
+        return d, i + 1
+
+    entries, i = [], 1
+    while toks[i] != "}":
+        if toks[i] == ",":
+            i += 1
+            continue
+        d, i = parse(i)
+        flat = dict(d.pop("bpf", {}))
+        flat.update(d)
+        entries.append(flat)
+    return entries
+
+
+def compare_table(entries, table, path):
+    errors = []
+    by_minor = {}
+    for t in table:
+        if t.get("major") != 3 or t.get("minor") not in MINORS:
+            errors.append("%s: unexpected entry %d.%d" % (path, t.get("major"), t.get("minor")))
+            continue
+        by_minor.setdefault(t["minor"], []).append(t)
+    for minor in MINORS:
+        rows = by_minor.get(minor, [])
+        if not rows:
+            errors.append("%s: no entry for 3.%d" % (path, minor))
+        for t in rows:
+            want = entries[minor][2]
+            for k in BPF_ORDER + USER_ORDER:
+                if t.get(k, 0) != want[k][0]:
+                    errors.append("%s: 3.%d.%d-%d %s = %s, DWARF of %s says %d (%s)" %
+                                  (path, minor, t.get("patch_min", 0), t.get("patch_max", 0), k,
+                                   t.get(k, 0), entries[minor][0], want[k][0], want[k][1]))
+    return errors
+
+
+TABLE_RE = re.compile(r"^static const struct py_offsets_entry table\[\] = \{\n.*?^\};\n", re.M | re.S)
+
+
+def update_file(path, text):
+    """Replaces the table array of path with text (the rest of the file is hand-written)."""
+    with open(path) as f:
+        old = f.read()
+    if len(TABLE_RE.findall(old)) != 1:
+        raise CheckError("%s: cannot find the one table array to replace" % path)
+    new = TABLE_RE.sub(lambda m: text + "\n", old)
+    if new != old:
+        with open(path + ".tmp", "w") as f:
+            f.write(new)
+        os.replace(path + ".tmp", path)
+    return new != old
+
+
+def entry_for(table, minor, patch):
+    """The parsed entry of 3.minor whose patch range holds patch (None: any)."""
+    for t in table:
+        if t.get("major") == 3 and t.get("minor") == minor and (
+                patch is None or t.get("patch_min", 0) <= patch <= t.get("patch_max", 0)):
+            return t
+    raise CheckError("the table has no entry for 3.%d.%s" % (minor, patch))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pyenv-root", help="default: $PYENV_ROOT, `pyenv root`, ~/.pyenv")
+    ap.add_argument("--check", nargs="?", const=TABLE_FILE, metavar="FILE",
+                    help="compare FILE (default user/py_offsets.c) with the builds; exit 1 if "
+                    "they disagree")
+    ap.add_argument("--update", nargs="?", const=TABLE_FILE, metavar="FILE",
+                    help="write the table into FILE (default user/py_offsets.c) instead of stdout")
+    ap.add_argument("--binary", action="append", metavar="PATH",
+                    help="a build without DWARF to check from machine code and data "
+                    "(default: %s, if present)" % ", ".join(DEFAULT_BINARIES))
+    ap.add_argument("-v", "--verbose", action="store_true", help="show every check")
+    args = ap.parse_args()
+
+    def log(msg):
+        if args.verbose:
+            print(msg, file=sys.stderr)
+
+    if not shutil.which("gdb"):
+        print("gen-py-offsets: gdb not found", file=sys.stderr)
+        return 2
+    binaries = args.binary if args.binary else [b for b in DEFAULT_BINARIES if os.path.exists(b)]
+    errors = []
+    try:
+        entries = build_entries(pyenv_root(args.pyenv_root), log)
+        table = [dict([("major", 3), ("minor", m), ("patch_min", 0), ("patch_max", 255)] +
+                      [(k, v) for k, (v, _) in entries[m][2].items()]) for m in MINORS]
+        if args.check:
+            table = parse_table(args.check)
+            errors += compare_table(entries, table, args.check)
+        # The machine-code checks must agree with DWARF (or the file) on every pyenv build ...
+        for minor in MINORS:
+            version, lib, _ = entries[minor]
+            log("machine code and data of %s:" % lib)
+            errors += check_binary(lib, entry_for(table, minor, int(version.split(".")[2])), log)
+        # ... and on the builds that have no DWARF.
+        notes = {}
+        for path in binaries:
+            major, minor, patch = Elf(path).version()
+            if major != 3 or minor not in MINORS:
+                errors.append("%s: Python %d.%d is not in the table" % (path, major, minor))
+                continue
+            log("machine code and data of %s (%d.%d.%s, no DWARF):" % (path, major, minor, patch))
+            errs = check_binary(path, entry_for(table, minor, patch), log)
+            errors += errs
+            if not errs:
+                notes.setdefault(minor, []).append("machine code and data of %s (%d.%d.%s) agree"
+                                                   % (path, major, minor, patch))
+    except (CheckError, OSError) as err:
+        errors.append(str(err))
+    for e in errors:
+        print("gen-py-offsets: %s" % e, file=sys.stderr)
+    if errors:
+        return 1
+    if args.check:
+        print("gen-py-offsets: %s agrees with the DWARF and machine code of pyenv %s and with "
+              "the machine code and data of %s" %
+              (os.path.relpath(args.check), ", ".join(entries[m][0] for m in MINORS),
+               ", ".join(binaries) or "no other build"), file=sys.stderr)
+    elif args.update:
+        changed = update_file(args.update, format_table(entries, notes))
+        print("gen-py-offsets: %s %s" % (os.path.relpath(args.update),
+                                          "updated" if changed else "unchanged"), file=sys.stderr)
+    else:
+        print(format_table(entries, notes))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

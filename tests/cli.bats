@@ -1,0 +1,208 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Bad input (issue 2): each case exits 1 (runtime failure) or 64 (usage error) with one
+# "pyuprof: " line on stderr, leaves no output file (nor a temporary) behind, and leaves
+# a target process running and not stopped. Every run starts in an empty directory so
+# that the default output name, pyuprof-PID.prof, is checked too.
+
+load helpers
+
+setup() {
+	: >"$BATS_TEST_TMPDIR/.started"
+	WORK="$BATS_TEST_TMPDIR/work"
+	mkdir -p "$WORK"
+	cd "$WORK"
+	[[ -x $PYUPROF ]] || {
+		[[ ${CI:-} == true ]] && { echo "$PYUPROF is not built" >&2; return 1; }
+		skip "$PYUPROF is not built (run make)"
+	}
+}
+
+# A Python process (2.7 too) that writes a line every 50 ms, for the attach cases; with
+# arguments before the interpreter, e.g. setpriv ..., runs it through them.
+HEARTBEAT='import sys, time
+while True:
+    sys.stdout.write("beat\n")
+    sys.stdout.flush()
+    time.sleep(0.05)'
+start_heartbeat() {
+	BEATS="$BATS_TEST_TMPDIR/beats.$RANDOM"
+	start_bg "$BEATS" /dev/null "$@" -c "$HEARTBEAT"
+	TARGET=$BG_PID
+	wait_for_line "$BEATS" '^beat$' 10 "$TARGET"
+}
+
+# The output directory stays empty and, for attach cases, the target still runs: not
+# stopped, and still writing lines.
+check_nothing_left() {
+	local before i
+	assert_empty_dir "$WORK"
+	[[ -n ${TARGET:-} ]] || return 0
+	assert_unharmed "$TARGET"
+	[[ -n ${BEATS:-} ]] || return 0
+	before=$(wc -l <"$BEATS")
+	for ((i = 0; i < 40; i++)); do
+		(($(wc -l <"$BEATS") > before)) && return 0
+		sleep 0.05
+	done
+	echo "target $TARGET stopped writing its heartbeat" >&2
+	return 1
+}
+
+@test "cli: --help says builtins are not traced and exits 0" {
+	run -0 "$PYUPROF" record --help
+	[[ $output == *"not traced"* ]]
+}
+
+@test "cli: unknown option is a usage error (64)" {
+	run -64 --separate-stderr "$PYUPROF" record --no-such-flag
+	[[ $stderr == *"unrecognized option"* ]]
+	assert_empty_dir "$WORK"
+}
+
+@test "cli: no target at all is a usage error (64)" {
+	run -64 --separate-stderr "$PYUPROF" record -o "$WORK/out.prof"
+	assert_one_error_line --usage
+	assert_empty_dir "$WORK"
+	run -64 --separate-stderr "$PYUPROF" record
+	assert_one_error_line --usage
+	check_nothing_left
+}
+
+@test "cli: both --pid and a command is a usage error (64)" {
+	require_some_py
+	start_heartbeat "$PY"
+	run -64 --separate-stderr "$PYUPROF" record -o "$WORK/out.prof" -p "$TARGET" -- "$PY" -c pass
+	assert_one_error_line --usage
+	check_nothing_left
+}
+
+@test "cli: bad -d values are usage errors (64)" {
+	require_some_py
+	start_heartbeat "$PY"
+	local d
+	for d in abc 0 -1 "" 1x nan inf; do
+		run -64 --separate-stderr "$PYUPROF" record -o "$WORK/out.prof" -p "$TARGET" -d "$d"
+		assert_one_error_line --usage || { echo "for -d '$d'" >&2; return 1; }
+		check_nothing_left
+	done
+}
+
+@test "cli: a --pid that does not exist fails (1)" {
+	local dead
+	sleep 0 &
+	dead=$!
+	wait "$dead" || true
+	! kill -0 "$dead" 2>/dev/null
+	run -1 --separate-stderr "$PYUPROF" record -p "$dead"
+	assert_one_error_line
+	check_nothing_left
+	run -1 --separate-stderr "$PYUPROF" record -o "$WORK/out.prof" -p "$dead" -d 1
+	assert_one_error_line
+	check_nothing_left
+}
+
+@test "cli: a pid that is not a Python process fails (1), target unharmed" {
+	start_bg /dev/null /dev/null sleep 60
+	TARGET=$BG_PID
+	run -1 --separate-stderr "$PYUPROF" record -p "$TARGET"
+	assert_one_error_line
+	check_nothing_left
+}
+
+@test "cli: attaching to Python 2.7, 3.6 and 3.7 is refused (1), targets unharmed" {
+	local label found=0
+	for label in "${UNSUPPORTED_PYS[@]}"; do
+		PY=$(py_path "$label") || continue
+		found=1
+		start_heartbeat "$PY"
+		run -1 --separate-stderr "$PYUPROF" record -o "$WORK/out.prof" -p "$TARGET"
+		assert_one_error_line || { echo "for Python $label" >&2; return 1; }
+		check_nothing_left
+	done
+	[[ $found -eq 1 ]] || skip "none of ${UNSUPPORTED_PYS[*]} is installed"
+}
+
+@test "cli: launching Python 2.7, 3.6 or 3.7 is refused (1)" {
+	local label found=0
+	for label in "${UNSUPPORTED_PYS[@]}"; do
+		PY=$(py_path "$label") || continue
+		found=1
+		run -1 --separate-stderr "$PYUPROF" record -- "$PY" -c 'import sys; sys.exit(3)'
+		assert_one_error_line || { echo "for Python $label" >&2; return 1; }
+		assert_empty_dir "$WORK"
+	done
+	[[ $found -eq 1 ]] || skip "none of ${UNSUPPORTED_PYS[*]} is installed"
+}
+
+@test "cli: -- followed by a command that does not exist fails (1)" {
+	run -1 --separate-stderr "$PYUPROF" record -o "$WORK/out.prof" -- "$WORK/no-such-program"
+	assert_one_error_line
+	assert_empty_dir "$WORK"
+	run -1 --separate-stderr "$PYUPROF" record -- no-such-program-pyuprof-test
+	assert_one_error_line
+	assert_empty_dir "$WORK"
+}
+
+@test "cli: output in a missing directory fails (1), target unharmed" {
+	require_some_py
+	run -1 --separate-stderr "$PYUPROF" record -o "$WORK/missing/out.prof" -- "$PY" -c pass
+	assert_one_error_line
+	assert_empty_dir "$WORK"
+	start_heartbeat "$PY"
+	run -1 --separate-stderr "$PYUPROF" record -o "$WORK/missing/out.prof" -p "$TARGET"
+	assert_one_error_line
+	check_nothing_left
+}
+
+@test "cli: output in a read-only directory fails (1), target unharmed" {
+	require_some_py
+	command -v unshare >/dev/null || skip "no unshare"
+	[[ $(id -u) -eq 0 ]] || skip "needs root to mount"
+	mkdir "$WORK/ro"
+	# a read-only bind mount, private to this command's mount namespace: root ignores
+	# permission bits, so chmod 555 would not make a directory read-only for pyuprof
+	local ro="mount --bind -o ro \"\$0\" \"\$0\" && exec \"\$@\""
+	run -1 --separate-stderr unshare -m sh -c "$ro" "$WORK/ro" \
+		"$PYUPROF" record -o "$WORK/ro/out.prof" -- "$PY" -c pass
+	assert_one_error_line
+	start_heartbeat "$PY"
+	run -1 --separate-stderr unshare -m sh -c "$ro" "$WORK/ro" \
+		"$PYUPROF" record -o "$WORK/ro/out.prof" -p "$TARGET"
+	assert_one_error_line
+	rmdir "$WORK/ro"
+	check_nothing_left
+}
+
+
+@test "cli: not root fails (1), in launch and attach mode, target unharmed" {
+	local py=/usr/bin/python3 dir
+	local -a nobody=()
+	[[ -x $py ]] || skip "no $py (must be runnable by user nobody)"
+	# as user nobody when we are root, else we are unprivileged already
+	[[ $(id -u) -ne 0 ]] || nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	# a directory nobody may write to, so a missing file proves pyuprof wrote nothing
+	dir=$(mktemp -d "/tmp/pyuprof-cli.XXXXXX")
+	chmod 1777 "$dir"
+	WORK=$dir
+	cd "$dir"
+	run -1 --separate-stderr "${nobody[@]}" "$PYUPROF" record -o "$dir/out.prof" -- "$py" -c pass
+	assert_one_error_line
+	assert_empty_dir "$dir"
+	# a target of the same user: only the missing privileges are in the way
+	start_heartbeat "${nobody[@]}" "$py"
+	run -1 --separate-stderr "${nobody[@]}" "$PYUPROF" record -p "$TARGET"
+	assert_one_error_line
+	check_nothing_left
+	cd /
+	rm -rf "$dir"
+}
+
+@test "cli: root without capabilities fails (1)" {
+	[[ $(id -u) -eq 0 ]] || skip "needs root to drop capabilities"
+	require_some_py
+	run -1 --separate-stderr setpriv --bounding-set=-all --inh-caps=-all \
+		"$PYUPROF" record -o "$WORK/out.prof" -- "$PY" -c pass
+	assert_one_error_line
+	assert_empty_dir "$WORK"
+}

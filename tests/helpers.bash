@@ -1,0 +1,223 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Shared by tests/*.bats: paths, the interpreters to test, the privilege check, helpers to
+# start and wait for background processes, and a teardown that kills only the processes
+# the test itself started (recorded with their start time, so a reused PID is left alone).
+
+bats_require_minimum_version 1.5.0
+
+REPO="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
+PYUPROF="${PYUPROF:-$REPO/build/pyuprof}"
+TARGETS="$REPO/tests/targets"
+TOOLS="$REPO/tests/tools"
+
+# Interpreters by label: pyenv builds (shared libpython) and Debian's static, stripped 3.11.
+SUPPORTED_PYS=(3.8 3.9 3.10 3.11 3.12 3.13 deb3.11)
+# In pyenv only to be refused.
+UNSUPPORTED_PYS=(2.7 3.6 3.7)
+
+pyenv_root() {
+	if [[ -n "${PYENV_ROOT:-}" ]]; then
+		echo "$PYENV_ROOT"
+	elif command -v pyenv >/dev/null 2>&1; then
+		pyenv root
+	else
+		echo "$HOME/.pyenv"
+	fi
+}
+
+# Prints the interpreter for LABEL (highest patch release installed); returns 1 if absent.
+py_path() {
+	local label=$1 root cand
+	if [[ $label == deb3.11 ]]; then
+		cand=/usr/bin/python3.11
+		# a real Debian build, not a pyenv shim or link into a pyenv tree
+		[[ -x $cand && $(readlink -f "$cand") == /usr/bin/* ]] && { echo "$cand"; return 0; }
+		return 1
+	fi
+	root=$(pyenv_root)
+	cand=$(printf '%s\n' "$root/versions/$label".*/bin | sort -V | tail -n 1)
+	if [[ -x $cand/python3 ]]; then
+		echo "$cand/python3"
+	elif [[ -x $cand/python ]]; then
+		echo "$cand/python" # 2.7
+	else
+		return 1
+	fi
+}
+
+# Labels of the supported interpreters present on this machine.
+available_pys() {
+	local label
+	for label in "${SUPPORTED_PYS[@]}"; do
+		py_path "$label" >/dev/null && echo "$label"
+	done
+	return 0
+}
+
+# Sets PY to the interpreter for LABEL, or skips the test when it is not installed.
+require_py() {
+	PY=$(py_path "$1") || skip "Python $1 is not installed"
+}
+
+# Sets PY to a supported interpreter for tests that need just one: 3.12 if present.
+require_some_py() {
+	local label
+	for label in 3.12 "${SUPPORTED_PYS[@]}"; do
+		PY=$(py_path "$label") && return 0
+	done
+	skip "no supported Python is installed"
+}
+
+# Skips when pyuprof cannot trace here (not root, no BTF, not built); with CI=true it fails
+# instead, because in CI a skipped test is a test that cannot fail.
+require_bpf() {
+	local why=""
+	[[ -x $PYUPROF ]] || why="$PYUPROF is not built (run make)"
+	[[ -r /sys/kernel/btf/vmlinux ]] || why="the kernel has no BTF (/sys/kernel/btf/vmlinux)"
+	[[ $(id -u) -eq 0 ]] || why="not root"
+	[[ -z $why ]] && return 0
+	if [[ ${CI:-} == true ]]; then
+		echo "cannot run a BPF test: $why (CI=true: failing instead of skipping)" >&2
+		return 1
+	fi
+	skip "$why"
+}
+
+# Field 22 of /proc/PID/stat (start time in ticks); the comm field may contain spaces.
+proc_start_time() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	set -- $stat
+	echo "${20}"
+}
+
+# start_bg OUT ERR CMD...: starts CMD in the background with stdout and stderr in the given
+# files and sets BG_PID. fd 3 is closed in the child, otherwise bats waits for it.
+start_bg() {
+	local out=$1 err=$2
+	shift 2
+	"$@" >"$out" 2>"$err" 3>&- &
+	BG_PID=$!
+	echo "$BG_PID $(proc_start_time "$BG_PID" || echo gone)" >>"$BATS_TEST_TMPDIR/.started"
+}
+
+# True while PID is one of ours and has not exited (a zombie counts as exited).
+is_running() {
+	local state
+	state=$(sed -n 's/^State:[[:space:]]*\([A-Za-z]\).*/\1/p' "/proc/$1/status" 2>/dev/null) ||
+		return 1
+	[[ -n $state && $state != Z && $state != X ]]
+}
+
+# wait_exit PID TIMEOUT: waits for our child PID to exit; sets EXIT_STATUS. Returns 1 on timeout.
+wait_exit() {
+	local pid=$1 timeout=$2 i
+	for ((i = 0; i < timeout * 20; i++)); do
+		is_running "$pid" || break
+		sleep 0.05
+	done
+	if is_running "$pid"; then
+		echo "process $pid still running after ${timeout}s" >&2
+		return 1
+	fi
+	EXIT_STATUS=0
+	wait "$pid" || EXIT_STATUS=$?
+}
+
+# wait_for_line FILE REGEX TIMEOUT [PID]: waits until a line of FILE matches the extended
+# REGEX; with PID, gives up early when that process has exited.
+wait_for_line() {
+	local file=$1 re=$2 timeout=$3 pid=${4:-} i
+	for ((i = 0; i < timeout * 20; i++)); do
+		grep -Eq -- "$re" "$file" 2>/dev/null && return 0
+		if [[ -n $pid ]] && ! is_running "$pid"; then
+			grep -Eq -- "$re" "$file" 2>/dev/null && return 0
+			echo "process $pid exited before '$re' appeared in $file:" >&2
+			sed 's/^/  | /' "$file" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+	echo "no line matching '$re' in $file after ${timeout}s:" >&2
+	sed 's/^/  | /' "$file" >&2
+	return 1
+}
+
+# Asserts PID is alive and neither stopped nor traced (state T or t) nor a zombie.
+assert_unharmed() {
+	local pid=$1 state
+	state=$(sed -n 's/^State:[[:space:]]*\([A-Za-z]\).*/\1/p' "/proc/$pid/status" 2>/dev/null) ||
+		true
+	case $state in
+	R | S | D | I) return 0 ;;
+	"") echo "target $pid is gone" >&2 ;;
+	*) echo "target $pid is in state $state" >&2 ;;
+	esac
+	return 1
+}
+
+# Asserts that pyuprof's stderr ($stderr after run --separate-stderr) is one line starting
+# with "pyuprof: ". With --usage, argp's "Try `pyuprof ... --help'" hint may follow it.
+assert_one_error_line() {
+	local allow_try=0 line
+	local -a lines=()
+	[[ ${1:-} == --usage ]] && allow_try=1
+	while IFS= read -r line; do
+		[[ $allow_try -eq 1 && $line == "Try \`"* ]] && continue
+		lines+=("$line")
+	done <<<"$stderr"
+	if [[ ${#lines[@]} -ne 1 || ${lines[0]} != "pyuprof: "?* ]]; then
+		echo "expected one 'pyuprof: ' error line on stderr, got ${#lines[@]} line(s):" >&2
+		printf '  | %s\n' "${lines[@]}" >&2
+		return 1
+	fi
+}
+
+# Asserts that directory DIR holds no file (no output, no temporary left behind).
+assert_empty_dir() {
+	local left
+	left=$(find "$1" -mindepth 1 -print)
+	if [[ -n $left ]]; then
+		echo "files left behind in $1:" >&2
+		printf '  | %s\n' "$left" >&2
+		return 1
+	fi
+}
+
+# The summary line must be present; prints its number of lost events.
+summary_lost_events() {
+	local line
+	line=$(grep -E '^pyuprof: .*calls.*functions.*threads.*lost events' "$1" | tail -n 1)
+	if [[ -z $line ]]; then
+		echo "no summary line ('pyuprof: ... calls, ... functions, ... threads, ... lost events') in:" >&2
+		sed 's/^/  | /' "$1" >&2
+		return 1
+	fi
+	[[ $line =~ ([0-9]+)\ lost\ events ]] || return 1
+	echo "${BASH_REMATCH[1]}"
+}
+
+setup() {
+	: >"$BATS_TEST_TMPDIR/.started"
+}
+
+# Kills, newest first, the processes this test started that are still the same processes.
+teardown() {
+	local -a pids=()
+	local pid start i
+	[[ -f $BATS_TEST_TMPDIR/.started ]] || return 0
+	while read -r pid start; do
+		[[ $(proc_start_time "$pid" 2>/dev/null) == "$start" ]] && pids=("$pid" "${pids[@]}")
+	done <"$BATS_TEST_TMPDIR/.started"
+	for pid in "${pids[@]}"; do
+		is_running "$pid" || continue
+		kill -TERM "$pid" 2>/dev/null || true
+		for ((i = 0; i < 40; i++)); do
+			is_running "$pid" || break
+			sleep 0.05
+		done
+		is_running "$pid" && kill -KILL "$pid" 2>/dev/null
+	done
+	return 0
+}

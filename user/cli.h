@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Command line: subcommands, their options, and the settings they produce. */
+#ifndef __PYUPROF_CLI_H
+#define __PYUPROF_CLI_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define DEFAULT_TOP 20
+
+struct env {
+	pid_t pid;	   /* attach mode: the target */
+	char **command;	   /* launch mode: argv of the program, NULL-terminated */
+	double duration;   /* seconds; 0 = until stopped */
+	const char *output; /* NULL = pyuprof-<pid>.prof */
+	unsigned ringbuf_mb;
+	unsigned top;
+	bool quiet, verbose, debug;
+};
+
+extern struct env env;
+
+enum command { CMD_RECORD = 1 };
+
+/* Parses argv; exits 64 (EX_USAGE) on a usage error, 0 after --help. Returns the command. */
+enum command cli_parse(int argc, char **argv);
+
+#endif /* __PYUPROF_CLI_H */

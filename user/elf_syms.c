@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* libelf symbol tables and program headers; Capstone for finding ret instructions. */
+#include <capstone/capstone.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "elf_syms.h"
+
+struct elf_file {
+	int fd;
+	Elf *elf;
+};
+
+struct elf_file *elf_file__open(const char *path)
+{
+	struct elf_file *ef;
+	int err;
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ef = calloc(1, sizeof(*ef));
+	if (!ef)
+		return NULL;
+	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (ef->fd < 0) {
+		err = errno;
+		free(ef);
+		errno = err;
+		return NULL;
+	}
+	ef->elf = elf_begin(ef->fd, ELF_C_READ, NULL);
+	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF) {
+		elf_file__close(ef);
+		errno = ENOEXEC;
+		return NULL;
+	}
+	return ef;
+}
+
+void elf_file__close(struct elf_file *ef)
+{
+	if (!ef)
+		return;
+	if (ef->elf)
+		elf_end(ef->elf);
+	if (ef->fd >= 0)
+		close(ef->fd);
+	free(ef);
+}
+
+static int find_in(struct elf_file *ef, Elf64_Word type, const char *name, uint64_t *vaddr,
+		   uint64_t *size)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		Elf_Data *data;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			GElf_Sym sym;
+			const char *s;
+
+			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+				continue;
+			s = elf_strptr(ef->elf, sh.sh_link, sym.st_name);
+			if (s && !strcmp(s, name)) {
+				*vaddr = sym.st_value;
+				if (size)
+					*size = sym.st_size;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+int elf_file__sym(struct elf_file *ef, const char *name, uint64_t *vaddr, uint64_t *size)
+{
+	if (!find_in(ef, SHT_SYMTAB, name, vaddr, size))
+		return 0;
+	return find_in(ef, SHT_DYNSYM, name, vaddr, size);
+}
+
+bool elf_file__has_sym(struct elf_file *ef, const char *name)
+{
+	uint64_t v;
+
+	return elf_file__sym(ef, name, &v, NULL) == 0;
+}
+
+static int load_segment(struct elf_file *ef, uint64_t vaddr, GElf_Phdr *out)
+{
+	size_t i, n;
+
+	if (elf_getphdrnum(ef->elf, &n))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(ef->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_memsz) {
+			*out = ph;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int elf_file__vaddr_to_offset(struct elf_file *ef, uint64_t vaddr, uint64_t *off)
+{
+	GElf_Phdr ph;
+	int err = load_segment(ef, vaddr, &ph);
+
+	if (err)
+		return err;
+	*off = vaddr - ph.p_vaddr + ph.p_offset;
+	return 0;
+}
+
+int elf_file__read(struct elf_file *ef, uint64_t vaddr, void *buf, size_t len)
+{
+	GElf_Phdr ph;
+	ssize_t n;
+	int err = load_segment(ef, vaddr, &ph);
+
+	if (err)
+		return err;
+	if (vaddr + len > ph.p_vaddr + ph.p_filesz)
+		return -ENODATA; /* .bss: only in memory */
+	n = pread(ef->fd, buf, len, (off_t)(vaddr - ph.p_vaddr + ph.p_offset));
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+uint64_t elf_file__base_vaddr(struct elf_file *ef)
+{
+	uint64_t base = UINT64_MAX;
+	size_t i, n;
+
+	if (elf_getphdrnum(ef->elf, &n))
+		return 0;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(ef->elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < base)
+			base = ph.p_vaddr & ~(ph.p_align ? ph.p_align - 1 : 0);
+	}
+	return base == UINT64_MAX ? 0 : base;
+}
+
+bool elf_file__needs(struct elf_file *ef, const char *prefix)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		Elf_Data *data;
+		size_t i;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			const char *s;
+
+			if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag != DT_NEEDED)
+				continue;
+			s = elf_strptr(ef->elf, sh.sh_link, dyn.d_un.d_val);
+			if (s && !strncmp(s, prefix, strlen(prefix)))
+				return true;
+		}
+	}
+	return false;
+}
+
+int elf_file__ret_sites(struct elf_file *ef, uint64_t vaddr, uint64_t size, uint64_t **offs)
+{
+	uint64_t *out = NULL, *grown, addr, file_off;
+	size_t n = 0, cap = 0, left;
+	const uint8_t *code;
+	uint8_t *bytes;
+	cs_insn *insn;
+	csh cs;
+	int err;
+
+	if (!size || size > (64u << 20))
+		return -EINVAL;
+	err = elf_file__vaddr_to_offset(ef, vaddr, &file_off);
+	if (err)
+		return err;
+	bytes = malloc(size);
+	if (!bytes)
+		return -ENOMEM;
+	err = elf_file__read(ef, vaddr, bytes, size);
+	if (err)
+		goto out_free;
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
+		err = -EINVAL;
+		goto out_free;
+	}
+	insn = cs_malloc(cs);
+	code = bytes;
+	left = size;
+	addr = vaddr;
+	/* linear sweep; a byte Capstone cannot decode (padding, data) is skipped */
+	while (left) {
+		if (!cs_disasm_iter(cs, &code, &left, &addr, insn)) {
+			code++;
+			left--;
+			addr++;
+			continue;
+		}
+		if (insn->id != X86_INS_RET)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 8;
+			grown = realloc(out, cap * sizeof(*out));
+			if (!grown) {
+				err = -ENOMEM;
+				break;
+			}
+			out = grown;
+		}
+		out[n++] = insn->address - vaddr + file_off;
+	}
+	cs_free(insn, 1);
+	cs_close(&cs);
+	if (!err) {
+		*offs = out;
+		out = NULL;
+		err = (int)n;
+	}
+out_free:
+	free(out);
+	free(bytes);
+	return err;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ELF files through libelf: symbol lookup (.symtab, then .dynsym: Debian's python3.11 is stripped),
+ * virtual address to file offset (uprobes take file offsets), reads of initialised data, and the
+ * ret instructions of a function (Capstone).
+ */
+#ifndef __PYUPROF_ELF_SYMS_H
+#define __PYUPROF_ELF_SYMS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct elf_file;
+
+/* Returns NULL with errno set (ENOEXEC: not an ELF file). */
+struct elf_file *elf_file__open(const char *path);
+void elf_file__close(struct elf_file *ef);
+
+/* Finds a defined symbol. Returns 0 or -ENOENT. */
+int elf_file__sym(struct elf_file *ef, const char *name, uint64_t *vaddr, uint64_t *size);
+bool elf_file__has_sym(struct elf_file *ef, const char *name);
+
+/* Returns 0 or -ENOENT when vaddr is in no PT_LOAD segment. */
+int elf_file__vaddr_to_offset(struct elf_file *ef, uint64_t vaddr, uint64_t *off);
+
+/* Reads len bytes at vaddr from the file (initialised data only). Returns 0 or -errno. */
+int elf_file__read(struct elf_file *ef, uint64_t vaddr, void *buf, size_t len);
+
+/* Lowest PT_LOAD vaddr, rounded down to its alignment: the load bias is start - this. */
+uint64_t elf_file__base_vaddr(struct elf_file *ef);
+
+/* True if a DT_NEEDED entry starts with prefix (e.g. "libpython"). */
+bool elf_file__needs(struct elf_file *ef, const char *prefix);
+
+/*
+ * File offsets of every ret instruction of the function [vaddr, vaddr + size), found by
+ * disassembling it. Returns the count (>= 0) or -errno; *offs is malloc'd.
+ */
+int elf_file__ret_sites(struct elf_file *ef, uint64_t vaddr, uint64_t size, uint64_t **offs);
+
+#endif /* __PYUPROF_ELF_SYMS_H */

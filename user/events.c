@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * One switch over the record types. Code identities are converted to UTF-8 here, once per code
+ * object; calls and returns go straight to the profile builder. The first code objects are also
+ * checked in the live process, so a layout table that does not fit stops the recording rather
+ * than producing a wrong profile.
+ */
+#include <errno.h>
+#include <linux/types.h>
+#include "events.h"
+#include "log.h"
+#include "pystr.h"
+#include "pyuprof.h"
+
+static int on_code(struct recorder *r, const struct ev_code *e)
+{
+	char filename[FILENAME_BYTES * 4 + 8], name[FUNCNAME_BYTES * 4 + 8];
+	int err;
+
+	pystr_to_utf8(e->filename, sizeof(e->filename), e->filename_len, e->filename_kind,
+		      filename, sizeof(filename));
+	pystr_to_utf8(e->name, sizeof(e->name), e->name_len, e->name_kind, name, sizeof(name));
+	if (r->checks_ok + r->checks_bad < CODE_CHECKS) {
+		err = py_target__check_code(r->target, e->code);
+		if (err == -EINVAL)
+			r->checks_bad++;
+		else if (!err)
+			r->checks_ok++;
+		if (r->checks_bad && !r->checks_ok) {
+			elog("the object entered at %#llx is not a code object: pyuprof's layout "
+			     "for Python %s does not fit this process",
+			     (unsigned long long)e->code, r->target->version);
+			return r->err = -EINVAL;
+		}
+	}
+	return profile__code(r->prof, e->code, filename, name, e->firstlineno);
+}
+
+int recorder__handle(void *ctx, void *data, size_t size)
+{
+	struct recorder *r = ctx;
+	const struct ev_call *c = data;
+	int err = 0;
+
+	if (r->err || size < sizeof(struct ev_return))
+		return r->err;
+	switch (c->type) {
+	case EV_CALL:
+		err = profile__call(r->prof, c->tid, c->ts_ns, c->code, c->frame, c->chain,
+				    c->chain_code, c->back, c->flags & CALL_GEN_CREATE);
+		break;
+	case EV_RETURN:
+		err = profile__return(r->prof, c->tid, c->ts_ns);
+		break;
+	case EV_CODE:
+		err = on_code(r, data);
+		break;
+	case EV_REQUEST:
+		hook_request(r->hooks, data);
+		break;
+	default:
+		break;
+	}
+	if (err && !r->err)
+		r->err = err;
+	return r->err;
+}

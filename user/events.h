@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Dispatch of ring-buffer records to the profile builder, and what was learnt on the way. */
+#ifndef __PYUPROF_EVENTS_H
+#define __PYUPROF_EVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "hook.h"
+#include "profile.h"
+#include "py_target.h"
+
+#define CODE_CHECKS 8 /* live code objects checked against the offsets table */
+
+struct recorder {
+	struct profile *prof;
+	const struct py_target *target;
+	struct hook_state *hooks;
+	int checks_ok, checks_bad;
+	int err; /* first fatal error (-ENOMEM, or -EINVAL when the offsets do not fit) */
+};
+
+/* ring_buffer_sample_fn: ctx is a struct recorder. */
+int recorder__handle(void *ctx, void *data, size_t size);
+
+#endif /* __PYUPROF_EVENTS_H */

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Open-addressing (linear probing) map for the per-event lookups of the profile builder. */
+#include <stdlib.h>
+#include <string.h>
+#include "hashmap.h"
+
+void u64_map_init(struct u64_map *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+void u64_map_free(struct u64_map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	u64_map_init(m);
+}
+
+uint64_t hash_bytes(const void *p, size_t n, uint64_t seed)
+{
+	const unsigned char *s = p;
+	uint64_t h = seed ^ 0xcbf29ce484222325ULL;
+
+	while (n--)
+		h = (h ^ *s++) * 0x100000001b3ULL;
+	return hash_u64(h);
+}
+
+uint64_t *u64_map_get(const struct u64_map *m, uint64_t key)
+{
+	size_t i, mask = m->cap - 1;
+
+	if (!m->cap)
+		return NULL;
+	for (i = hash_u64(key) & mask; m->keys[i]; i = (i + 1) & mask)
+		if (m->keys[i] == key)
+			return &m->vals[i];
+	return NULL;
+}
+
+static int grow(struct u64_map *m)
+{
+	struct u64_map n = { .cap = m->cap ? m->cap * 2 : 64 };
+	size_t i;
+
+	n.keys = calloc(n.cap, sizeof(*n.keys));
+	n.vals = calloc(n.cap, sizeof(*n.vals));
+	if (!n.keys || !n.vals) {
+		free(n.keys);
+		free(n.vals);
+		return -1;
+	}
+	for (i = 0; i < m->cap; i++)
+		if (m->keys[i])
+			*u64_map_upsert(&n, m->keys[i]) = m->vals[i];
+	u64_map_free(m);
+	*m = n;
+	return 0;
+}
+
+uint64_t *u64_map_upsert(struct u64_map *m, uint64_t key)
+{
+	size_t i, mask;
+	uint64_t *v = u64_map_get(m, key);
+
+	if (v)
+		return v;
+	if ((m->len + 1) * 2 > m->cap && grow(m))
+		return NULL;
+	mask = m->cap - 1;
+	for (i = hash_u64(key) & mask; m->keys[i]; i = (i + 1) & mask)
+		;
+	m->keys[i] = key;
+	m->vals[i] = 0;
+	m->len++;
+	return &m->vals[i];
+}
+
+void u64_map_del(struct u64_map *m, uint64_t key)
+{
+	size_t i, j, k, mask = m->cap - 1;
+	uint64_t *v = u64_map_get(m, key);
+
+	if (!v)
+		return;
+	i = (size_t)(v - m->vals);
+	m->keys[i] = 0;
+	m->len--;
+	/* shift later members of the cluster back so lookups still find them */
+	for (j = (i + 1) & mask; m->keys[j]; j = (j + 1) & mask) {
+		k = hash_u64(m->keys[j]) & mask;
+		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+			m->keys[i] = m->keys[j];
+			m->vals[i] = m->vals[j];
+			m->keys[j] = 0;
+			i = j;
+		}
+	}
+}

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * fork + PTRACE_TRACEME + exec. After each exec the new image is examined: if it defines the
+ * interpreter (Debian's static python3.11) we are done; if it needs a libpython, the loader is
+ * stepped one system call at a time until that library is mapped. Anything else (a shell
+ * wrapper) is let run until its next exec. Signals meant for the child are passed on.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "elf_syms.h"
+#include "launch.h"
+#include "log.h"
+#include "proc.h"
+
+enum image_kind { IMAGE_OTHER, IMAGE_HAS_PYTHON, IMAGE_NEEDS_LIBPYTHON };
+
+static enum image_kind classify_image(pid_t pid)
+{
+	char path[64];
+	struct elf_file *ef;
+	enum image_kind kind = IMAGE_OTHER;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	ef = elf_file__open(path);
+	if (!ef)
+		return IMAGE_OTHER;
+	if (elf_file__has_sym(ef, "PyEval_EvalFrameEx"))
+		kind = IMAGE_HAS_PYTHON;
+	else if (elf_file__needs(ef, "libpython"))
+		kind = IMAGE_NEEDS_LIBPYTHON;
+	elf_file__close(ef);
+	return kind;
+}
+
+static bool libpython_mapped(pid_t pid)
+{
+	struct mapping *maps;
+	int n = proc_maps(pid, &maps), i;
+	bool found = false;
+
+	for (i = 0; i < n && !found; i++) {
+		const char *base = strrchr(maps[i].path, '/');
+
+		/* its data segment, writable: the loader maps it last, and the eval_frame
+		 * switch is written there before the interpreter starts */
+		found = base && !strncmp(base + 1, "libpython", 9) && maps[i].perms[1] == 'w';
+	}
+	if (n > 0)
+		free(maps);
+	return found;
+}
+
+static void reap(pid_t pid)
+{
+	int st;
+
+	while (waitpid(pid, &st, __WALL) < 0 && errno == EINTR)
+		;
+}
+
+void launch_abort(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	reap(pid);
+}
+
+int launch_release(pid_t pid)
+{
+	return ptrace(PTRACE_DETACH, pid, NULL, NULL) ? -errno : 0;
+}
+
+static void child(char **argv, int errfd)
+{
+	int err;
+
+	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0)
+		raise(SIGSTOP); /* let the parent set options before exec */
+	execvp(argv[0], argv);
+	err = errno;
+	if (write(errfd, &err, sizeof(err)) < 0)
+		_exit(126);
+	_exit(127);
+}
+
+int launch_start(char **argv, pid_t *pidp, struct py_target *t, int *exit_status, char *why,
+		 size_t why_len)
+{
+	enum image_kind kind = IMAGE_OTHER;
+	bool stepping = false, in_syscall = false;
+	int fds[2], st, sig, err, exec_errno = 0;
+	pid_t pid;
+
+	*exit_status = -1;
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		close(fds[0]);
+		close(fds[1]);
+		return err;
+	}
+	if (pid == 0)
+		child(argv, fds[1]);
+	close(fds[1]);
+	*pidp = pid;
+
+	/* the SIGSTOP before exec */
+	if (waitpid(pid, &st, __WALL) < 0 || !WIFSTOPPED(st)) {
+		close(fds[0]);
+		snprintf(why, why_len, "cannot trace the child process");
+		launch_abort(pid);
+		return -ECHILD;
+	}
+	ptrace(PTRACE_SETOPTIONS, pid, NULL,
+	       (void *)(PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL));
+	sig = 0;
+	for (;;) {
+		if (ptrace(stepping ? PTRACE_SYSCALL : PTRACE_CONT, pid, NULL,
+			   (void *)(long)sig)) {
+			err = -errno;
+			break;
+		}
+		sig = 0;
+		if (waitpid(pid, &st, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			if (read(fds[0], &exec_errno, sizeof(exec_errno)) == sizeof(exec_errno)) {
+				snprintf(why, why_len, "cannot run '%s': %s", argv[0],
+					 strerror(exec_errno));
+				err = -exec_errno;
+			} else {
+				*exit_status = st;
+				snprintf(why, why_len, "'%s' exited without starting a Python "
+					 "interpreter", argv[0]);
+				err = -ENOEXEC;
+			}
+			close(fds[0]);
+			return err;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		if (st >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {
+			kind = classify_image(pid);
+			stepping = kind == IMAGE_NEEDS_LIBPYTHON;
+			in_syscall = false;
+			if (kind == IMAGE_HAS_PYTHON)
+				goto found;
+			continue;
+		}
+		if (WSTOPSIG(st) == (SIGTRAP | 0x80)) {
+			struct user_regs_struct regs;
+
+			/* syscall stops alternate entry/exit; look after each mmap returns */
+			in_syscall = !in_syscall;
+			if (!in_syscall && !ptrace(PTRACE_GETREGS, pid, NULL, &regs) &&
+			    regs.orig_rax == SYS_mmap && libpython_mapped(pid))
+				goto found;
+			continue;
+		}
+		sig = WSTOPSIG(st) == SIGTRAP ? 0 : WSTOPSIG(st); /* pass real signals on */
+	}
+	close(fds[0]);
+	snprintf(why, why_len, "lost track of the child process: %s", strerror(-err));
+	launch_abort(pid);
+	return err;
+
+found:
+	close(fds[0]);
+	err = py_target__find(pid, t, why, why_len);
+	if (err)
+		launch_abort(pid);
+	return err;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Launch mode: starts a command held under ptrace and lets it run only until the CPython
+ * interpreter is mapped (through wrapper execs such as pyenv's shims), so that probes are in
+ * place before its first Python call.
+ */
+#ifndef __PYUPROF_LAUNCH_H
+#define __PYUPROF_LAUNCH_H
+
+#include <sys/types.h>
+#include "py_target.h"
+
+/*
+ * Returns 0 with the child stopped and t filled, or -errno with why set; on error the child
+ * is gone (reaped), and *exit_status holds its status if it ran and exited by itself (else -1).
+ */
+int launch_start(char **argv, pid_t *pid, struct py_target *t, int *exit_status, char *why,
+		 size_t why_len);
+
+/* Lets the stopped child run, no longer traced. Returns 0 or -errno. */
+int launch_release(pid_t pid);
+
+/* Kills and reaps a child that never got released. */
+void launch_abort(pid_t pid);
+
+#endif /* __PYUPROF_LAUNCH_H */

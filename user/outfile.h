@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Output files are written whole or not at all: into a temporary file next to the target path,
+ * renamed over it only when every write and the close succeeded. Opening early checks that the
+ * directory is writable before any recording starts.
+ */
+#ifndef __PYUPROF_OUTFILE_H
+#define __PYUPROF_OUTFILE_H
+
+#include <stddef.h>
+
+struct outfile {
+	char path[4096];
+	char tmp[4096 + 16];
+	int fd;
+};
+
+/* Returns 0 or -errno. */
+int outfile__open(struct outfile *o, const char *path);
+int outfile__write(struct outfile *o, const void *buf, size_t len);
+/* Closes and renames into place. Returns 0 or -errno (the temporary file is then removed). */
+int outfile__commit(struct outfile *o);
+/* Removes the temporary file; safe after a failed or no open. */
+void outfile__abort(struct outfile *o);
+
+#endif /* __PYUPROF_OUTFILE_H */

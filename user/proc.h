@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* /proc/PID access: file-backed mappings, and reads/writes of the target's memory. */
+#ifndef __PYUPROF_PROC_H
+#define __PYUPROF_PROC_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct mapping {
+	uint64_t start, end, offset;
+	char perms[5];
+	char path[PATH_MAX];
+};
+
+/* Reads the file-backed mappings of pid. Returns the count (>= 0) or -errno; *out is malloc'd. */
+int proc_maps(pid_t pid, struct mapping **out);
+
+/* Reads/writes exactly len bytes at addr in pid. Returns 0, -EFAULT on a short transfer, or -errno. */
+int proc_read(pid_t pid, uint64_t addr, void *buf, size_t len);
+int proc_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
+
+/* 0 if pid exists, -ESRCH if not (zombies count as gone). */
+int proc_alive(pid_t pid);
+
+/* The kernel's name for a thread or process (comm), or "?" */
+const char *proc_comm(pid_t pid, pid_t tid, char *buf, size_t len);
+
+#endif /* __PYUPROF_PROC_H */

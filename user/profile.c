@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Shadow stacks and cProfile accounting. The events are CPython's C-level eval entries and
+ * returns; each entry also names the frame that was running when it happened, which lets a
+ * thread's stack be repaired when events are missing: frames above the caller returned unseen,
+ * and a caller that is not on the stack but whose own caller is was entered unseen (a call that
+ * CPython still ran inline, or a lost event) and is recovered.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "profile.h"
+
+#define EDGE_LEVEL_KEY(e) ((1ULL << 40) + (e) + 1)
+#define FUNC_LEVEL_KEY(f) ((uint64_t)(f) + 1)
+
+struct profile *profile__new(void)
+{
+	return calloc(1, sizeof(struct profile));
+}
+
+void profile__free(struct profile *p)
+{
+	uint32_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->nfuncs; i++) {
+		free(p->funcs[i].filename);
+		free(p->funcs[i].name);
+	}
+	for (i = 0; i < p->nthreads; i++) {
+		free(p->threads[i]->stack);
+		u64_map_free(&p->threads[i]->levels);
+		free(p->threads[i]);
+	}
+	free(p->funcs);
+	free(p->edges);
+	free(p->threads);
+	u64_map_free(&p->func_by_key);
+	u64_map_free(&p->func_by_code);
+	u64_map_free(&p->edge_by_pair);
+	u64_map_free(&p->thread_by_tid);
+	free(p);
+}
+
+static int grow(void **arr, uint32_t *cap, size_t elem, uint32_t need)
+{
+	uint32_t ncap = *cap ? *cap : 64;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	n = realloc(*arr, (size_t)ncap * elem);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+static uint64_t key_hash(const char *filename, const char *name, int line)
+{
+	uint64_t h = hash_bytes(filename, strlen(filename), (uint64_t)line);
+
+	h = hash_bytes(name, strlen(name), h);
+	return h ? h : 1;
+}
+
+uint32_t profile__func(struct profile *p, const char *filename, const char *name, int firstlineno)
+{
+	uint64_t h = key_hash(filename, name, firstlineno), *slot;
+	struct func *f;
+
+	/* probe past the (astronomically rare) hash collisions of different keys */
+	for (;; h = h + 1 ? h + 1 : 1) {
+		slot = u64_map_get(&p->func_by_key, h);
+		if (!slot)
+			break;
+		f = &p->funcs[*slot - 1];
+		if (f->firstlineno == firstlineno && !strcmp(f->name, name) &&
+		    !strcmp(f->filename, filename))
+			return (uint32_t)(*slot - 1);
+	}
+	if (grow((void **)&p->funcs, &p->funcs_cap, sizeof(*p->funcs), p->nfuncs + 1))
+		return NO_ID;
+	f = &p->funcs[p->nfuncs];
+	memset(f, 0, sizeof(*f));
+	f->filename = strdup(filename);
+	f->name = strdup(name);
+	f->firstlineno = firstlineno;
+	/* the frame 3.13's specialised class call pushes below an inlined __init__ */
+	f->shim = !strcmp(filename, "__init__") && !strcmp(name, "__init__");
+	slot = u64_map_upsert(&p->func_by_key, h);
+	if (!f->filename || !f->name || !slot) {
+		free(f->filename);
+		free(f->name);
+		return NO_ID;
+	}
+	*slot = ++p->nfuncs;
+	return p->nfuncs - 1;
+}
+
+int profile__code(struct profile *p, uint64_t code, const char *filename, const char *name,
+		  int firstlineno)
+{
+	uint32_t id = profile__func(p, filename, name, firstlineno);
+	uint64_t *slot;
+
+	if (id == NO_ID)
+		return -ENOMEM;
+	slot = u64_map_upsert(&p->func_by_code, code);
+	if (!slot)
+		return -ENOMEM;
+	*slot = (uint64_t)id + 1;
+	return 0;
+}
+
+static uint32_t func_of_code(struct profile *p, uint64_t code)
+{
+	uint64_t *slot = u64_map_get(&p->func_by_code, code);
+
+	if (slot)
+		return (uint32_t)(*slot - 1);
+	/* its identity was lost (ring buffer full): keep the call, under a name that says so */
+	p->n.unknown_code++;
+	return profile__func(p, "~", "<unknown code object>", 0);
+}
+
+static uint32_t edge_of(struct profile *p, uint32_t caller, uint32_t callee)
+{
+	uint64_t *slot = u64_map_upsert(&p->edge_by_pair, ((uint64_t)caller << 32) | callee);
+	struct edge *e;
+
+	if (!slot)
+		return NO_ID;
+	if (*slot)
+		return (uint32_t)(*slot - 1);
+	if (grow((void **)&p->edges, &p->edges_cap, sizeof(*p->edges), p->nedges + 1)) {
+		u64_map_del(&p->edge_by_pair, ((uint64_t)caller << 32) | callee);
+		return NO_ID;
+	}
+	e = &p->edges[p->nedges];
+	memset(e, 0, sizeof(*e));
+	e->caller = caller;
+	e->callee = callee;
+	*slot = ++p->nedges;
+	return p->nedges - 1;
+}
+
+static struct thread *thread_of(struct profile *p, uint32_t tid)
+{
+	uint64_t *slot = u64_map_upsert(&p->thread_by_tid, tid ? tid : UINT32_MAX + 1ULL);
+	struct thread *t;
+
+	if (!slot)
+		return NULL;
+	if (*slot)
+		return p->threads[*slot - 1];
+	t = calloc(1, sizeof(*t));
+	if (!t || grow((void **)&p->threads, &p->threads_cap, sizeof(*p->threads),
+		       p->nthreads + 1)) {
+		free(t);
+		u64_map_del(&p->thread_by_tid, tid ? tid : UINT32_MAX + 1ULL);
+		return NULL;
+	}
+	t->tid = tid;
+	p->threads[p->nthreads] = t;
+	*slot = ++p->nthreads;
+	return t;
+}
+
+/* The nearest entry below index i (exclusive) that is a function, or NULL. */
+static struct frame_entry *real_below(struct thread *t, uint32_t i)
+{
+	while (i--)
+		if (t->stack[i].func != NO_ID)
+			return &t->stack[i];
+	return NULL;
+}
+
+static int push(struct profile *p, struct thread *t, uint64_t frame, uint32_t func, uint64_t ts,
+		bool counted)
+{
+	struct frame_entry *e, *parent;
+	uint64_t *level;
+
+	if (grow((void **)&t->stack, &t->cap, sizeof(*t->stack), t->depth + 1))
+		return -ENOMEM;
+	parent = real_below(t, t->depth);
+	e = &t->stack[t->depth++];
+	e->frame = frame;
+	e->t0 = ts;
+	e->subt = 0;
+	e->func = func;
+	e->edge = NO_ID;
+	e->counted = counted && func != NO_ID;
+	if (!e->counted)
+		return 0;
+	/* cProfile's caller is the previous profiled call: a frame begun before recording is
+	 * shown as a caller too, so the calls made from it keep their context */
+	if (parent)
+		e->edge = edge_of(p, parent->func, func);
+	level = u64_map_upsert(&t->levels, FUNC_LEVEL_KEY(func));
+	if (!level)
+		return -ENOMEM;
+	++*level;
+	if (e->edge != NO_ID) {
+		level = u64_map_upsert(&t->levels, EDGE_LEVEL_KEY(e->edge));
+		if (!level)
+			return -ENOMEM;
+		++*level;
+	}
+	p->n.calls++;
+	return 0;
+}
+
+/* Pops the top entry as returning at ts, with _lsprof's bookkeeping. */
+static void pop(struct profile *p, struct thread *t, uint64_t ts)
+{
+	struct frame_entry *e = &t->stack[--t->depth], *parent;
+	uint64_t tt, it, *level;
+	struct func *f;
+	struct edge *ed;
+
+	if (!e->counted)
+		return;
+	tt = ts > e->t0 ? ts - e->t0 : 0;
+	it = tt > e->subt ? tt - e->subt : 0;
+	parent = real_below(t, t->depth);
+	if (parent)
+		parent->subt += tt;
+
+	f = &p->funcs[e->func];
+	level = u64_map_get(&t->levels, FUNC_LEVEL_KEY(e->func));
+	if (level && --*level == 0)
+		f->total_ns += tt;
+	else
+		f->rec_calls++;
+	f->inline_ns += it;
+	f->calls++;
+
+	if (e->edge == NO_ID)
+		return;
+	ed = &p->edges[e->edge];
+	level = u64_map_get(&t->levels, EDGE_LEVEL_KEY(e->edge));
+	if (level && --*level == 0)
+		ed->total_ns += tt;
+	else
+		ed->rec_calls++;
+	ed->inline_ns += it;
+	ed->calls++;
+}
+
+/* Index of the topmost entry for frame, or -1. */
+static int64_t find_frame(const struct thread *t, uint64_t frame)
+{
+	uint32_t i = t->depth;
+
+	while (i--)
+		if (t->stack[i].frame == frame)
+			return i;
+	return -1;
+}
+
+static void close_above(struct profile *p, struct thread *t, int64_t keep, uint64_t ts)
+{
+	while ((int64_t)t->depth > keep + 1) {
+		p->n.closed_unseen++;
+		pop(p, t, ts);
+	}
+}
+
+/* Pushes chain[n - 1] .. chain[0], frames that ran without an event, as calls. */
+static int recover(struct profile *p, struct thread *t, const __u64 *chain,
+		   const __u64 *chain_code, int n)
+{
+	int err = 0;
+
+	while (n-- > 0 && !err) {
+		uint32_t func = chain_code[n] ? func_of_code(p, chain_code[n]) : NO_ID;
+		bool call = func != NO_ID && !p->funcs[func].shim;
+
+		/* started at most at the last event of this thread */
+		p->n.recovered += call;
+		err = push(p, t, chain[n], call ? func : NO_ID, t->last_ns, call);
+	}
+	return err;
+}
+
+/* Makes the stack's top the caller frame, recovering the frames that ran without an event. */
+static int resync(struct profile *p, struct thread *t, uint64_t ts, const __u64 *chain,
+		  const __u64 *chain_code, uint64_t back)
+{
+	int64_t i;
+	int k;
+
+	if (!chain[0]) {
+		close_above(p, t, -1, ts);
+		return 0;
+	}
+	i = find_frame(t, chain[0]);
+	if (i >= 0) {
+		close_above(p, t, i, ts);
+		return 0;
+	}
+	/* the nearest known ancestor: everything above it returned, the frames below the
+	 * caller down to it were entered unseen */
+	for (k = 1; k <= CHAIN_LEN; k++) {
+		uint64_t anc = k < CHAIN_LEN ? chain[k] : back;
+
+		if (!anc)
+			break;
+		i = find_frame(t, anc);
+		if (i >= 0) {
+			close_above(p, t, i, ts);
+			return recover(p, t, chain, chain_code, k);
+		}
+	}
+	if (!chain_code[0])
+		return 0; /* nothing known about it: leave the stack as it is */
+	/* a frame older than anything on the stack: it began before recording, or more unseen
+	 * frames lie between; everything above it has returned. Kept as a caller, not a call. */
+	close_above(p, t, -1, ts);
+	return push(p, t, chain[0], func_of_code(p, chain_code[0]), ts, false);
+}
+
+int profile__call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code, uint64_t frame,
+		  const __u64 chain[CHAIN_LEN], const __u64 chain_code[CHAIN_LEN], uint64_t back,
+		  bool gen_create)
+{
+	struct thread *t = thread_of(p, tid);
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	if (!p->first_ns)
+		p->first_ns = ts;
+	p->last_ns = ts;
+	err = resync(p, t, ts, chain, chain_code, back);
+	t->last_ns = ts;
+	if (err)
+		return err;
+	if (gen_create || !code) {
+		p->n.not_calls += gen_create;
+		return push(p, t, frame, NO_ID, ts, false);
+	}
+	return push(p, t, frame, func_of_code(p, code), ts, true);
+}
+
+int profile__return(struct profile *p, uint32_t tid, uint64_t ts)
+{
+	struct thread *t = thread_of(p, tid);
+
+	if (!t)
+		return -ENOMEM;
+	p->last_ns = ts;
+	t->last_ns = ts;
+	if (!t->depth) {
+		p->n.unmatched_returns++;
+		return 0;
+	}
+	pop(p, t, ts);
+	return 0;
+}
+
+void profile__finish(struct profile *p, uint64_t stop_ns)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->nthreads; i++) {
+		struct thread *t = p->threads[i];
+
+		while (t->depth) {
+			p->n.open_at_stop += t->stack[t->depth - 1].counted;
+			pop(p, t, stop_ns);
+		}
+	}
+	if (stop_ns > p->last_ns)
+		p->last_ns = stop_ns;
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The profile builder: rebuilds each thread's call stack from entry/return events and keeps
+ * cProfile's statistics (_lsprof's rules: cpython-internals.md 10.2) per function and per
+ * caller->callee edge. Output writers read the finished struct profile.
+ */
+#ifndef __PYUPROF_PROFILE_H
+#define __PYUPROF_PROFILE_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include <stdint.h>
+#include "hashmap.h"
+#include "pyuprof.h" /* CHAIN_LEN */
+
+#define NO_ID UINT32_MAX
+
+struct func {
+	char *filename; /* UTF-8 */
+	char *name;
+	int firstlineno;
+	uint64_t calls, rec_calls; /* nc, and calls nested in an active call of the same function */
+	uint64_t inline_ns, total_ns; /* tottime, cumtime */
+	bool shim; /* CPython's _Py_InitCleanup (3.13): runs as a frame, is not a call */
+};
+
+struct edge {
+	uint32_t caller, callee;
+	uint64_t calls, rec_calls;
+	uint64_t inline_ns, total_ns;
+};
+
+struct frame_entry {
+	uint64_t frame; /* address of the target's frame, to resynchronise against */
+	uint64_t t0, subt;
+	uint32_t func;	/* NO_ID: a frame that is not a call (generator creation, unreadable) */
+	uint32_t edge;	/* NO_ID: no caller */
+	bool counted;	/* false for frames that began before recording (seen as callers only) */
+};
+
+struct thread {
+	uint32_t tid;
+	struct frame_entry *stack;
+	uint32_t depth, cap;
+	uint64_t last_ns;
+	struct u64_map levels; /* recursion level per function and per edge, in this thread */
+};
+
+/* Anything the builder had to repair or could not attribute; all printed in the summary. */
+struct profile_counters {
+	uint64_t calls;		  /* calls counted */
+	uint64_t recovered;	  /* frames entered without an event, recovered from the chain */
+	uint64_t closed_unseen;	  /* frames closed at a later entry: returned without an event */
+	uint64_t unmatched_returns; /* returns of frames never seen (entered before recording) */
+	uint64_t unknown_code;	  /* calls whose code object identity never arrived */
+	uint64_t not_calls;	  /* generator-creation entries (3.11+), not calls in cProfile */
+	uint64_t open_at_stop;	  /* calls still running when recording stopped */
+};
+
+struct profile {
+	struct func *funcs;
+	uint32_t nfuncs, funcs_cap;
+	struct edge *edges;
+	uint32_t nedges, edges_cap;
+	struct thread **threads;
+	uint32_t nthreads, threads_cap;
+	struct u64_map func_by_key;   /* hash of (filename, line, name) -> id + 1 */
+	struct u64_map func_by_code;  /* code object address -> id + 1 */
+	struct u64_map edge_by_pair;  /* caller << 32 | callee -> id + 1 */
+	struct u64_map thread_by_tid; /* tid -> index + 1 */
+	uint64_t first_ns, last_ns;
+	struct profile_counters n;
+};
+
+struct profile *profile__new(void);
+void profile__free(struct profile *p);
+
+/* Binds a code object address to a function (UTF-8 strings). Returns 0 or -ENOMEM. */
+int profile__code(struct profile *p, uint64_t code, const char *filename, const char *name,
+		  int firstlineno);
+
+/*
+ * One entry. chain[0] is the frame running when it was entered (0 if none), chain[1] that
+ * frame's caller, chain_code[] their code objects (0 if unknown), back the frame below
+ * chain[1]. gen_create marks an entry that is not a call. Returns 0 or -ENOMEM.
+ */
+int profile__call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code, uint64_t frame,
+		  const __u64 chain[CHAIN_LEN], const __u64 chain_code[CHAIN_LEN], uint64_t back,
+		  bool gen_create);
+int profile__return(struct profile *p, uint32_t tid, uint64_t ts);
+
+/* Closes every call still open at stop_ns, as cProfile does when it is disabled. */
+void profile__finish(struct profile *p, uint64_t stop_ns);
+
+/* Looks up (or adds) the function for a key; returns its id or NO_ID on ENOMEM. */
+uint32_t profile__func(struct profile *p, const char *filename, const char *name, int firstlineno);
+
+#endif /* __PYUPROF_PROFILE_H */

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Per-version CPython layout table: what the BPF side reads (struct py_offsets) plus what only
+ * user space needs to walk interpreters and threads and to sanity-check a live target.
+ */
+#ifndef __PYUPROF_PY_OFFSETS_H
+#define __PYUPROF_PY_OFFSETS_H
+
+#include <linux/types.h>
+#include <stddef.h>
+#include "../include/py_offsets.h" /* the shared struct, not this file */
+
+struct py_offsets_entry {
+	unsigned major, minor, patch_min, patch_max;
+	struct py_offsets bpf;
+
+	unsigned PyObject_ob_type;
+	unsigned PyTypeObject_tp_name;
+	unsigned PyRuntime_interpreters_head;  /* offset inside _PyRuntime */
+	unsigned PyRuntime_main_interpreter;   /* 3.11+: the main interpreter is embedded here */
+	unsigned PyInterpreterState_next;
+	unsigned PyInterpreterState_threads_head;
+	unsigned PyThreadState_next;
+	unsigned PyThreadState_native_thread_id; /* 0 before 3.11 (no such field) */
+	unsigned PyThreadState_frame;		  /* <= 3.10: tstate->frame; 0 otherwise */
+	unsigned PyInterpreterFrame_size;	  /* 3.11+: sizeof(_PyInterpreterFrame) */
+	unsigned PyCodeObject_co_qualname;	  /* 3.11+ */
+	unsigned c_recursion_bonus;		  /* 3.12: units added to each thread's budget */
+};
+
+/* Returns the entry for major.minor.patch, or NULL (errno = ENOTSUP) if unsupported. */
+const struct py_offsets_entry *py_offsets__find(unsigned major, unsigned minor, unsigned patch);
+
+/* "3.8, 3.9, 3.10, 3.11, 3.12, 3.13": for error messages. */
+const char *py_offsets__supported(void);
+
+/* Table access for tests: the number of entries and entry i. */
+size_t py_offsets__count(void);
+const struct py_offsets_entry *py_offsets__at(size_t i);
+
+/*
+ * 3.13+: compare the entry with the target's own _Py_DebugOffsets (the first bytes of
+ * _PyRuntime, read from the live process or the ELF file into buf). Returns 0 when every
+ * field that both describe agrees, -EINVAL on a disagreement (the first one is described in
+ * why), -ENODATA when buf does not start with the "xdebugpy" cookie.
+ */
+int py_offsets__check_debug_offsets(const struct py_offsets_entry *e, const void *buf, size_t len,
+				    char *why, size_t why_len);
+
+#endif /* __PYUPROF_PY_OFFSETS_H */

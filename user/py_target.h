@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The CPython runtime inside a target process: which ELF object holds the interpreter, its
+ * version (from the ELF and memory, never by running it), the layout table that fits, and the
+ * file offsets and addresses the tracer needs.
+ */
+#ifndef __PYUPROF_PY_TARGET_H
+#define __PYUPROF_PY_TARGET_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "py_offsets.h"
+
+struct py_target {
+	pid_t pid;
+	char path[PATH_MAX + 32]; /* how we open the interpreter object: /proc/PID/root/... */
+	uint64_t bias;		  /* load bias: runtime address = bias + vaddr */
+	unsigned major, minor, patch;
+	char version[32];
+	const struct py_offsets_entry *offsets;
+
+	uint64_t eval_offset;	 /* file offset of _PyEval_EvalFrameDefault */
+	uint64_t eval_addr;	 /* its runtime address (the eval_frame value we write) */
+	uint64_t *ret_offsets;	 /* file offsets of its ret instructions */
+	int nret;
+	uint64_t setter_offset;	 /* _PyInterpreterState_SetEvalFrameFunc, 0 if none */
+	uint64_t *setter_ret_offsets; /* its ret instructions */
+	int nsetter_ret;
+	uint64_t runtime_addr;	 /* &_PyRuntime at run time */
+};
+
+/*
+ * Finds the interpreter in pid. Returns 0, or -errno with a one-line reason in why:
+ * -ESRCH no such process, -ENOEXEC not a Python process (no interpreter mapped yet),
+ * -ENOTSUP a Python version outside the table, -EINVAL layout cross-checks failed.
+ */
+int py_target__find(pid_t pid, struct py_target *t, char *why, size_t why_len);
+void py_target__free(struct py_target *t);
+
+/*
+ * Checks a live code object through the offsets: its type must be named "code". Returns 0,
+ * -EINVAL when it is not (the offsets do not fit this process), -EFAULT when unreadable.
+ */
+int py_target__check_code(const struct py_target *t, uint64_t code);
+
+#endif /* __PYUPROF_PY_TARGET_H */

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The BPF side's lifecycle: open, configure for one target, load, attach, poll, detach. */
+#ifndef __PYUPROF_TRACER_H
+#define __PYUPROF_TRACER_H
+
+#include <bpf/libbpf.h>
+#include "hook.h"
+#include "pyuprof.h"
+#include "py_target.h"
+
+struct tracer;
+
+/* Loads and attaches everything for t. Returns 0 or -errno (reported by the caller). */
+int tracer__start(struct tracer **out, const struct py_target *t, unsigned ringbuf_mb,
+		  ring_buffer_sample_fn handler, void *ctx);
+/* Consumes events for up to timeout_ms. Returns events handled or -errno (-EINTR: signal). */
+int tracer__poll(struct tracer *tr, int timeout_ms);
+/* Stops asking for the eval_frame switch: from now on nothing rewrites it. */
+void tracer__stop_hook(struct tracer *tr);
+/* Detaches every probe and hands over whatever is left in the ring buffer. */
+void tracer__detach(struct tracer *tr);
+void tracer__counters(struct tracer *tr, struct pyuprof_stats *out);
+void tracer__free(struct tracer *tr);
+
+#endif /* __PYUPROF_TRACER_H */
