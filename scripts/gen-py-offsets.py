@@ -6,10 +6,11 @@ Reads the DWARF of the pyenv builds ($(pyenv root)/versions/3.{8..13}.*) through
 `gdb -batch -ex 'ptype /o ...'`, cross-checks every offset with a second gdb expression, and
 prints the table entries. Builds without DWARF (Debian's /usr/bin/python3.11) are checked from
 their machine code (the exported one-line accessors, cpython-internals.md 3 and 8.4) and from
-their static data (PyCode_Type.tp_name, the deep-frozen code objects of 3.11+). The same
+their static data (PyCode_Type.tp_name, the deep-frozen code objects of 3.11/3.12). The same
 machine-code checks also run on the pyenv builds, where DWARF says what they must find.
 
-    gen-py-offsets.py              print the table (paste into user/py_offsets.c)
+    gen-py-offsets.py              print the table array
+    gen-py-offsets.py --update     rewrite the table array in user/py_offsets.c
     gen-py-offsets.py --check      compare user/py_offsets.c with the builds; exit 1 on mismatch
     gen-py-offsets.py --check --binary /path/python3.X   also check that DWARF-less build
 
@@ -98,7 +99,8 @@ BPF_ORDER = ["eval_frame_arg", "interp_frame", "caller_mode", "has_tstate_arg", 
              "PyThreadState_current_frame", "PyInterpreterState_eval_frame",
              "PyThreadState_c_recursion_remaining"]
 USER_ORDER = ["PyObject_ob_type", "PyTypeObject_tp_name", "PyRuntime_interpreters_head",
-              "PyRuntime_main_interpreter", "PyInterpreterState_next", "PyInterpreterState_threads_head", "PyThreadState_next",
+              "PyRuntime_main_interpreter", "PyInterpreterState_next",
+              "PyInterpreterState_threads_head", "PyThreadState_next",
               "PyThreadState_native_thread_id", "PyThreadState_frame", "PyInterpreterFrame_size",
               "PyCodeObject_co_qualname", "c_recursion_bonus"]
 
@@ -479,6 +481,7 @@ class Binary:
 
     def __init__(self, path):
         self.path, self.elf = path, Elf(path)
+        self.expect = {}    # the entry under test: the data checks read objects with it
         present = [f for f in self.FUNCS if f in self.elf.syms]
         out = gdb_run(path, [(f, "disassemble " + f) for f in present])
         self.code = {f: parse_disasm(out.get(f, "")) for f in present}
@@ -509,12 +512,11 @@ class Binary:
                 raise CheckError("%s: could not read %s from %s" % (self.path, field, how))
             out.append((field, value, how))
 
-        code = self.code
-        if minor >= 9:
-            # 3.9+: starts with mov disp32(%rdi),%rax in every build (internals 8.4).
-            d = self.first_load("_PyInterpreterState_GetEvalFrameFunc")
-            if minor >= 11:
-                add("PyInterpreterState_eval_frame", d, "_PyInterpreterState_GetEvalFrameFunc")
+        if minor >= 11:
+            # Starts with mov disp32(%rdi),%rax in every build (internals 8.4).
+            add("PyInterpreterState_eval_frame",
+                self.first_load("_PyInterpreterState_GetEvalFrameFunc"),
+                "_PyInterpreterState_GetEvalFrameFunc")
         add("PyRuntime_interpreters_head", self.interpreters_head(), "PyInterpreterState_Head")
         add("PyInterpreterState_next", self.first_load("PyInterpreterState_Next"),
             "PyInterpreterState_Next")
@@ -897,7 +899,8 @@ def compare_table(entries, table, path):
     return errors
 
 
-TABLE_RE = re.compile(r"^static const struct py_offsets_entry table\[\] = \{\n.*?^\};\n", re.M | re.S)
+TABLE_RE = re.compile(r"^static const struct py_offsets_entry table\[\] = \{\n.*?^\};\n",
+                      re.M | re.S)
 
 
 def update_file(path, text):

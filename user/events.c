@@ -44,6 +44,8 @@ int recorder__handle(void *ctx, void *data, size_t size)
 
 	if (r->err || size < sizeof(struct ev_return))
 		return r->err;
+	if (r->stop_ns && c->ts_ns > r->stop_ns && c->type != EV_CODE)
+		return 0; /* made while the probes were being removed */
 	switch (c->type) {
 	case EV_CALL:
 		err = profile__call(r->prof, c->tid, c->ts_ns, c->code, c->frame, c->chain,

@@ -15,6 +15,7 @@ struct recorder {
 	struct profile *prof;
 	const struct py_target *target;
 	struct hook_state *hooks;
+	uint64_t stop_ns; /* once set, the recording window is closed: later calls are ignored */
 	int checks_ok, checks_bad;
 	int err; /* first fatal error (-ENOMEM, or -EINVAL when the offsets do not fit) */
 };

@@ -264,7 +264,7 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	stop_ns = now_ns();
+	stop_ns = rec.stop_ns = now_ns();
 
 	/* from here on nothing rewrites the hook; then put the target back as it was */
 	tracer__stop_hook(tr);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The CPython layout table: one entry per supported minor version (a patch range each), looked
- * up by version and never written. The entries are the output of scripts/gen-py-offsets.py,
- * which reads them from the DWARF of the pyenv builds and checks them again against machine code;
- * `scripts/gen-py-offsets.py --check` fails when this file and the builds disagree. For 3.13 the
- * target's own _Py_DebugOffsets can be compared with its entry (py_offsets__check_debug_offsets).
+ * up by version and never written. The array is the output of scripts/gen-py-offsets.py (--update
+ * rewrites it; the rest of this file is hand-written), which reads the DWARF of the pyenv builds
+ * and checks it again against their machine code and Debian's; `gen-py-offsets.py --check` fails
+ * when this file and the builds disagree. For 3.13 the target's own _Py_DebugOffsets can be
+ * compared with its entry as well (py_offsets__check_debug_offsets).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -14,8 +15,10 @@
 
 /*
  * Patch ranges span the whole minor version: CPython keeps these structs stable within a minor
- * release as far as we have seen (Debian's 3.11.2 and pyenv's 3.11.7 agree on every field). A
- * change inside a minor version gets its own entry with a narrower range.
+ * release as far as we have seen (Debian's 3.11.2 and pyenv's 3.11.7 agree on every field we can
+ * check). A change inside a minor version gets its own entry with a narrower range. 3.12's
+ * c_recursion_bonus is measured on 3.12.1 (budget 1500); later 3.12 releases start with a larger
+ * budget (gh-112215 backport), where the bonus only adds headroom beyond CPython's own.
  */
 static const struct py_offsets_entry table[] = {
 	{
@@ -56,6 +59,8 @@ static const struct py_offsets_entry table[] = {
 		.PyTypeObject_tp_name = 24, /* gdb: offsetof(PyTypeObject, tp_name) */
 		/* gdb: offsetof(_PyRuntimeState, interpreters.head) */
 		.PyRuntime_interpreters_head = 32,
+		/* the main interpreter is a heap object before 3.11 */
+		.PyRuntime_main_interpreter = 0,
 		.PyInterpreterState_next = 0, /* gdb: offsetof(PyInterpreterState, next) */
 		/* gdb: offsetof(PyInterpreterState, tstate_head) */
 		.PyInterpreterState_threads_head = 8,
@@ -104,6 +109,8 @@ static const struct py_offsets_entry table[] = {
 		.PyTypeObject_tp_name = 24, /* gdb: offsetof(PyTypeObject, tp_name) */
 		/* gdb: offsetof(_PyRuntimeState, interpreters.head) */
 		.PyRuntime_interpreters_head = 32,
+		/* the main interpreter is a heap object before 3.11 */
+		.PyRuntime_main_interpreter = 0,
 		.PyInterpreterState_next = 0, /* gdb: offsetof(PyInterpreterState, next) */
 		/* gdb: offsetof(PyInterpreterState, tstate_head) */
 		.PyInterpreterState_threads_head = 8,
@@ -152,6 +159,8 @@ static const struct py_offsets_entry table[] = {
 		.PyTypeObject_tp_name = 24, /* gdb: offsetof(PyTypeObject, tp_name) */
 		/* gdb: offsetof(_PyRuntimeState, interpreters.head) */
 		.PyRuntime_interpreters_head = 32,
+		/* the main interpreter is a heap object before 3.11 */
+		.PyRuntime_main_interpreter = 0,
 		.PyInterpreterState_next = 0, /* gdb: offsetof(PyInterpreterState, next) */
 		/* gdb: offsetof(PyInterpreterState, tstate_head) */
 		.PyInterpreterState_threads_head = 8,
@@ -199,6 +208,8 @@ static const struct py_offsets_entry table[] = {
 		.PyTypeObject_tp_name = 24, /* gdb: offsetof(PyTypeObject, tp_name) */
 		/* gdb: offsetof(_PyRuntimeState, interpreters.head) */
 		.PyRuntime_interpreters_head = 40,
+		/* gdb: offsetof(_PyRuntimeState, _main_interpreter) */
+		.PyRuntime_main_interpreter = 58936,
 		.PyInterpreterState_next = 0, /* gdb: offsetof(PyInterpreterState, next) */
 		/* gdb: offsetof(PyInterpreterState, threads.head) */
 		.PyInterpreterState_threads_head = 16,
@@ -246,6 +257,8 @@ static const struct py_offsets_entry table[] = {
 		.PyTypeObject_tp_name = 24, /* gdb: offsetof(PyTypeObject, tp_name) */
 		/* gdb: offsetof(_PyRuntimeState, interpreters.head) */
 		.PyRuntime_interpreters_head = 40,
+		/* gdb: offsetof(_PyRuntimeState, _main_interpreter) */
+		.PyRuntime_main_interpreter = 76392,
 		.PyInterpreterState_next = 0, /* gdb: offsetof(PyInterpreterState, next) */
 		/* gdb: offsetof(PyInterpreterState, threads.head) */
 		.PyInterpreterState_threads_head = 72,
@@ -295,6 +308,8 @@ static const struct py_offsets_entry table[] = {
 		.PyTypeObject_tp_name = 24, /* gdb: offsetof(PyTypeObject, tp_name) */
 		/* gdb: offsetof(_PyRuntimeState, interpreters.head) */
 		.PyRuntime_interpreters_head = 632,
+		/* gdb: offsetof(_PyRuntimeState, _main_interpreter) */
+		.PyRuntime_main_interpreter = 88352,
 		.PyInterpreterState_next = 7264, /* gdb: offsetof(PyInterpreterState, next) */
 		/* gdb: offsetof(PyInterpreterState, threads.head) */
 		.PyInterpreterState_threads_head = 7344,
@@ -430,7 +445,8 @@ int py_offsets__check_debug_offsets(const struct py_offsets_entry *e, const void
 		return -ENOTSUP;
 	}
 	if (len < l->size) {
-		snprintf(why, why_len, "_Py_DebugOffsets cut short: %zu of %zu bytes", len, l->size);
+		snprintf(why, why_len, "_Py_DebugOffsets cut short: %zu of %zu bytes", len,
+			 l->size);
 		return -ENODATA;
 	}
 	if (get_u64(buf, DEBUG_FREE_THREADED)) {

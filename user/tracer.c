@@ -104,7 +104,8 @@ void tracer__detach(struct tracer *tr)
 {
 	int i;
 
-	for (i = 0; i < tr->nlinks; i++)
+	/* reverse order: the entry probe goes first, so every call seen also has its return */
+	for (i = tr->nlinks - 1; i >= 0; i--)
 		bpf_link__destroy(tr->links[i]);
 	tr->nlinks = 0;
 	/* no program runs any more: what is in the ring buffer is all there will be */

@@ -37,8 +37,8 @@ static void report(const char *name, const char *skip)
 {
 	n_run++;
 	n_failed += case_failed;
-	printf("%s %d - %s%s%s\n", case_failed ? "not ok" : "ok", n_run, name, skip ? " # SKIP " : "",
-	       skip ? skip : "");
+	printf("%s %d - %s%s%s\n", case_failed ? "not ok" : "ok", n_run, name,
+	       skip ? " # SKIP " : "", skip ? skip : "");
 	case_failed = 0;
 	fflush(stdout);
 }
@@ -78,7 +78,8 @@ static void test_no_overlap(void)
 
 	for (i = 0; i < n; i++)
 		for (j = i + 1; j < n; j++) {
-			const struct py_offsets_entry *a = py_offsets__at(i), *b = py_offsets__at(j);
+			const struct py_offsets_entry *a = py_offsets__at(i);
+			const struct py_offsets_entry *b = py_offsets__at(j);
 
 			if (a->major == b->major && a->minor == b->minor)
 				CHECK(a->patch_max < b->patch_min || b->patch_max < a->patch_min);
@@ -158,6 +159,8 @@ static void test_zero_fields(void)
 		/* Writing eval_frame on <= 3.10 would clobber another field: it must stay 0. */
 		CHECK(!b->PyInterpreterState_eval_frame == !iframe);
 		CHECK(!e->PyThreadState_native_thread_id == !iframe);
+		/* Before 3.11 the main interpreter is a heap object, not part of _PyRuntime. */
+		CHECK(!e->PyRuntime_main_interpreter == !iframe);
 		CHECK(!e->PyThreadState_frame == !!iframe);
 		CHECK(!e->PyInterpreterFrame_size == !iframe);
 		CHECK(!e->PyCodeObject_co_qualname == !iframe);
@@ -173,8 +176,8 @@ static void test_zero_fields(void)
 		CHECK(b->PyUnicode_length && b->PyUnicode_state && b->PyASCIIObject_size);
 		CHECK(b->PyCompactUnicodeObject_size > b->PyASCIIObject_size);
 		CHECK(b->PyThreadState_interp && e->PyThreadState_next);
-		CHECK(e->PyObject_ob_type && e->PyTypeObject_tp_name && e->PyRuntime_interpreters_head);
-		CHECK(e->PyInterpreterState_threads_head);
+		CHECK(e->PyObject_ob_type && e->PyTypeObject_tp_name);
+		CHECK(e->PyRuntime_interpreters_head && e->PyInterpreterState_threads_head);
 	}
 }
 
@@ -257,7 +260,9 @@ static int read_pyruntime(const char *path, unsigned char *buf, size_t len)
 		off_t at;
 		size_t i;
 
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB)
 			continue;
 		data = elf_getdata(scn, NULL);
 		for (i = 0; data && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
@@ -284,6 +289,14 @@ static int read_pyruntime(const char *path, unsigned char *buf, size_t len)
 	return err;
 }
 
+static char why[256]; /* the checker's reason, printed on unexpected results */
+
+static int check(const struct py_offsets_entry *e, const void *buf, size_t len)
+{
+	why[0] = 0;
+	return py_offsets__check_debug_offsets(e, buf, len, why, sizeof(why));
+}
+
 static void put_u64(unsigned char *buf, unsigned pos, uint64_t v)
 {
 	memcpy(buf + pos, &v, sizeof(v));
@@ -301,13 +314,12 @@ static void test_debug_offsets_real(const unsigned char *real)
 {
 	const struct py_offsets_entry *e313 = py_offsets__find(3, 13, 0);
 	unsigned char buf[DEBUG_SIZE];
-	char why[256] = "";
 	size_t i;
 	int err;
 
 	CHECK(!memcmp(real, "xdebugpy", 8));
 	CHECK((get_u64(real, 8) >> 16) == 0x030d);
-	err = py_offsets__check_debug_offsets(e313, real, DEBUG_SIZE, why, sizeof(why));
+	err = check(e313, real, DEBUG_SIZE);
 	if (err)
 		printf("#   %d: %s\n", err, why);
 	CHECK(err == 0);
@@ -317,14 +329,13 @@ static void test_debug_offsets_real(const unsigned char *real)
 
 		memcpy(big, real, DEBUG_SIZE);
 		memset(big + DEBUG_SIZE, 0xa5, 1024);
-		CHECK(py_offsets__check_debug_offsets(e313, big, sizeof(big), why, sizeof(why)) == 0);
+		CHECK(check(e313, big, sizeof(big)) == 0);
 	}
 	/* Every compared field is really compared ... */
 	for (i = 0; i < sizeof(compared_pos) / sizeof(compared_pos[0]); i++) {
 		memcpy(buf, real, DEBUG_SIZE);
 		put_u64(buf, compared_pos[i], get_u64(buf, compared_pos[i]) + 8);
-		why[0] = 0;
-		err = py_offsets__check_debug_offsets(e313, buf, DEBUG_SIZE, why, sizeof(why));
+		err = check(e313, buf, DEBUG_SIZE);
 		if (err != -EINVAL)
 			printf("#   change at %u not noticed (%d)\n", compared_pos[i], err);
 		CHECK(err == -EINVAL);
@@ -334,40 +345,37 @@ static void test_debug_offsets_real(const unsigned char *real)
 	for (i = 0; i < sizeof(other_pos) / sizeof(other_pos[0]); i++) {
 		memcpy(buf, real, DEBUG_SIZE);
 		put_u64(buf, other_pos[i], get_u64(buf, other_pos[i]) + 8);
-		CHECK(py_offsets__check_debug_offsets(e313, buf, DEBUG_SIZE, why, sizeof(why)) == 0);
+		CHECK(check(e313, buf, DEBUG_SIZE) == 0);
 	}
 	/* The 3.12 entry does not describe a 3.13 runtime. */
-	CHECK(py_offsets__check_debug_offsets(py_offsets__find(3, 12, 1), real, DEBUG_SIZE, why,
-					      sizeof(why)) == -EINVAL);
+	CHECK(check(py_offsets__find(3, 12, 1), real, DEBUG_SIZE) == -EINVAL);
 }
 
 static void test_debug_offsets_rejects(const unsigned char *real)
 {
 	const struct py_offsets_entry *e313 = py_offsets__find(3, 13, 0);
 	unsigned char buf[DEBUG_SIZE];
-	char why[256];
 
 	memcpy(buf, real, DEBUG_SIZE);
 	buf[0] = 'X';
-	CHECK(py_offsets__check_debug_offsets(e313, buf, DEBUG_SIZE, why, sizeof(why)) == -ENODATA);
+	CHECK(check(e313, buf, DEBUG_SIZE) == -ENODATA);
 	memset(buf, 0, DEBUG_SIZE);
-	CHECK(py_offsets__check_debug_offsets(e313, buf, DEBUG_SIZE, why, sizeof(why)) == -ENODATA);
-	CHECK(py_offsets__check_debug_offsets(e313, real, 4, why, sizeof(why)) == -ENODATA);
-	CHECK(py_offsets__check_debug_offsets(e313, real, DEBUG_SIZE - 8, why, sizeof(why)) ==
-	      -ENODATA);
+	CHECK(check(e313, buf, DEBUG_SIZE) == -ENODATA);
+	CHECK(check(e313, real, 4) == -ENODATA);
+	CHECK(check(e313, real, DEBUG_SIZE - 8) == -ENODATA);
 	/* Other minor versions have other layouts (3.14 inserted fields): not ours to parse. */
 	memcpy(buf, real, DEBUG_SIZE);
 	put_u64(buf, 8, 0x030e00f0);
-	CHECK(py_offsets__check_debug_offsets(e313, buf, DEBUG_SIZE, why, sizeof(why)) == -ENOTSUP);
+	CHECK(check(e313, buf, DEBUG_SIZE) == -ENOTSUP);
 	put_u64(buf, 8, 0x030c01f0);
-	CHECK(py_offsets__check_debug_offsets(e313, buf, DEBUG_SIZE, why, sizeof(why)) == -ENOTSUP);
-	/* A later 3.13 patch release uses the same layout. */
+	CHECK(check(e313, buf, DEBUG_SIZE) == -ENOTSUP);
+	/* The layout is chosen by major.minor: a later 3.13 patch release parses as 3.13.0. */
 	put_u64(buf, 8, 0x030d07f0);
-	CHECK(py_offsets__check_debug_offsets(e313, buf, DEBUG_SIZE, why, sizeof(why)) == 0);
+	CHECK(check(e313, buf, DEBUG_SIZE) == 0);
 	/* Free-threaded builds have another object header. */
 	memcpy(buf, real, DEBUG_SIZE);
 	put_u64(buf, 16, 1);
-	CHECK(py_offsets__check_debug_offsets(e313, buf, DEBUG_SIZE, why, sizeof(why)) == -ENOTSUP);
+	CHECK(check(e313, buf, DEBUG_SIZE) == -ENOTSUP);
 }
 
 int main(void)
