@@ -274,7 +274,7 @@ for_each_py() {
 			import pstats, sys
 			st = pstats.Stats(sys.argv[1]).stats
 			got = {k[2]: (v[1], v[0]) for k, v in st.items() if k[0].endswith("targets/threads.py")}
-			want = {"worker": (4, 4), "fib": (4 * 1597, 4), "crunch": (4, 4), "step": (2000, 2000)}
+			want = {"worker": (4, 4), "fib": (4 * 3193, 4), "crunch": (4, 4), "step": (2000, 2000)}
 			bad = {n: (got.get(n), w) for n, w in want.items() if got.get(n) != w}
 			if bad:
 			    sys.exit("(nc, cc) got/expected: %r" % bad)
@@ -352,7 +352,7 @@ sys.exit(7)' >out 2>err || status=$?
 	require_bpf
 	cd "$BATS_TEST_TMPDIR"
 	local sig status
-	for sig in TERM KILL SEGV; do
+	for sig in TERM KILL USR1; do
 		status=0
 		"$PYUPROF" record -o "ours-$sig.prof" -- "$PY" -c "
 import os, signal

@@ -129,9 +129,15 @@ static uint32_t func_of_code(struct profile *p, uint64_t code)
 	return profile__func(p, "~", "<unknown code object>", 0);
 }
 
+/* Key of an edge in edge_by_pair: never 0, which the map keeps for empty slots. */
+static uint64_t edge_key(uint32_t caller, uint32_t callee)
+{
+	return ((uint64_t)caller + 1) << 32 | callee;
+}
+
 static uint32_t edge_of(struct profile *p, uint32_t caller, uint32_t callee)
 {
-	uint64_t *slot = u64_map_upsert(&p->edge_by_pair, ((uint64_t)caller << 32) | callee);
+	uint64_t *slot = u64_map_upsert(&p->edge_by_pair, edge_key(caller, callee));
 	struct edge *e;
 
 	if (!slot)
@@ -139,7 +145,7 @@ static uint32_t edge_of(struct profile *p, uint32_t caller, uint32_t callee)
 	if (*slot)
 		return (uint32_t)(*slot - 1);
 	if (grow((void **)&p->edges, &p->edges_cap, sizeof(*p->edges), p->nedges + 1)) {
-		u64_map_del(&p->edge_by_pair, ((uint64_t)caller << 32) | callee);
+		u64_map_del(&p->edge_by_pair, edge_key(caller, callee));
 		return NO_ID;
 	}
 	e = &p->edges[p->nedges];

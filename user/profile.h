@@ -66,7 +66,7 @@ struct profile {
 	uint32_t nthreads, threads_cap;
 	struct u64_map func_by_key;   /* hash of (filename, line, name) -> id + 1 */
 	struct u64_map func_by_code;  /* code object address -> id + 1 */
-	struct u64_map edge_by_pair;  /* caller << 32 | callee -> id + 1 */
+	struct u64_map edge_by_pair;  /* (caller + 1) << 32 | callee -> id + 1 */
 	struct u64_map thread_by_tid; /* tid -> index + 1 */
 	uint64_t first_ns, last_ns;
 	struct profile_counters n;

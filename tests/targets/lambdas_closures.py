@@ -41,7 +41,8 @@ def main():
     print("sorted", sorted(range(20), key=negate)[:3])
     print("map", list(map(lambda v: v + 1, range(10))))
     print("apply", apply(lambda v: v * 3, 7))
-    curried = (lambda a: lambda b: a + b)(1)
+    curried = (lambda a:
+               lambda b: a + b)(1)
     print("curried", curried(2))
     counter = make_counter()
     for _ in range(7):

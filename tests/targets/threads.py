@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Fixture: four threads doing work at the same time.
 
-The threads meet at a barrier and then each runs fib(16) (1597 calls, 1 primitive) and
+The threads meet at a barrier and then each runs fib(16) (3193 calls, 1 primitive) and
 crunch(). Each thread has its own stack, so per thread fib is one primitive call:
-merged over the threads fib is 4 * 1597 calls, 4 primitive. The work is long enough for
+merged over the threads fib is 4 * 3193 calls, 4 primitive. The work is long enough for
 the interpreter to switch threads in the middle of it.
 """
 import threading

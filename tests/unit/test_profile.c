@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The stack and statistics builder (user/profile.c), fed event streams. The truth for the
+ * cProfile rules is cProfile itself: tests/unit/lsprof_truth.py records a workload's calls and
+ * returns and then runs it under cProfile with a timer that counts events, so both sides see
+ * event i at time i. The repair cases (missing returns, unseen frames) are small hand-made
+ * streams.
+ */
+#include <linux/types.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "profile.h"
+#include "test.h"
+
+static const char *python(void)
+{
+	const char *py = getenv("PYUPROF_TEST_PYTHON");
+
+	return py ? py : "python3";
+}
+
+static uint32_t find_func(struct profile *p, const char *name)
+{
+	for (uint32_t i = 0; i < p->nfuncs; i++)
+		if (!strcmp(p->funcs[i].name, name))
+			return i;
+	return NO_ID;
+}
+
+static struct edge *find_edge(struct profile *p, const char *callee, const char *caller)
+{
+	uint32_t ce = find_func(p, callee), cr = find_func(p, caller);
+
+	for (uint32_t i = 0; i < p->nedges; i++)
+		if (p->edges[i].callee == ce && p->edges[i].caller == cr)
+			return &p->edges[i];
+	return NULL;
+}
+
+/* Replays lsprof_truth.py's events and compares with its cProfile stats. */
+static void check_against_cprofile(const char *workload)
+{
+	char cmd[512], line[512], name[128], caller[128];
+	struct profile *p = profile__new();
+	uint64_t ts = 2; /* tick 1 is the harness's lambda, entered before the stream */
+	int stats = 0, edges = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "%s tests/unit/lsprof_truth.py %s", python(), workload);
+	f = popen(cmd, "r");
+	REQUIRE(f && p);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long code, frame, c0, cc0, c1, cc1, back, ncalls, pcalls;
+		double tt, ct;
+
+		if (sscanf(line, "call %llu %llu %llu %llu %llu %llu %llu %127s", &code, &frame, &c0,
+			   &cc0, &c1, &cc1, &back, name) == 8) {
+			__u64 chain[CHAIN_LEN] = { c0, c1 }, chain_code[CHAIN_LEN] = { cc0, cc1 };
+
+			profile__code(p, code, __FILE__, name, (int)code);
+			/* a caller never entered in the stream is the harness's */
+			if (cc0 && !u64_map_get(&p->func_by_code, cc0))
+				profile__code(p, cc0, __FILE__, "<harness>", (int)cc0);
+			CHECK(!profile__call(p, 1, ts++, code, frame, chain, chain_code, back, false));
+		} else if (!strncmp(line, "ret", 3)) {
+			CHECK(!profile__return(p, 1, ts++));
+		} else if (sscanf(line, "stat %127s %llu %llu %lf %lf", name, &pcalls, &ncalls, &tt,
+				  &ct) == 5) {
+			uint32_t id = find_func(p, name);
+
+			stats++;
+			REQUIRE(id != NO_ID);
+			CHECK(p->funcs[id].calls == ncalls);
+			CHECK(p->funcs[id].calls - p->funcs[id].rec_calls == pcalls);
+			CHECK(p->funcs[id].inline_ns == (uint64_t)tt);
+			CHECK(p->funcs[id].total_ns == (uint64_t)ct);
+		} else if (sscanf(line, "edge %127s %127s %llu %llu %lf %lf", name, caller, &ncalls,
+				  &pcalls, &tt, &ct) == 6) {
+			struct edge *e = find_edge(p, name, caller);
+
+			edges++;
+			REQUIRE(e);
+			if (e->calls - e->rec_calls != pcalls || e->total_ns != (uint64_t)ct)
+				printf("#   edge %s <- %s: ours %llu/%llu %llu %llu, cProfile %s", name,
+				       caller, (unsigned long long)e->calls,
+				       (unsigned long long)(e->calls - e->rec_calls),
+				       (unsigned long long)e->inline_ns,
+				       (unsigned long long)e->total_ns, line);
+			CHECK(e->calls == ncalls);
+			CHECK(e->calls - e->rec_calls == pcalls);
+			CHECK(e->inline_ns == (uint64_t)tt);
+			CHECK(e->total_ns == (uint64_t)ct);
+		}
+		if (!strncmp(line, "stat", 4) && stats == 1)
+			profile__finish(p, ts);
+	}
+	CHECK(pclose(f) == 0);
+	CHECK(stats > 0 && edges > 0);
+	CHECK(p->n.closed_unseen == 0 && p->n.unmatched_returns == 0);
+	profile__free(p);
+}
+
+TEST(recursion_matches_cprofile) { check_against_cprofile("fib"); }
+TEST(mutual_recursion_matches_cprofile) { check_against_cprofile("mutual"); }
+TEST(generator_matches_cprofile) { check_against_cprofile("generator"); }
+TEST(exceptions_match_cprofile) { check_against_cprofile("exceptions"); }
+TEST(indirect_recursion_matches_cprofile) { check_against_cprofile("indirect"); }
+
+static const __u64 none[CHAIN_LEN];
+
+static void call(struct profile *p, uint64_t ts, uint64_t code, uint64_t frame, uint64_t c0,
+		 uint64_t c0code, uint64_t c1, uint64_t c1code, uint64_t back)
+{
+	__u64 chain[CHAIN_LEN] = { c0, c1 }, codes[CHAIN_LEN] = { c0code, c1code };
+
+	CHECK(!profile__call(p, 7, ts, code, frame, chain, codes, back, false));
+}
+
+static bool has_edge(const struct profile *p, uint32_t caller, uint32_t callee)
+{
+	for (uint32_t i = 0; i < p->nedges; i++)
+		if (p->edges[i].caller == caller && p->edges[i].callee == callee)
+			return p->edges[i].calls > 0;
+	return false;
+}
+
+static struct profile *with_funcs(void)
+{
+	struct profile *p = profile__new();
+
+	profile__code(p, 100, "m.py", "f", 1);
+	profile__code(p, 200, "m.py", "g", 2);
+	profile__code(p, 300, "m.py", "h", 3);
+	profile__code(p, 400, "__init__", "__init__", 0); /* 3.13's _Py_InitCleanup shim */
+	return p;
+}
+
+TEST(return_before_any_entry_is_ignored)
+{
+	struct profile *p = with_funcs();
+
+	CHECK(!profile__return(p, 7, 1));
+	CHECK(!profile__call(p, 7, 2, 100, 1, none, none, 0, false));
+	CHECK(!profile__return(p, 7, 5));
+	CHECK(p->n.unmatched_returns == 1);
+	CHECK(p->funcs[0].calls == 1 && p->funcs[0].total_ns == 3);
+	profile__free(p);
+}
+
+TEST(calls_open_at_stop_are_closed_there)
+{
+	struct profile *p = with_funcs();
+
+	call(p, 1, 100, 1, 0, 0, 0, 0, 0);
+	call(p, 2, 200, 2, 1, 100, 0, 0, 0);
+	profile__finish(p, 10);
+	CHECK(p->n.open_at_stop == 2);
+	CHECK(p->funcs[1].calls == 1 && p->funcs[1].total_ns == 8 && p->funcs[1].inline_ns == 8);
+	CHECK(p->funcs[0].calls == 1 && p->funcs[0].total_ns == 9 && p->funcs[0].inline_ns == 1);
+	profile__free(p);
+}
+
+TEST(lost_return_is_closed_at_the_next_entry)
+{
+	struct profile *p = with_funcs();
+
+	call(p, 1, 100, 1, 0, 0, 0, 0, 0);
+	call(p, 2, 200, 2, 1, 100, 0, 0, 0);
+	/* g's return is lost; h is entered from f */
+	call(p, 5, 300, 3, 1, 100, 0, 0, 0);
+	CHECK(!profile__return(p, 7, 6));
+	CHECK(!profile__return(p, 7, 8));
+	CHECK(p->n.closed_unseen == 1);
+	CHECK(p->funcs[1].calls == 1 && p->funcs[1].total_ns == 3);
+	CHECK(find_edge(p, "h", "f") && !find_edge(p, "h", "g"));
+	CHECK(p->funcs[0].total_ns == 7 && p->funcs[0].inline_ns == 3);
+	profile__free(p);
+}
+
+TEST(frame_entered_unseen_is_recovered)
+{
+	struct profile *p = with_funcs();
+
+	call(p, 1, 100, 1, 0, 0, 0, 0, 0);
+	/* g ran inline (no event); h is entered from it */
+	call(p, 4, 300, 3, 2, 200, 1, 100, 0);
+	CHECK(!profile__return(p, 7, 5)); /* h */
+	call(p, 6, 300, 4, 1, 100, 0, 0, 0); /* g returned unseen: closed here */
+	profile__finish(p, 9);
+	CHECK(p->n.recovered == 1);
+	CHECK(p->funcs[1].calls == 1);
+	CHECK(find_edge(p, "g", "f") && find_edge(p, "h", "g") && find_edge(p, "h", "f"));
+	CHECK(p->funcs[2].calls == 2);
+	profile__free(p);
+}
+
+TEST(init_shim_and_inlined_init_are_recovered_once)
+{
+	struct profile *p = with_funcs();
+
+	profile__code(p, 500, "m.py", "__init__", 5);
+	call(p, 1, 100, 1, 0, 0, 0, 0, 0);
+	/* f -> shim (frame 2) -> __init__ (frame 3), both inline; h entered from __init__ */
+	call(p, 3, 300, 4, 3, 500, 2, 400, 1);
+	CHECK(!profile__return(p, 7, 4));
+	profile__finish(p, 6);
+	CHECK(p->n.recovered == 1);
+	CHECK(p->funcs[4].calls == 1); /* m.py's __init__ */
+	CHECK(p->funcs[3].calls == 0); /* the shim is no call */
+	CHECK(p->nedges == 2 && has_edge(p, 4, 2) && has_edge(p, 0, 4));
+	profile__free(p);
+}
+
+TEST(generator_creation_is_not_a_call)
+{
+	struct profile *p = with_funcs();
+	__u64 chain[CHAIN_LEN] = { 1 }, codes[CHAIN_LEN] = { 100 };
+
+	call(p, 1, 100, 1, 0, 0, 0, 0, 0);
+	CHECK(!profile__call(p, 7, 2, 200, 9, chain, codes, 0, true));
+	CHECK(!profile__return(p, 7, 3));
+	CHECK(!profile__call(p, 7, 4, 200, 9, chain, codes, 0, false)); /* first resume */
+	CHECK(!profile__return(p, 7, 5));
+	CHECK(!profile__return(p, 7, 6));
+	CHECK(p->n.not_calls == 1 && p->n.calls == 2);
+	CHECK(p->funcs[1].calls == 1 && p->funcs[1].total_ns == 1);
+	CHECK(p->funcs[0].total_ns == 5 && p->funcs[0].inline_ns == 4);
+	profile__free(p);
+}
+
+TEST(threads_have_their_own_stacks_and_recursion_levels)
+{
+	struct profile *p = with_funcs();
+
+	/* f runs in two threads at once: neither is a recursive call */
+	CHECK(!profile__call(p, 1, 1, 100, 1, none, none, 0, false));
+	CHECK(!profile__call(p, 2, 2, 100, 2, none, none, 0, false));
+	CHECK(!profile__return(p, 1, 3));
+	CHECK(!profile__return(p, 2, 5));
+	CHECK(p->funcs[0].calls == 2 && p->funcs[0].rec_calls == 0);
+	CHECK(p->funcs[0].total_ns == 5 && p->nthreads == 2);
+	profile__free(p);
+}
+
+int main(void)
+{
+	static const struct test_case cases[] = {
+		TEST_CASE(recursion_matches_cprofile),
+		TEST_CASE(mutual_recursion_matches_cprofile),
+		TEST_CASE(generator_matches_cprofile),
+		TEST_CASE(exceptions_match_cprofile),
+		TEST_CASE(indirect_recursion_matches_cprofile),
+		TEST_CASE(return_before_any_entry_is_ignored),
+		TEST_CASE(calls_open_at_stop_are_closed_there),
+		TEST_CASE(lost_return_is_closed_at_the_next_entry),
+		TEST_CASE(frame_entered_unseen_is_recovered),
+		TEST_CASE(init_shim_and_inlined_init_are_recovered_once),
+		TEST_CASE(generator_creation_is_not_a_call),
+		TEST_CASE(threads_have_their_own_stacks_and_recursion_levels),
+	};
+
+	return test_run(cases, TEST_COUNT(cases));
+}
