@@ -63,7 +63,7 @@ test: all unit
 demo: all
 	$(Q)scripts/demo.sh
 
-bench: all
+bench: all $(OUTPUT)/bench/bare
 	$(Q)bench/run.sh
 
 vmlinux:
@@ -78,3 +78,17 @@ clean:
 -include $(wildcard $(OUTPUT)/user/*.d)
 .DELETE_ON_ERROR:
 .SECONDARY:
+
+# Benchmark baselines (bench/): counting-only probes at pyuprof's probe points.
+$(OUTPUT)/bare.bpf.o: bench/bare.bpf.c $(VMLINUX) | $(OUTPUT) deps
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -c $< -o $@
+
+$(OUTPUT)/bare.skel.h: $(OUTPUT)/bare.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name bare_bpf > $@.tmp && mv $@.tmp $@
+
+$(OUTPUT)/bench/bare: bench/bare.c $(OUTPUT)/bare.skel.h $(OUTPUT)/libpyuprof.a
+	$(Q)mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(OUTPUT)/libpyuprof.a $(LDLIBS) -o $@

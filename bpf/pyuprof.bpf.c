@@ -66,6 +66,19 @@ struct {
 	__type(value, __u32);
 } raised_tstates SEC(".maps");
 
+/*
+ * Waking the consumer for every record costs more than the record itself: wake it only once
+ * this much is waiting (it also polls every 100 ms on its own).
+ */
+#define WAKEUP_BYTES (1 << 20)
+
+static __always_inline __u64 wakeup_flags(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= WAKEUP_BYTES ?
+		       BPF_RB_FORCE_WAKEUP :
+		       BPF_RB_NO_WAKEUP;
+}
+
 /* Enough of a frame for code, previous and owner on every version (frame_owner <= 70). */
 #define FRAME_WINDOW 72
 /* Enough of a code object for flags, firstlineno, filename and name (co_name <= 120). */
@@ -167,7 +180,7 @@ static __always_inline void note_code(__u64 addr, const void *cw, __u32 tid, __u
 	e->name_kind = copy_str(e->name, FUNCNAME_BYTES, FIELD(cw, off.PyCodeObject_co_name, __u64),
 				&e->name_len);
 	/* submit before remembering, so an entry naming this code never precedes its identity */
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, wakeup_flags());
 	bpf_map_update_elem(&codes, &addr, &tag, BPF_ANY);
 }
 
@@ -185,7 +198,7 @@ static __always_inline void request(__u64 addr, __u32 what, __u32 tid, __u64 now
 	e->addr = addr;
 	e->what = what;
 	e->pad = 0;
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, wakeup_flags());
 }
 
 /*
@@ -331,7 +344,7 @@ int BPF_KPROBE(on_eval_entry)
 	e->back = back;
 	e->flags = flags;
 	e->pad = 0;
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, wakeup_flags());
 	return 0;
 }
 
@@ -351,7 +364,7 @@ int BPF_KPROBE(on_eval_return)
 	e->type = EV_RETURN;
 	e->tid = tid;
 	e->ts_ns = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, wakeup_flags());
 	return 0;
 }
 
