@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* argp parsers: the top-level command table and `pyuprof record`. */
 #include <argp.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -48,8 +49,8 @@ static const struct argp_option record_options[] = {
 	{ NULL, 0, NULL, 0, "Target:", 1 },
 	{ "pid", 'p', "PID", 0, "Attach to the running Python process PID", 1 },
 	{ "duration", 'd', "SECONDS", 0,
-	  "Stop after SECONDS (decimals allowed); default: until Ctrl-C, SIGTERM or the target "
-	  "exits", 1 },
+	  "Stop after SECONDS (decimals allowed); default: until Ctrl-C, SIGTERM, SIGHUP or the "
+	  "target exits", 1 },
 	{ NULL, 0, NULL, 0, "Output:", 2 },
 	{ "output", 'o', "FILE", 0, "Write the pstats profile to FILE (default pyuprof-PID.prof)", 2 },
 	{ "top", OPT_TOP, "N", 0, "Print the top N functions by cumulative time (default "
@@ -64,6 +65,21 @@ static const struct argp_option record_options[] = {
 	{},
 };
 
+/* Our own usage errors: one "pyuprof: " line, argp's hint, exit 64 (EX_USAGE, as argp). */
+static void __attribute__((format(printf, 2, 3), noreturn))
+usage_error(struct argp_state *state, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("pyuprof: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	argp_state_help(state, stderr, ARGP_HELP_STD_ERR);
+	exit(64); /* not reached: ARGP_HELP_STD_ERR exits */
+}
+
 static long parse_long(struct argp_state *state, const char *what, const char *arg, long min,
 		       long max)
 {
@@ -73,7 +89,7 @@ static long parse_long(struct argp_state *state, const char *what, const char *a
 	errno = 0;
 	v = strtol(arg, &end, 10);
 	if (errno || end == arg || *end || v < min || v > max)
-		argp_error(state, "invalid %s: %s", what, arg);
+		usage_error(state, "invalid %s: %s", what, arg);
 	return v;
 }
 
@@ -90,11 +106,11 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		errno = 0;
 		env.duration = strtod(arg, &end);
 		if (errno || end == arg || *end || !isfinite(env.duration) || env.duration <= 0)
-			argp_error(state, "invalid duration: %s (want seconds > 0)", arg);
+			usage_error(state, "invalid duration: %s (want seconds > 0)", arg);
 		break;
 	case 'o':
 		if (!*arg)
-			argp_error(state, "empty output path");
+			usage_error(state, "empty output path");
 		env.output = arg;
 		break;
 	case OPT_TOP:
@@ -103,7 +119,7 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case OPT_RINGBUF:
 		v = parse_long(state, "ring buffer size", arg, 1, 4096);
 		if (v & (v - 1))
-			argp_error(state, "invalid ring buffer size: %s (want a power of two)", arg);
+			usage_error(state, "invalid ring buffer size: %s (want a power of two)", arg);
 		env.ringbuf_mb = (unsigned)v;
 		break;
 	case 'q':
@@ -122,9 +138,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_END:
 		if (env.pid && env.command)
-			argp_error(state, "give either --pid or a command, not both");
+			usage_error(state, "give either --pid or a command, not both");
 		if (!env.pid && !env.command)
-			argp_error(state, "nothing to record: give --pid PID or -- COMMAND");
+			usage_error(state, "nothing to record: give --pid PID or -- COMMAND");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -178,6 +194,7 @@ enum command cli_parse(int argc, char **argv)
 		exit(64);
 	}
 	argp.doc = join_doc();
+	argv[1] = "pyuprof record"; /* argp names the program after it in usage and hints */
 	/* ARGP_IN_ORDER: options after the command's name belong to the command */
 	argp_parse(&argp, argc - 1, argv + 1, ARGP_IN_ORDER, NULL, NULL);
 	return CMD_RECORD;

@@ -65,11 +65,11 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* CAP_SYS_ADMIN (bpf_probe_write_user, uprobes), CAP_SYS_PTRACE (target memory), CAP_BPF,
- * CAP_PERFMON. Root has them all. */
+/* CAP_BPF and CAP_PERFMON (BPF programs, uprobes), CAP_SYS_PTRACE (the target's memory, and
+ * stopping it around writes). Root has them all. */
 static bool has_privileges(void)
 {
-	const unsigned long long need = 1ull << 21 | 1ull << 19 | 1ull << 38 | 1ull << 39;
+	const unsigned long long need = 1ull << 19 | 1ull << 38 | 1ull << 39;
 	unsigned long long eff = 0;
 	char line[256];
 	FILE *f = fopen("/proc/self/status", "re");
@@ -164,8 +164,7 @@ int main(int argc, char **argv)
 	launched = env.command != NULL;
 
 	if (!has_privileges()) {
-		elog("needs root (CAP_SYS_ADMIN, CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE): run it "
-		     "with sudo");
+		elog("needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE): run it with sudo");
 		return 1;
 	}
 	/* fail on an unwritable output before touching any process */
