@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Compare pyuprof's profile of a fixture with cProfile's, function by function.
 
-    pstats_compare.py OURS.prof CPROFILE.prof --file FIXTURE.py [--below NAME] [--show]
+    pstats_compare.py OURS.prof CPROFILE.prof --file FIXTURE.py [--below NAME]... [--show]
 
 Both files are loaded with pstats. For every function defined in FIXTURE.py (key
 filename is that file) it checks that both profiles have it, with the same total calls
@@ -22,9 +22,10 @@ What is deliberately outside the comparison, and why:
     script is started by the harness in cProfile (runpy's _run_code) and by the
     interpreter itself under pyuprof (no Python caller). Its call counts are compared.
   * Times (tottime, cumtime): they are measurements, not facts to compare.
-With --below NAME only NAME and the fixture functions reachable from it through caller
-edges (in either profile) are compared: for attach mode, where only what ran inside
-the rounds is exact (the long-running loop around them was entered before attaching).
+With --below NAME (repeatable) only the functions named NAME and the fixture functions
+reachable from them through caller edges (in either profile) are compared: for attach
+mode, where only what ran inside the rounds is exact (the loop around them was entered
+before attaching).
 --show prints the selected entries of both profiles.
 """
 import argparse
@@ -71,13 +72,13 @@ def module_key(entries):
     return mods[0] if mods else None
 
 
-def below(stats, entries, root):
-    """Fixture functions reachable from functions named root via caller edges."""
+def below(stats, entries, roots):
+    """Fixture functions named in roots, and those reachable from them via caller edges."""
     children = {}
     for callee, value in stats.items():
         for caller in value[4]:
             children.setdefault(caller, set()).add(callee)
-    todo = [k for k in entries if k[2] == root]
+    todo = [k for k in entries if k[2] in roots]
     seen = set(todo)
     while todo:
         for callee in children.get(todo.pop(), ()):
@@ -137,7 +138,8 @@ def main():
     ap.add_argument("ours")
     ap.add_argument("cprofile")
     ap.add_argument("--file", required=True, help="the fixture script")
-    ap.add_argument("--below", metavar="NAME", help="only NAME and what it calls")
+    ap.add_argument("--below", metavar="NAME", action="append",
+                    help="only NAME and what it calls (repeatable)")
     ap.add_argument("--show", action="store_true", help="print the compared entries")
     args = ap.parse_args()
 
@@ -151,8 +153,10 @@ def main():
     keys = set(ours) | set(theirs)
     if args.below:
         keys = below(ours_all, ours, args.below) | below(theirs_all, theirs, args.below)
-        if not any(k in theirs for k in keys):
-            sys.stderr.write("pstats_compare: no function %s in %s\n" % (args.below, args.cprofile))
+        missing = [n for n in args.below if not any(k[2] == n for k in theirs)]
+        if missing:
+            sys.stderr.write("pstats_compare: no function %s of %s in %s\n"
+                             % (", ".join(missing), args.file, args.cprofile))
             return 2
     mod_key = module_key(theirs)
     if args.show:
