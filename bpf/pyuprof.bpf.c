@@ -18,10 +18,13 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile struct py_offsets off = {};
 const volatile __u32 targ_tgid = 0;
 const volatile __u64 hook_value = 0;	   /* &_PyEval_EvalFrameDefault in the target */
+const volatile __u32 ob_type_off = 8, tp_name_off = 24; /* PyObject.ob_type, tp_name */
 const volatile __u32 want_recursion_bonus = 0; /* 3.12: ask for each thread's budget raise */
 
 /* Set by user space: while 1, an interpreter found with a NULL eval_frame is reported. */
 __u32 hook_enabled = 0;
+/* Set by user space while it holds the target: a thread that asks is stopped by a signal */
+__u32 signal_requests = 0;
 struct pyuprof_stats stats = {};
 
 struct {
@@ -52,6 +55,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } setter_args SEC(".maps");
+
+/* tid -> activate argument of a pending _PyPerfTrampoline_Init call */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} perf_init_args SEC(".maps");
 
 struct tstate_key {
 	__u64 tstate;
@@ -157,7 +168,7 @@ static __always_inline __u8 copy_str(char *dst, __u32 cap, __u64 str, __u32 *len
 /* Sends the identity of the code object at addr (window cw already read), then remembers it. */
 static __always_inline void note_code(__u64 addr, const void *cw, __u32 tid, __u64 now)
 {
-	__u64 tag = code_tag(cw), *known;
+	__u64 tag = code_tag(cw), *known, type;
 	struct ev_code *e;
 
 	known = bpf_map_lookup_elem(&codes, &addr);
@@ -175,6 +186,11 @@ static __always_inline void note_code(__u64 addr, const void *cw, __u32 tid, __u
 	e->code = addr;
 	e->firstlineno = FIELD(cw, off.PyCodeObject_co_firstlineno, __s32);
 	e->co_flags = FIELD(cw, off.PyCodeObject_co_flags, __u32);
+	/* for user space's check that the layout fits: the type, while the object is alive */
+	__builtin_memset(e->type_name, 0, sizeof(e->type_name));
+	if (!bpf_probe_read_user(&type, sizeof(type), (void *)(addr + ob_type_off)) &&
+	    !bpf_probe_read_user(&type, sizeof(type), (void *)(type + tp_name_off)))
+		bpf_probe_read_user_str(e->type_name, sizeof(e->type_name), (void *)type);
 	e->filename_kind = copy_str(e->filename, FILENAME_BYTES,
 				    FIELD(cw, off.PyCodeObject_co_filename, __u64), &e->filename_len);
 	e->name_kind = copy_str(e->name, FUNCNAME_BYTES, FIELD(cw, off.PyCodeObject_co_name, __u64),
@@ -197,8 +213,10 @@ static __always_inline void request(__u64 addr, __u32 what, __u32 tid, __u64 now
 	e->ts_ns = now;
 	e->addr = addr;
 	e->what = what;
-	e->pad = 0;
-	bpf_ringbuf_submit(e, wakeup_flags());
+	/* the signal is taken on the way back to user mode: this thread runs no further
+	 * instruction of the target before user space has done the request */
+	e->signalled = signal_requests && !bpf_send_signal_thread(REQUEST_SIGNAL);
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
 /*
@@ -396,5 +414,42 @@ int BPF_KPROBE(on_set_eval_frame_ret)
 		return 0;
 	keep_hook(*interp, REQ_HOOK_SETTER, tid, bpf_ktime_get_ns());
 	bpf_map_delete_elem(&setter_args, &tid);
+	return 0;
+}
+
+/*
+ * _PyPerfTrampoline_Init(activate) (3.12+, sys.activate_stack_trampoline and -X perf) refuses
+ * to start while any eval_frame hook is set, ours included: withdraw ours first. The
+ * trampoline's own hook keeps inlining off; when it goes, the setter probe switches ours back.
+ */
+SEC("uprobe")
+int BPF_KPROBE(on_perf_trampoline_init, int activate)
+{
+	__u32 tid = current_tid();
+	__u64 arg = activate;
+
+	if (!tid)
+		return 0;
+	if (activate && hook_enabled)
+		request(0, REQ_HOOK_YIELD, tid, bpf_ktime_get_ns());
+	bpf_map_update_elem(&perf_init_args, &tid, &arg, BPF_ANY);
+	return 0;
+}
+
+/* Its ret: turning the trampoline off stores NULL directly (3.12), past the setter probe. */
+SEC("uprobe")
+int BPF_KPROBE(on_perf_trampoline_init_ret)
+{
+	__u32 tid = current_tid();
+	__u64 *activate;
+
+	if (!tid)
+		return 0;
+	activate = bpf_map_lookup_elem(&perf_init_args, &tid);
+	if (!activate)
+		return 0;
+	if (!*activate && hook_enabled)
+		request(0, REQ_HOOK_SETTER, tid, bpf_ktime_get_ns()); /* 0: every interpreter */
+	bpf_map_delete_elem(&perf_init_args, &tid);
 	return 0;
 }

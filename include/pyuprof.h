@@ -76,26 +76,30 @@ struct ev_code {
 	__u8 filename_kind; /* STR_* */
 	__u8 name_kind;
 	__u8 pad[6];
+	char type_name[8]; /* the object's type name, read while it was alive: "code" */
 	char filename[FILENAME_BYTES];
 	char name[FUNCNAME_BYTES];
 };
-_Static_assert(sizeof(struct ev_code) == 48 + FILENAME_BYTES + FUNCNAME_BYTES, "ev_code layout");
+_Static_assert(sizeof(struct ev_code) == 56 + FILENAME_BYTES + FUNCNAME_BYTES, "ev_code layout");
 
 /* ev_request.what: a write into the target that the BPF side cannot do itself (BPF writes to
- * user memory are refused on kernels in lockdown), done by user space with the target stopped */
+ * user memory are refused on kernels in lockdown). The thread that asks is sent REQUEST_SIGNAL,
+ * which stops it (user space holds the target under ptrace) until user space has written. */
+#define REQUEST_SIGNAL 23 /* SIGURG: ignored by default, should pyuprof vanish first */
 enum request_kind {
 	REQ_HOOK_ENTRY = 1,  /* an interpreter's eval_frame is NULL at an entry: switch it */
 	REQ_HOOK_SETTER = 2, /* the target's own setter just stored NULL: switch it back */
 	REQ_RECURSION = 3,   /* 3.12: a thread state whose C recursion budget is to be raised */
+	REQ_HOOK_YIELD = 4,  /* 3.12+: the perf trampoline starts and refuses any other hook */
 };
 
 struct ev_request {
 	__u32 type;
 	__u32 tid;
 	__u64 ts_ns;
-	__u64 addr; /* the interpreter, or the thread state */
+	__u64 addr;	 /* the interpreter, or the thread state */
 	__u32 what;
-	__u32 pad;
+	__u32 signalled; /* tid was sent REQUEST_SIGNAL and stops until the request is done */
 };
 _Static_assert(sizeof(struct ev_request) == 32, "ev_request layout");
 

@@ -8,7 +8,7 @@
 load helpers
 
 setup() {
-	: >"$BATS_TEST_TMPDIR/.started"
+	init_started
 	WORK="$BATS_TEST_TMPDIR/work"
 	mkdir -p "$WORK"
 	cd "$WORK"
@@ -16,6 +16,11 @@ setup() {
 		[[ ${CI:-} == true ]] && { echo "$PYUPROF is not built" >&2; return 1; }
 		skip "$PYUPROF is not built (run make)"
 	}
+}
+
+teardown() {
+	kill_started
+	[[ -z ${NOBODY_DIR:-} ]] || rm -rf "$NOBODY_DIR"
 }
 
 # A Python process (2.7 too) that writes a line every 50 ms, for the attach cases; with
@@ -93,7 +98,9 @@ check_nothing_left() {
 	sleep 0 &
 	dead=$!
 	wait "$dead" || true
-	! kill -0 "$dead" 2>/dev/null
+	if kill -0 "$dead" 2>/dev/null; then
+		skip "pid $dead was reused already"
+	fi
 	run -1 --separate-stderr "$PYUPROF" record -p "$dead"
 	assert_one_error_line
 	check_nothing_left
@@ -183,6 +190,7 @@ check_nothing_left() {
 	[[ $(id -u) -ne 0 ]] || nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 	# a directory nobody may write to, so a missing file proves pyuprof wrote nothing
 	dir=$(mktemp -d "/tmp/pyuprof-cli.XXXXXX")
+	NOBODY_DIR=$dir
 	chmod 1777 "$dir"
 	WORK=$dir
 	cd "$dir"
@@ -194,8 +202,6 @@ check_nothing_left() {
 	run -1 --separate-stderr "${nobody[@]}" "$PYUPROF" record -p "$TARGET"
 	assert_one_error_line
 	check_nothing_left
-	cd /
-	rm -rf "$dir"
 }
 
 @test "cli: root without capabilities fails (1)" {

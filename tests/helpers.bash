@@ -2,6 +2,9 @@
 # Shared by tests/*.bats: paths, the interpreters to test, the privilege check, helpers to
 # start and wait for background processes, and a teardown that kills only the processes
 # the test itself started (recorded with their start time, so a reused PID is left alone).
+# Variables set here are read by the .bats files, and bats' `run` sets $stderr: shellcheck
+# sees neither.
+# shellcheck disable=SC2034,SC2154
 
 bats_require_minimum_version 1.5.0
 
@@ -86,10 +89,10 @@ require_bpf() {
 # Field 22 of /proc/PID/stat (start time in ticks); the comm field may contain spaces.
 proc_start_time() {
 	local stat
+	local -a fields
 	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-	stat=${stat##*) }
-	set -- $stat
-	echo "${20}"
+	read -ra fields <<<"${stat##*) }"
+	echo "${fields[19]}"
 }
 
 # start_bg OUT ERR CMD...: starts CMD in the background with stdout and stderr in the given
@@ -99,7 +102,7 @@ start_bg() {
 	shift 2
 	"$@" >"$out" 2>"$err" 3>&- &
 	BG_PID=$!
-	echo "$BG_PID $(proc_start_time "$BG_PID" || echo gone)" >>"$BATS_TEST_TMPDIR/.started"
+	echo "$BG_PID $(proc_start_time "$BG_PID" || echo gone)" >>"$STARTED"
 }
 
 # True while PID is one of ours and has not exited (a zombie counts as exited).
@@ -198,18 +201,24 @@ summary_lost_events() {
 	echo "${BASH_REMATCH[1]}"
 }
 
+# The list of processes started by the test (PID and start time, one a line).
+init_started() {
+	STARTED="$BATS_TEST_TMPDIR/.started"
+	: >"$STARTED"
+}
+
 setup() {
-	: >"$BATS_TEST_TMPDIR/.started"
+	init_started
 }
 
 # Kills, newest first, the processes this test started that are still the same processes.
-teardown() {
+kill_started() {
 	local -a pids=()
 	local pid start i
-	[[ -f $BATS_TEST_TMPDIR/.started ]] || return 0
+	[[ -f ${STARTED:-} ]] || return 0
 	while read -r pid start; do
 		[[ $(proc_start_time "$pid" 2>/dev/null) == "$start" ]] && pids=("$pid" "${pids[@]}")
-	done <"$BATS_TEST_TMPDIR/.started"
+	done <"$STARTED"
 	for pid in "${pids[@]}"; do
 		is_running "$pid" || continue
 		kill -TERM "$pid" 2>/dev/null || true
@@ -220,4 +229,8 @@ teardown() {
 		is_running "$pid" && kill -KILL "$pid" 2>/dev/null
 	done
 	return 0
+}
+
+teardown() {
+	kill_started
 }

@@ -36,7 +36,8 @@ check_fixture() {
 	fi
 	lost=$(summary_lost_events ours.err)
 	cp ours.prof "$BATS_FILE_TMPDIR/$name-$label.prof"
-	if ! "$PY" "$TOOLS/pstats_compare.py" ours.prof cprofile.prof --file "$script" >compare.out 2>&1; then
+	if ! "$PY" "$TOOLS/pstats_compare.py" ours.prof cprofile.prof --file "$script" \
+		>compare.out 2>&1; then
 		cat compare.out
 		grep '^pyuprof: ' ours.err
 		return 1
@@ -85,11 +86,20 @@ attach_pyuprof() {
 	wait_for_line "$BATS_TEST_TMPDIR/ours.err" '^pyuprof: recording pid' 60 "$REC"
 }
 
+# After wait_exit REC: pyuprof must have ended with status 0.
+check_rec_status() {
+	[[ $EXIT_STATUS == 0 ]] && return 0
+	echo "pyuprof exited with status $EXIT_STATUS:"
+	cat "$BATS_TEST_TMPDIR/ours.err"
+	return 1
+}
+
 # compare_rounds N: ours.prof holds exactly N rounds: everything do_round and report ran,
 # against cProfile running N rounds of the same code.
 compare_rounds() {
 	cd "$BATS_TEST_TMPDIR"
-	"$PY" "$TOOLS/cprofile_run.py" -o "cprofile-$1.prof" "$TARGETS/long_running.py" --rounds "$1" >/dev/null
+	"$PY" "$TOOLS/cprofile_run.py" -o "cprofile-$1.prof" "$TARGETS/long_running.py" \
+		--rounds "$1" >/dev/null
 	if ! "$PY" "$TOOLS/pstats_compare.py" ours.prof "cprofile-$1.prof" \
 		--file "$TARGETS/long_running.py" --below do_round --below report >compare.out 2>&1; then
 		cat compare.out
@@ -108,11 +118,7 @@ check_attach() {
 	run_rounds 1 5
 	kill -INT "$REC"
 	wait_exit "$REC" 60
-	if [[ $EXIT_STATUS != 0 ]]; then
-		echo "pyuprof exited with status $EXIT_STATUS:"
-		cat "$BATS_TEST_TMPDIR/ours.err"
-		return 1
-	fi
+	check_rec_status
 	assert_unharmed "$TARGET"
 	run_rounds 6 6
 	compare_rounds 5
@@ -123,16 +129,23 @@ check_attach() {
 }
 
 # for_each_py FUNCTION: runs FUNCTION LABEL with PY set, for every interpreter present, and
-# names the ones that failed. Each runs in a background subshell that is then waited for:
-# a subshell tested directly by || would run with errexit off.
+# names the ones that failed. Each runs in a directory of its own (as BATS_TEST_TMPDIR), in a
+# background subshell that is then waited for (a subshell tested directly by || would run
+# with errexit off); what it started is killed before the next one.
 for_each_py() {
 	local label failed=() n=0
 	for label in $(available_pys); do
 		n=$((n + 1))
-		PY=$(py_path "$label")
 		echo "--- $label"
-		("$1" "$label") &
+		mkdir -p "$BATS_TEST_TMPDIR/$label"
+		(
+			PY=$(py_path "$label")
+			BATS_TEST_TMPDIR="$BATS_TEST_TMPDIR/$label"
+			cd "$BATS_TEST_TMPDIR"
+			"$1" "$label"
+		) &
 		wait $! || failed+=("$label")
+		kill_started
 	done
 	((n > 0)) || skip "no supported Python is installed"
 	if ((${#failed[@]})); then
@@ -397,7 +410,7 @@ die()" >out 2>err || status=$?
 		run_rounds 1 2
 		kill -TERM "$REC"
 		wait_exit "$REC" 60
-		[[ $EXIT_STATUS == 0 ]] || { echo "pyuprof: status $EXIT_STATUS"; cat "$BATS_TEST_TMPDIR/ours.err"; return 1; }
+		check_rec_status
 		assert_unharmed "$TARGET"
 		run_rounds 3 3
 		compare_rounds 2
@@ -412,7 +425,7 @@ die()" >out 2>err || status=$?
 		attach_pyuprof -d 2
 		run_rounds 1 1
 		wait_exit "$REC" 60
-		[[ $EXIT_STATUS == 0 ]] || { echo "pyuprof: status $EXIT_STATUS"; cat "$BATS_TEST_TMPDIR/ours.err"; return 1; }
+		check_rec_status
 		assert_unharmed "$TARGET"
 		run_rounds 2 2
 		compare_rounds 1
@@ -430,7 +443,7 @@ die()" >out 2>err || status=$?
 		wait_exit "$TARGET" 20
 		[[ $EXIT_STATUS == 0 ]] || { echo "target: status $EXIT_STATUS"; return 1; }
 		wait_exit "$REC" 60
-		[[ $EXIT_STATUS == 0 ]] || { echo "pyuprof: status $EXIT_STATUS"; cat "$BATS_TEST_TMPDIR/ours.err"; return 1; }
+		check_rec_status
 		compare_rounds 3
 	}
 	for_each_py stop_at_exit

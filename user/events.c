@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <linux/types.h>
+#include <string.h>
 #include "events.h"
 #include "log.h"
 #include "pystr.h"
@@ -15,21 +16,19 @@
 static int on_code(struct recorder *r, const struct ev_code *e)
 {
 	char filename[FILENAME_BYTES * 4 + 8], name[FUNCNAME_BYTES * 4 + 8];
-	int err;
 
 	pystr_to_utf8(e->filename, sizeof(e->filename), e->filename_len, e->filename_kind,
 		      filename, sizeof(filename));
 	pystr_to_utf8(e->name, sizeof(e->name), e->name_len, e->name_kind, name, sizeof(name));
 	if (r->checks_ok + r->checks_bad < CODE_CHECKS) {
-		err = py_target__check_code(r->target, e->code);
-		if (err == -EINVAL)
+		if (strncmp(e->type_name, "code", sizeof(e->type_name)))
 			r->checks_bad++;
-		else if (!err)
+		else
 			r->checks_ok++;
-		if (r->checks_bad && !r->checks_ok) {
-			elog("the object entered at %#llx is not a code object: pyuprof's layout "
-			     "for Python %s does not fit this process",
-			     (unsigned long long)e->code, r->target->version);
+		if (r->checks_bad) {
+			elog("the object entered at %#llx is not a code object (its type is '%.8s'): "
+			     "pyuprof's layout for Python %s does not fit this process",
+			     (unsigned long long)e->code, e->type_name, r->target->version);
 			return r->err = -EINVAL;
 		}
 	}
@@ -57,9 +56,14 @@ int recorder__handle(void *ctx, void *data, size_t size)
 	case EV_CODE:
 		err = on_code(r, data);
 		break;
-	case EV_REQUEST:
-		hook_request(r->hooks, data);
+	case EV_REQUEST: {
+		const struct ev_request *q = data;
+
+		hook_request(r->hooks, q);
+		if (q->signalled && r->held)
+			tracee__expect_signal(r->held, (pid_t)q->tid);
 		break;
+	}
 	default:
 		break;
 	}

@@ -8,13 +8,15 @@
 #include "hook.h"
 #include "profile.h"
 #include "py_target.h"
+#include "tracee.h"
 
-#define CODE_CHECKS 8 /* live code objects checked against the offsets table */
+#define CODE_CHECKS 8 /* code objects whose type is checked: all must be "code" */
 
 struct recorder {
 	struct profile *prof;
 	const struct py_target *target;
 	struct hook_state *hooks;
+	struct tracee *held; /* NULL unless the target is held under ptrace */
 	uint64_t stop_ns; /* once set, the recording window is closed: later calls are ignored */
 	int checks_ok, checks_bad;
 	int err; /* first fatal error (-ENOMEM, or -EINVAL when the offsets do not fit) */

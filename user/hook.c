@@ -1,109 +1,19 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Stop-the-world writes of interp->eval_frame. process_vm_writev is not documented to store 8
- * bytes at once, and the interpreter reads the field at every call, so every thread is stopped
- * with PTRACE_SEIZE + PTRACE_INTERRUPT (no signal is sent, the target sees nothing) around it.
+ * The writes themselves. process_vm_writev is not documented to store 8 bytes at once, and the
+ * interpreter reads eval_frame at every call, so every function here is called with the target
+ * stopped (tracee__stop_all), or with the thread that asked stopped by our signal: it holds the
+ * GIL, so no other thread of its interpreter runs Python code meanwhile.
  */
-#include <dirent.h>
 #include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 #include "hook.h"
 #include "log.h"
 #include "proc.h"
 
-#define MAX_TASKS 8192
-
-struct world {
-	pid_t tids[MAX_TASKS];
-	int n;
-};
-
-static bool stopped_already(const struct world *w, pid_t tid)
-{
-	for (int i = 0; i < w->n; i++)
-		if (w->tids[i] == tid)
-			return true;
-	return false;
-}
-
-static int wait_stop(pid_t tid)
-{
-	struct timespec ts = { 0, 1000000 };
-	int st, i;
-
-	for (i = 0; i < 3000; i++) {
-		pid_t r = waitpid(tid, &st, __WALL | WNOHANG);
-
-		if (r == tid)
-			return WIFSTOPPED(st) ? 0 : -ESRCH;
-		if (r < 0)
-			return -errno;
-		nanosleep(&ts, NULL);
-	}
-	return -ETIMEDOUT;
-}
-
-static void world_resume(struct world *w)
-{
-	for (int i = 0; i < w->n; i++)
-		ptrace(PTRACE_DETACH, w->tids[i], NULL, NULL);
-	w->n = 0;
-}
-
-/* Stops every thread of pid, including threads started while we stop the others. */
-static int world_stop(pid_t pid, struct world *w)
-{
-	char path[64];
-	bool added;
-	int err;
-
-	w->n = 0;
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	do {
-		struct dirent *d;
-		DIR *dir = opendir(path);
-
-		if (!dir) {
-			err = -errno;
-			goto fail;
-		}
-		added = false;
-		while ((d = readdir(dir))) {
-			pid_t tid = (pid_t)atoi(d->d_name);
-
-			if (tid <= 0 || stopped_already(w, tid))
-				continue;
-			if (w->n == MAX_TASKS) {
-				closedir(dir);
-				err = -E2BIG;
-				goto fail;
-			}
-			if (ptrace(PTRACE_SEIZE, tid, NULL, NULL)) {
-				if (errno == ESRCH)
-					continue; /* exited meanwhile */
-				err = -errno;
-				closedir(dir);
-				goto fail;
-			}
-			w->tids[w->n++] = tid;
-			added = true;
-			if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) || wait_stop(tid))
-				dlog("thread %d did not stop (exiting?)", tid);
-		}
-		closedir(dir);
-	} while (added);
-	return 0;
-fail:
-	world_resume(w);
-	return err;
-}
+#define MAX_THREADS 8192 /* a bound on thread-list walks in the target */
 
 static uint64_t first_interp(const struct py_target *t)
 {
@@ -170,6 +80,32 @@ static int raise_budget(const struct py_target *t, struct hook_state *h, uint64_
 	return err;
 }
 
+/* Switches back every interpreter we switched before (address unknown to the asker). */
+static int switch_all(const struct py_target *t, struct hook_state *h)
+{
+	int i, err = 0;
+
+	for (i = 0; i < h->n && !err; i++)
+		err = switch_interp(t, h, h->interp[i]);
+	return err;
+}
+
+/* Withdraws our value wherever it is, for a hook that will not share (the perf trampoline). */
+static int yield_hooks(const struct py_target *t, struct hook_state *h)
+{
+	uint64_t slot, cur, zero = 0;
+	int i, err = 0;
+
+	for (i = 0; i < h->n && !err; i++) {
+		slot = h->interp[i] + t->offsets->bpf.PyInterpreterState_eval_frame;
+		err = proc_read(t->pid, slot, &cur, sizeof(cur));
+		if (!err && cur == t->eval_addr)
+			err = proc_write(t->pid, slot, &zero, sizeof(zero));
+	}
+	h->yields++;
+	return err;
+}
+
 int hook_preinit(const struct py_target *t, struct hook_state *h)
 {
 	if (!t->offsets->bpf.PyInterpreterState_eval_frame || !t->runtime_addr ||
@@ -184,20 +120,16 @@ int hook_install(const struct py_target *t, struct hook_state *h)
 {
 	const struct py_offsets_entry *o = t->offsets;
 	uint64_t interp, tstate, tid;
-	static struct world w;
 	int err = 0, i, j;
 
 	if (!o->bpf.PyInterpreterState_eval_frame)
 		return 0;
-	err = world_stop(t->pid, &w);
-	if (err)
-		return err;
 	for (interp = first_interp(t), i = 0; interp && i < MAX_HOOKED_INTERPS && !err; i++) {
 		err = switch_interp(t, h, interp);
 		if (proc_read(t->pid, interp + o->PyInterpreterState_threads_head, &tstate,
 			      sizeof(tstate)))
 			tstate = 0;
-		for (j = 0; o->c_recursion_bonus && tstate && j < MAX_TASKS && !err; j++) {
+		for (j = 0; o->c_recursion_bonus && tstate && j < MAX_THREADS && !err; j++) {
 			tid = 0;
 			proc_read(t->pid, tstate + o->PyThreadState_native_thread_id, &tid,
 				  sizeof(tid));
@@ -209,51 +141,50 @@ int hook_install(const struct py_target *t, struct hook_state *h)
 		if (proc_read(t->pid, interp + o->PyInterpreterState_next, &interp, sizeof(interp)))
 			break;
 	}
-	world_resume(&w);
 	return err;
 }
 
 void hook_request(struct hook_state *h, const struct ev_request *r)
 {
-	switch (r->what) {
-	case REQ_HOOK_SETTER:
-	case REQ_HOOK_ENTRY:
-		if (listed(h->interp, h->n, r->addr)) {
-			/* it held our value: the target reset it */
+	if (r->what == REQ_HOOK_SETTER || r->what == REQ_HOOK_ENTRY) {
+		/* it held our value: the target reset it */
+		if (!r->addr || listed(h->interp, h->n, r->addr)) {
 			if (r->what == REQ_HOOK_SETTER)
 				h->resets_setter++;
 			else
 				h->resets_entry++;
 		}
-		if (!listed(h->pending_interp, h->npending_interp, r->addr) &&
-		    h->npending_interp < MAX_PENDING)
-			h->pending_interp[h->npending_interp++] = r->addr;
-		break;
-	case REQ_RECURSION:
-		if (h->npending_tstate < MAX_PENDING) {
-			h->pending_tstate[h->npending_tstate] = r->addr;
-			h->pending_tid[h->npending_tstate++] = r->tid;
-		}
-		break;
+	}
+	if (h->npending < MAX_PENDING) {
+		h->pending[h->npending].addr = r->addr;
+		h->pending[h->npending].tid = r->tid;
+		h->pending[h->npending++].what = r->what;
 	}
 }
 
-int hook_service(const struct py_target *t, struct hook_state *h)
+int hook_service(const struct py_target *t, struct hook_state *h, pid_t tid)
 {
-	static struct world w;
-	int err, i;
+	int i, n = 0, err = 0, e;
 
-	if (!h->npending_interp && !h->npending_tstate)
-		return 0;
-	err = world_stop(t->pid, &w);
-	if (err)
-		return err;
-	for (i = 0; i < h->npending_interp && !err; i++)
-		err = switch_interp(t, h, h->pending_interp[i]);
-	for (i = 0; i < h->npending_tstate && !err; i++)
-		err = raise_budget(t, h, h->pending_tstate[i], h->pending_tid[i]);
-	h->npending_interp = h->npending_tstate = 0;
-	world_resume(&w);
+	for (i = 0; i < h->npending; i++) {
+		struct hook_pending *p = &h->pending[i];
+
+		if (tid && p->tid != (uint32_t)tid) {
+			h->pending[n++] = *p; /* another thread's: kept for its own stop */
+			continue;
+		}
+		if (p->what == REQ_RECURSION)
+			e = raise_budget(t, h, p->addr, p->tid);
+		else if (p->what == REQ_HOOK_YIELD)
+			e = yield_hooks(t, h);
+		else if (p->addr)
+			e = switch_interp(t, h, p->addr);
+		else
+			e = switch_all(t, h);
+		if (e && !err)
+			err = e;
+	}
+	h->npending = n;
 	return err;
 }
 
@@ -261,14 +192,8 @@ int hook_restore(const struct py_target *t, struct hook_state *h)
 {
 	unsigned slot_off = t->offsets->bpf.PyInterpreterState_eval_frame;
 	uint64_t cur, zero = 0;
-	static struct world w;
-	int i, err, restored = 0;
+	int i, restored = 0;
 
-	if (!slot_off || !h->n || proc_alive(t->pid))
-		return 0;
-	err = world_stop(t->pid, &w);
-	if (err)
-		return err;
 	for (i = 0; i < h->n; i++) {
 		/* only our own value: a hook someone installed since then stays theirs */
 		if (proc_read(t->pid, h->interp[i] + slot_off, &cur, sizeof(cur)) ||
@@ -277,7 +202,6 @@ int hook_restore(const struct py_target *t, struct hook_state *h)
 		if (!proc_write(t->pid, h->interp[i] + slot_off, &zero, sizeof(zero)))
 			restored++;
 	}
-	world_resume(&w);
 	return restored;
 }
 

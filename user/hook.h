@@ -3,14 +3,15 @@
  * Writes into the target (3.11+): the eval_frame switch that stops CPython from inlining
  * Python-to-Python calls, its undo, and (3.12) the raised C recursion budget that makes up for
  * the deeper C recursion. The BPF side only reads (kernels in lockdown refuse BPF writes to
- * user memory); it reports what needs writing, and this module writes it with every thread of
- * the target stopped (ptrace), so that no thread can read a half-written pointer.
+ * user memory); it reports what needs writing. Every function here expects the target stopped
+ * (tracee.h), or at least the thread that asked, so no thread reads a half-written pointer.
  */
 #ifndef __PYUPROF_HOOK_H
 #define __PYUPROF_HOOK_H
 
 #include <linux/types.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "hashmap.h"
 #include "pyuprof.h"
 #include "py_target.h"
@@ -18,31 +19,39 @@
 #define MAX_HOOKED_INTERPS 256
 #define MAX_PENDING 256
 
+struct hook_pending {
+	uint64_t addr; /* interpreter or thread state */
+	uint32_t tid, what;
+};
+
 struct hook_state {
 	uint64_t interp[MAX_HOOKED_INTERPS]; /* interpreters holding our value: restored at the end */
 	int n;
-	uint64_t pending_interp[MAX_PENDING], pending_tstate[MAX_PENDING], pending_tid[MAX_PENDING];
-	int npending_interp, npending_tstate;
+	struct hook_pending pending[MAX_PENDING];
+	int npending;
 	struct u64_map raised;		/* thread states whose recursion budget was raised */
 	uint64_t resets_setter, resets_entry; /* the target reset the hook; caught where */
 	uint64_t budgets_raised;
+	uint64_t yields; /* withdrawn for the perf trampoline */
 	int foreign; /* interpreters found with someone else's hook at attach: left alone */
 };
 
 /* Launch mode, before the interpreter starts: switch the main interpreter. Returns 0 or -errno. */
 int hook_preinit(const struct py_target *t, struct hook_state *h);
 
-/* Attach mode: switch every interpreter with no hook and raise every thread's budget (3.12). */
+/* Attach mode, target stopped: switch every interpreter with no hook, raise every thread's
+ * budget (3.12). Returns 0 or -errno. */
 int hook_install(const struct py_target *t, struct hook_state *h);
 
 /* Notes one request from the BPF side. */
 void hook_request(struct hook_state *h, const struct ev_request *r);
 
-/* Does the pending requests, under one stop of the target. Returns 0 or -errno. */
-int hook_service(const struct py_target *t, struct hook_state *h);
+/* Does the pending requests of thread tid (stopped), or all of them if tid is 0 (target
+ * stopped). Returns 0 or -errno. */
+int hook_service(const struct py_target *t, struct hook_state *h, pid_t tid);
 
-/* Puts NULL back in each interpreter that still holds our value. Returns the number restored,
- * or -errno when the target could not be stopped (the switch is then left: harmless). */
+/* Target stopped: puts NULL back in each interpreter that still holds our value. Returns the
+ * number restored. */
 int hook_restore(const struct py_target *t, struct hook_state *h);
 
 void hook_state_free(struct hook_state *h);

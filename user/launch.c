@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * fork + PTRACE_TRACEME + exec. After each exec the new image is examined: if it defines the
+ * fork, PTRACE_SEIZE, exec. After each exec the new image is examined: if it defines the
  * interpreter (Debian's static python3.11) we are done; if it needs a libpython, the loader is
  * stepped one system call at a time until that library is mapped. Anything else (a shell
  * wrapper) is let run until its next exec. Signals meant for the child are passed on.
@@ -83,8 +83,7 @@ static void child(char **argv, int errfd)
 {
 	int err;
 
-	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0)
-		raise(SIGSTOP); /* let the parent set options before exec */
+	raise(SIGSTOP); /* until the parent has seized us */
 	execvp(argv[0], argv);
 	err = errno;
 	if (write(errfd, &err, sizeof(err)) < 0)
@@ -95,8 +94,8 @@ static void child(char **argv, int errfd)
 int launch_start(char **argv, pid_t *pidp, struct py_target *t, int *exit_status, char *why,
 		 size_t why_len)
 {
-	enum image_kind kind = IMAGE_OTHER;
-	bool stepping = false, in_syscall = false;
+	const long options = PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL;
+	bool stepping = false, in_syscall = false, woken = false;
 	int fds[2], st, sig, err, exec_errno = 0;
 	pid_t pid;
 
@@ -115,23 +114,15 @@ int launch_start(char **argv, pid_t *pidp, struct py_target *t, int *exit_status
 	close(fds[1]);
 	*pidp = pid;
 
-	/* the SIGSTOP before exec */
-	if (waitpid(pid, &st, __WALL) < 0 || !WIFSTOPPED(st)) {
+	/* seized, not PTRACE_TRACEME: only a seized tracee can be interrupted later */
+	if (waitpid(pid, &st, WUNTRACED) != pid || !WIFSTOPPED(st) ||
+	    ptrace(PTRACE_SEIZE, pid, NULL, (void *)options) || kill(pid, SIGCONT)) {
 		close(fds[0]);
-		snprintf(why, why_len, "cannot trace the child process");
+		snprintf(why, why_len, "cannot trace the child process: %s", strerror(errno));
 		launch_abort(pid);
 		return -ECHILD;
 	}
-	ptrace(PTRACE_SETOPTIONS, pid, NULL,
-	       (void *)(PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL));
-	sig = 0;
 	for (;;) {
-		if (ptrace(stepping ? PTRACE_SYSCALL : PTRACE_CONT, pid, NULL,
-			   (void *)(long)sig)) {
-			err = -errno;
-			break;
-		}
-		sig = 0;
 		if (waitpid(pid, &st, __WALL) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -154,15 +145,15 @@ int launch_start(char **argv, pid_t *pidp, struct py_target *t, int *exit_status
 		}
 		if (!WIFSTOPPED(st))
 			continue;
+		sig = 0;
 		if (st >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {
-			kind = classify_image(pid);
-			stepping = kind == IMAGE_NEEDS_LIBPYTHON;
-			in_syscall = false;
+			enum image_kind kind = classify_image(pid);
+
 			if (kind == IMAGE_HAS_PYTHON)
 				goto found;
-			continue;
-		}
-		if (WSTOPSIG(st) == (SIGTRAP | 0x80)) {
+			stepping = kind == IMAGE_NEEDS_LIBPYTHON;
+			in_syscall = false;
+		} else if (WSTOPSIG(st) == (SIGTRAP | 0x80)) {
 			struct user_regs_struct regs;
 
 			/* syscall stops alternate entry/exit; look after each mmap returns */
@@ -170,9 +161,17 @@ int launch_start(char **argv, pid_t *pidp, struct py_target *t, int *exit_status
 			if (!in_syscall && !ptrace(PTRACE_GETREGS, pid, NULL, &regs) &&
 			    regs.orig_rax == SYS_mmap && libpython_mapped(pid))
 				goto found;
-			continue;
+		} else if (st >> 16 != PTRACE_EVENT_STOP) {
+			sig = WSTOPSIG(st);
+			if (sig == SIGCONT && !woken) { /* ours, from above */
+				woken = true;
+				sig = 0;
+			}
 		}
-		sig = WSTOPSIG(st) == SIGTRAP ? 0 : WSTOPSIG(st); /* pass real signals on */
+		if (ptrace(stepping ? PTRACE_SYSCALL : PTRACE_CONT, pid, NULL, (void *)(long)sig)) {
+			err = -errno;
+			break;
+		}
 	}
 	close(fds[0]);
 	snprintf(why, why_len, "lost track of the child process: %s", strerror(-err));

@@ -6,6 +6,7 @@
  */
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include "profile.h"
 #include "py_target.h"
 #include "report.h"
+#include "tracee.h"
 #include "tracer.h"
 
 static volatile sig_atomic_t exiting;
@@ -107,11 +109,14 @@ static void print_notes(const struct profile *p, const struct recorder *r,
 		     "and were recovered from the frame chain; calls of that kind that call no "
 		     "other Python function are not seen",
 		     (unsigned long long)p->n.recovered, t->version);
-	if (h->resets_setter + h->resets_entry)
+	if (h->resets_setter)
 		wlog("the target reset its eval_frame hook %llu times (a PEP 523 user such as "
-		     "Dynamo turning itself off); pyuprof switched it back, calls made in the "
-		     "moment between may be missing",
-		     (unsigned long long)(h->resets_setter + h->resets_entry));
+		     "Dynamo or the perf trampoline turning itself off); pyuprof switched it back "
+		     "before its next call", (unsigned long long)h->resets_setter);
+	if (h->resets_entry)
+		wlog("the eval_frame hook was found reset %llu times at a later call (written "
+		     "directly, not through the setter): calls just before it may be missing",
+		     (unsigned long long)h->resets_entry);
 	if (s->foreign_hook)
 		vlog("another eval_frame hook (PEP 523) was active; it was left alone");
 	if (s->read_fail)
@@ -143,25 +148,181 @@ static int write_profile(const struct profile *p, struct outfile *out)
 	return err;
 }
 
+/* One recording: the target, the probes, the writes into the target, the profile. */
+struct session {
+	pid_t pid;
+	bool launched, released, target_gone;
+	int child_status; /* launch mode: the program's wait status, -1 until known */
+	struct py_target target;
+	struct tracer *tr;
+	struct tracee *held; /* 3.11+: the target under ptrace, for the writes */
+	struct hook_state hooks;
+	struct recorder rec;
+	bool stopping;
+};
+
+/* A thread stopped by our signal: read its request, then do it while it stands still. */
+static void on_request(void *ctx, pid_t tid)
+{
+	struct session *s = ctx;
+	int err;
+
+	tracer__consume(s->tr);
+	if (s->stopping)
+		return;
+	err = hook_service(&s->target, &s->hooks, tid);
+	if (err)
+		wlog("cannot write into pid %d: %s", s->pid, strerror(-err));
+}
+
+/* Launch or find the target and attach; on return the program runs and is recorded. */
+static int start(struct session *s, struct outfile *out)
+{
+	bool writes = false;
+	char why[512] = "";
+	int err;
+
+	if (s->launched) {
+		err = launch_start(env.command, &s->pid, &s->target, &s->child_status, why,
+				   sizeof(why));
+		if (err) {
+			elog("%s", why);
+			return err;
+		}
+		child_pid = s->pid;
+	} else {
+		s->pid = env.pid;
+		err = py_target__find(s->pid, &s->target, why, sizeof(why));
+		if (err) {
+			elog("cannot record pid %d: %s", s->pid, why);
+			return err;
+		}
+	}
+	if (!env.output)
+		snprintf(out->path, sizeof(out->path), "pyuprof-%d.prof", s->pid);
+	vlog("Python %s in %s (pid %d), %d return sites", s->target.version, s->target.path,
+	     s->pid, s->target.nret);
+
+	s->rec.prof = profile__new();
+	s->rec.target = &s->target;
+	s->rec.hooks = &s->hooks;
+	if (!s->rec.prof)
+		return -ENOMEM;
+	err = tracer__start(&s->tr, &s->target, env.ringbuf_mb, recorder__handle, &s->rec);
+	if (err) {
+		elog("cannot attach probes to pid %d: %s", s->pid, errstr(err));
+		return err;
+	}
+	writes = s->target.offsets->bpf.PyInterpreterState_eval_frame != 0;
+	if (s->launched) {
+		/* written before the interpreter starts: its first call is already seen */
+		err = writes ? hook_preinit(&s->target, &s->hooks) : 0;
+		if (!err)
+			err = writes ? tracee__adopt(&s->held, s->pid, on_request, s)
+				     : launch_release(s->pid);
+		if (err) {
+			elog("cannot start %s: %s", env.command[0], strerror(-err));
+			return err;
+		}
+		s->released = true;
+	} else if (writes) {
+		err = tracee__seize(&s->held, s->pid, on_request, s);
+		if (!err) {
+			err = tracee__stop_all(s->held);
+			if (!err)
+				err = hook_install(&s->target, &s->hooks);
+			tracee__resume_all(s->held);
+		}
+		if (err) {
+			elog("cannot stop pid %d to switch its call inlining off: %s%s", s->pid,
+			     strerror(-err), err == -EPERM ? " (is it traced by a debugger?)" : "");
+			return err;
+		}
+	}
+	s->rec.held = s->held;
+	if (s->held)
+		tracer__signal_requests(s->tr, true);
+	return 0;
+}
+
+/* Consumes events until a stop condition. Returns 0 or -errno. */
+static int record(struct session *s, uint64_t deadline_ns)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = tracer__epoll_fd(s->tr), .events = POLLIN },
+		{ .fd = s->held ? tracee__fd(s->held) : -1, .events = POLLIN },
+	};
+	int err;
+
+	while (!exiting) {
+		if (poll(pfd, 2, 100) < 0 && errno != EINTR)
+			return -errno;
+		err = tracer__consume(s->tr);
+		if (err < 0) {
+			elog("reading events failed: %s", errstr(err));
+			return err;
+		}
+		if (s->rec.err)
+			return s->rec.err;
+		if (s->held && tracee__handle(s->held, &s->child_status) == -ESRCH) {
+			s->target_gone = true;
+			return 0;
+		}
+		/* requests whose thread could not be signalled: do them with all stopped */
+		if (s->held && s->hooks.npending && !tracee__stop_all(s->held)) {
+			err = hook_service(&s->target, &s->hooks, 0);
+			tracee__resume_all(s->held);
+			if (err)
+				wlog("cannot write into pid %d: %s", s->pid, strerror(-err));
+		}
+		if (deadline_ns && now_ns() >= deadline_ns)
+			return 0;
+		if (s->launched && !s->held) {
+			if (waitpid(s->pid, &s->child_status, WNOHANG) == s->pid) {
+				s->target_gone = true;
+				return 0;
+			}
+		} else if (proc_alive(s->pid)) {
+			s->target_gone = true;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* Ends the recording and leaves the target as it was (but for the 3.12 budget raise). */
+static void stop(struct session *s)
+{
+	/* from here on nothing asks for a write; then put the target back as it was */
+	s->stopping = true;
+	tracer__stop_hook(s->tr);
+	tracer__detach(s->tr);
+	if (s->held) {
+		if (s->target_gone)
+			;
+		else if (tracee__stop_all(s->held))
+			wlog("cannot stop pid %d to restore its eval_frame hook: left switched; the "
+			     "program runs correctly, only without call inlining", s->pid);
+		else
+			hook_restore(&s->target, &s->hooks);
+		tracee__release(s->held);
+		s->held = NULL;
+	}
+}
+
 int main(int argc, char **argv)
 {
-	struct recorder rec = { 0 };
+	struct session s = { .child_status = -1 };
 	struct outfile out = { .fd = -1 };
-	struct py_target target = { 0 };
-	struct hook_state hooks = { 0 };
 	struct pyuprof_stats bstats = { 0 };
-	struct tracer *tr = NULL;
-	uint64_t start_ns, stop_ns, deadline_ns = 0;
-	int err, child_status = -1, exit_code = 1, restored;
-	bool launched, released = false, child_done = false;
-	char why[512] = "";
-	pid_t pid;
+	uint64_t start_ns, stop_ns;
+	int err, exit_code = 1;
 
 	cli_parse(argc, argv);
 	log_level = env.debug ? LOG_DEBUG : env.verbose ? LOG_VERBOSE : env.quiet ? LOG_ERROR
 										: LOG_INFO;
 	libbpf_set_print(libbpf_print_fn);
-	launched = env.command != NULL;
+	s.launched = env.command != NULL;
 
 	if (!has_privileges()) {
 		elog("needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE): run it with sudo");
@@ -176,110 +337,21 @@ int main(int argc, char **argv)
 	}
 	install_signals();
 
-	if (launched) {
-		err = launch_start(env.command, &pid, &target, &child_status, why, sizeof(why));
-		if (err) {
-			elog("%s", why);
-			goto cleanup;
-		}
-		child_pid = pid;
-	} else {
-		pid = env.pid;
-		err = py_target__find(pid, &target, why, sizeof(why));
-		if (err) {
-			elog("cannot record pid %d: %s", pid, why);
-			goto cleanup;
-		}
-	}
-	if (!env.output)
-		snprintf(out.path, sizeof(out.path), "pyuprof-%d.prof", pid);
-	vlog("Python %s in %s (pid %d), %d return sites", target.version, target.path, pid,
-	     target.nret);
-
-	rec.prof = profile__new();
-	rec.target = &target;
-	rec.hooks = &hooks;
-	if (!rec.prof) {
-		err = -ENOMEM;
-		elog("out of memory");
+	err = start(&s, &out);
+	if (err)
 		goto cleanup;
-	}
-	err = tracer__start(&tr, &target, env.ringbuf_mb, recorder__handle, &rec);
-	if (err) {
-		elog("cannot attach probes to pid %d: %s", pid, errstr(err));
-		goto cleanup;
-	}
+	ilog("recording pid %d (Python %s)%s", s.pid, s.target.version,
+	     s.launched ? "" : "; Ctrl-C to stop");
 	start_ns = now_ns();
-	if (env.duration > 0)
-		deadline_ns = start_ns + (uint64_t)(env.duration * 1e9);
-	if (launched) {
-		err = hook_preinit(&target, &hooks);
-		if (err)
-			wlog("cannot switch inlining off before start (%s); switched at the first "
-			     "call instead", strerror(-err));
-		err = launch_release(pid);
-		if (err) {
-			elog("cannot start %s: %s", env.command[0], strerror(-err));
-			goto cleanup;
-		}
-		released = true;
-	} else if (target.offsets->bpf.PyInterpreterState_eval_frame) {
-		err = hook_install(&target, &hooks);
-		if (err)
-			wlog("cannot stop pid %d to switch inlining off (%s); switched at its next "
-			     "call instead", pid, strerror(-err));
-		err = 0;
-	}
-	ilog("recording pid %d (Python %s)%s", pid, target.version,
-	     launched ? "" : "; Ctrl-C to stop");
-
-	while (!exiting) {
-		err = tracer__poll(tr, 100);
-		if (err == -EINTR)
-			err = 0;
-		if (err < 0) {
-			elog("reading events failed: %s", errstr(err));
-			break;
-		}
-		err = 0;
-		if (rec.err)
-			break;
-		err = hook_service(&target, &hooks);
-		if (err && proc_alive(pid) == 0)
-			wlog("cannot stop pid %d to switch inlining off: %s", pid, strerror(-err));
-		err = 0;
-		if (deadline_ns && now_ns() >= deadline_ns)
-			break;
-		if (launched) {
-			int st;
-
-			if (waitpid(pid, &st, WNOHANG) == pid) {
-				child_status = st;
-				child_done = true;
-				break;
-			}
-		} else if (proc_alive(pid)) {
-			vlog("pid %d exited", pid);
-			break;
-		}
-	}
-	stop_ns = rec.stop_ns = now_ns();
-
-	/* from here on nothing rewrites the hook; then put the target back as it was */
-	tracer__stop_hook(tr);
-	tracer__detach(tr);
-	tracer__counters(tr, &bstats);
-	restored = hook_restore(&target, &hooks);
-	if (restored < 0)
-		wlog("cannot stop pid %d to restore its eval_frame hook (%s): left switched; the "
-		     "program runs correctly, only without call inlining", pid, strerror(-restored));
-	if (rec.err) {
-		err = rec.err;
+	err = record(&s, env.duration > 0 ? start_ns + (uint64_t)(env.duration * 1e9) : 0);
+	stop_ns = s.rec.stop_ns = now_ns();
+	stop(&s);
+	tracer__counters(s.tr, &bstats);
+	if (err)
 		goto cleanup;
-	}
-	profile__finish(rec.prof, stop_ns);
+	profile__finish(s.rec.prof, stop_ns);
 
-	err = write_profile(rec.prof, &out);
+	err = write_profile(s.rec.prof, &out);
 	if (err == -ENODATA) {
 		elog("no Python calls were recorded; nothing written");
 	} else if (err) {
@@ -289,27 +361,31 @@ int main(int argc, char **argv)
 				bstats.lost_requests;
 
 		if (env.top && !env.quiet)
-			report_print(stderr, rec.prof, env.top);
-		print_notes(rec.prof, &rec, &bstats, &target);
+			report_print(stderr, s.rec.prof, env.top);
+		print_notes(s.rec.prof, &s.rec, &bstats, &s.target);
 		ilog("%llu calls, %u functions, %u threads, %llu lost events, %.3f s wall; wrote %s",
-		     (unsigned long long)rec.prof->n.calls, rec.prof->nfuncs, rec.prof->nthreads,
-		     (unsigned long long)lost, (stop_ns - start_ns) / 1e9, out.path);
+		     (unsigned long long)s.rec.prof->n.calls, s.rec.prof->nfuncs,
+		     s.rec.prof->nthreads, (unsigned long long)lost, (stop_ns - start_ns) / 1e9,
+		     out.path);
 	}
 	exit_code = err ? 1 : 0;
 
 cleanup:
 	outfile__abort(&out);
-	tracer__free(tr);
-	if (child_pid && !released)
+	if (s.held) { /* an error after the target was taken: put it back first */
+		stop(&s);
+	}
+	tracer__free(s.tr);
+	if (child_pid && !s.released)
 		launch_abort(child_pid); /* the program has not run any of its code */
-	else if (child_pid && !child_done)
-		while (waitpid(child_pid, &child_status, 0) < 0 && errno == EINTR)
+	else if (child_pid && s.child_status == -1)
+		while (waitpid(child_pid, &s.child_status, 0) < 0 && errno == EINTR)
 			;
-	py_target__free(&target);
-	hook_state_free(&hooks);
-	profile__free(rec.prof);
+	py_target__free(&s.target);
+	hook_state_free(&s.hooks);
+	profile__free(s.rec.prof);
 	/* a launched program's own status wins, whatever happened to the profile */
-	if (released && child_status != -1)
-		return exit_status_of(child_status);
+	if (s.released && s.child_status != -1)
+		return exit_status_of(s.child_status);
 	return exit_code;
 }

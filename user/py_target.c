@@ -175,6 +175,14 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n, co
 	}
 	if (!elf_file__sym(ef, "_PyRuntime", &vaddr, NULL))
 		t->runtime_addr = t->bias + vaddr;
+	if (t->setter_offset && !elf_file__sym(ef, "_PyPerfTrampoline_Init", &vaddr, &size) &&
+	    !elf_file__vaddr_to_offset(ef, vaddr, &t->perf_init_offset)) {
+		t->nperf_ret = elf_file__ret_sites(ef, vaddr, size, &t->perf_ret_offsets);
+		if (t->nperf_ret <= 0) {
+			t->nperf_ret = 0;
+			t->perf_init_offset = 0;
+		}
+	}
 
 	err = check_eval_frame_offset(ef, t, why, why_len);
 	if (!err)
@@ -236,19 +244,7 @@ void py_target__free(struct py_target *t)
 {
 	free(t->ret_offsets);
 	free(t->setter_ret_offsets);
-	t->ret_offsets = t->setter_ret_offsets = NULL;
-	t->nret = t->nsetter_ret = 0;
-}
-
-int py_target__check_code(const struct py_target *t, uint64_t code)
-{
-	const struct py_offsets_entry *o = t->offsets;
-	uint64_t type, name;
-	char buf[8];
-
-	if (proc_read(t->pid, code + o->PyObject_ob_type, &type, sizeof(type)) ||
-	    proc_read(t->pid, type + o->PyTypeObject_tp_name, &name, sizeof(name)) ||
-	    proc_read(t->pid, name, buf, sizeof(buf)))
-		return -EFAULT;
-	return memcmp(buf, "code", 5) ? -EINVAL : 0;
+	free(t->perf_ret_offsets);
+	t->ret_offsets = t->setter_ret_offsets = t->perf_ret_offsets = NULL;
+	t->nret = t->nsetter_ret = t->nperf_ret = 0;
 }

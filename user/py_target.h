@@ -28,6 +28,9 @@ struct py_target {
 	uint64_t *setter_ret_offsets; /* its ret instructions */
 	int nsetter_ret;
 	uint64_t runtime_addr;	 /* &_PyRuntime at run time */
+	uint64_t perf_init_offset; /* _PyPerfTrampoline_Init (3.12+, .symtab only), 0 if none */
+	uint64_t *perf_ret_offsets;
+	int nperf_ret;
 };
 
 /*
@@ -37,11 +40,5 @@ struct py_target {
  */
 int py_target__find(pid_t pid, struct py_target *t, char *why, size_t why_len);
 void py_target__free(struct py_target *t);
-
-/*
- * Checks a live code object through the offsets: its type must be named "code". Returns 0,
- * -EINVAL when it is not (the offsets do not fit this process), -EFAULT when unreadable.
- */
-int py_target__check_code(const struct py_target *t, uint64_t code);
 
 #endif /* __PYUPROF_PY_TARGET_H */

@@ -41,8 +41,8 @@ int tracer__start(struct tracer **out, const struct py_target *t, unsigned ringb
 
 	if (!tr)
 		return -ENOMEM;
-	/* ret sites, setter entry and ret sites, eval entry */
-	tr->links = calloc(t->nret + t->nsetter_ret + 2, sizeof(*tr->links));
+	/* ret sites, setter entry and rets, perf trampoline entry and rets, eval entry */
+	tr->links = calloc(t->nret + t->nsetter_ret + t->nperf_ret + 3, sizeof(*tr->links));
 	skel = tr->skel = pyuprof_bpf__open();
 	if (!tr->links || !skel) {
 		err = -ENOMEM;
@@ -51,6 +51,8 @@ int tracer__start(struct tracer **out, const struct py_target *t, unsigned ringb
 	skel->rodata->off = t->offsets->bpf;
 	skel->rodata->targ_tgid = (__u32)t->pid;
 	skel->rodata->hook_value = t->eval_addr;
+	skel->rodata->ob_type_off = t->offsets->PyObject_ob_type;
+	skel->rodata->tp_name_off = t->offsets->PyTypeObject_tp_name;
 	skel->rodata->want_recursion_bonus = t->offsets->c_recursion_bonus != 0;
 	err = bpf_map__set_max_entries(skel->maps.events, ringbuf_mb << 20);
 	if (err)
@@ -77,6 +79,12 @@ int tracer__start(struct tracer **out, const struct py_target *t, unsigned ringb
 		for (i = 0; !err && i < t->nsetter_ret; i++)
 			err = attach(tr, skel->progs.on_set_eval_frame_ret, false, t,
 				     t->setter_ret_offsets[i]);
+		if (!err && t->perf_init_offset)
+			err = attach(tr, skel->progs.on_perf_trampoline_init, false, t,
+				     t->perf_init_offset);
+		for (i = 0; !err && i < t->nperf_ret; i++)
+			err = attach(tr, skel->progs.on_perf_trampoline_init_ret, false, t,
+				     t->perf_ret_offsets[i]);
 		if (err)
 			goto fail;
 	}
@@ -90,14 +98,25 @@ fail:
 	return err;
 }
 
-int tracer__poll(struct tracer *tr, int timeout_ms)
+int tracer__epoll_fd(struct tracer *tr)
 {
-	return ring_buffer__poll(tr->rb, timeout_ms);
+	return ring_buffer__epoll_fd(tr->rb);
+}
+
+int tracer__consume(struct tracer *tr)
+{
+	return ring_buffer__consume(tr->rb);
+}
+
+void tracer__signal_requests(struct tracer *tr, bool on)
+{
+	tr->skel->bss->signal_requests = on;
 }
 
 void tracer__stop_hook(struct tracer *tr)
 {
 	tr->skel->bss->hook_enabled = 0;
+	tr->skel->bss->signal_requests = 0;
 }
 
 void tracer__detach(struct tracer *tr)

@@ -13,8 +13,12 @@ struct tracer;
 /* Loads and attaches everything for t. Returns 0 or -errno (reported by the caller). */
 int tracer__start(struct tracer **out, const struct py_target *t, unsigned ringbuf_mb,
 		  ring_buffer_sample_fn handler, void *ctx);
-/* Consumes events for up to timeout_ms. Returns events handled or -errno (-EINTR: signal). */
-int tracer__poll(struct tracer *tr, int timeout_ms);
+/* A descriptor that becomes readable when events are waiting. */
+int tracer__epoll_fd(struct tracer *tr);
+/* Handles every event waiting. Returns events handled or -errno. */
+int tracer__consume(struct tracer *tr);
+/* Whether a thread that asks for a write is stopped by REQUEST_SIGNAL (target held). */
+void tracer__signal_requests(struct tracer *tr, bool on);
 /* Stops asking for the eval_frame switch: from now on nothing rewrites it. */
 void tracer__stop_hook(struct tracer *tr);
 /* Detaches every probe and hands over whatever is left in the ring buffer. */
