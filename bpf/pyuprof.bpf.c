@@ -19,7 +19,9 @@ const volatile struct py_offsets off = {};
 const volatile __u32 targ_tgid = 0;
 const volatile __u64 hook_value = 0;	   /* &_PyEval_EvalFrameDefault in the target */
 const volatile __u32 ob_type_off = 8, tp_name_off = 24; /* PyObject.ob_type, tp_name */
-const volatile __u32 want_recursion_bonus = 0; /* 3.12: ask for each thread's budget raise */
+const volatile __u32 want_recursion_bonus = 0;
+/* 3.13: PyHeapTypeObject._spec_cache.init and PyFunctionObject.func_code */
+const volatile __u32 spec_cache_init_off = 0, func_code_off = 0; /* 3.12: ask for each thread's budget raise */
 
 /* Set by user space: while 1, an interpreter found with a NULL eval_frame is reported. */
 __u32 hook_enabled = 0;
@@ -451,5 +453,40 @@ int BPF_KPROBE(on_perf_trampoline_init_ret)
 	if (!*activate && hook_enabled)
 		request(0, REQ_HOOK_SETTER, tid, bpf_ktime_get_ns()); /* 0: every interpreter */
 	bpf_map_delete_elem(&perf_init_args, &tid);
+	return 0;
+}
+
+/*
+ * _PyType_NewManagedObject(type), called (3.13.0) only by the specialised class call
+ * CALL_ALLOC_AND_ENTER_INIT, which then runs type.__init__ inline whatever eval_frame says:
+ * a call no entry probe sees. Report it with its code object; its frame is not made yet.
+ */
+SEC("uprobe")
+int BPF_KPROBE(on_inline_init, __u64 type)
+{
+	__u64 cw[CODE_WINDOW / 8], init, code, now;
+	struct ev_call *e;
+	__u32 tid = current_tid();
+
+	if (!tid || read_user(&init, sizeof(init), type + spec_cache_init_off) ||
+	    read_user(&code, sizeof(code), init + func_code_off) ||
+	    read_user(cw, sizeof(cw), code))
+		return 0;
+	now = bpf_ktime_get_ns();
+	note_code(code, cw, tid, now);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&stats.lost_calls, 1);
+		return 0;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = EV_INLINE_CALL;
+	e->tid = tid;
+	e->ts_ns = now;
+	e->code = code;
+	/* 3.13.0's eval loop keeps the running frame in rbp (callee-saved, so still there):
+	 * the caller. User space uses it only if it is a frame on that thread's stack. */
+	e->chain[0] = PT_REGS_FP(ctx);
+	bpf_ringbuf_submit(e, wakeup_flags());
 	return 0;
 }

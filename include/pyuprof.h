@@ -18,6 +18,7 @@ enum ev_type {
 	EV_RETURN = 2,
 	EV_CODE = 3,
 	EV_REQUEST = 4,
+	EV_INLINE_CALL = 5, /* struct ev_call of a call CPython runs inline: code only */
 };
 
 /* ev_call.flags */

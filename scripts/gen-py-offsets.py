@@ -88,6 +88,13 @@ OFFSETS = [
      "no _PyInterpreterFrame before 3.11"),
     ("PyCodeObject_co_qualname", False, {8: (None, None), 11: ("PyCodeObject", "co_qualname")},
      "no co_qualname before 3.11"),
+    # 3.13's specialised class call (CALL_ALLOC_AND_ENTER_INIT) runs __init__ inline
+    ("PyHeapTypeObject_spec_cache_init", False,
+     {8: (None, None), 13: ("PyHeapTypeObject", "_spec_cache.init")},
+     "no inlined class call before 3.13"),
+    ("PyFunctionObject_func_code", False,
+     {8: (None, None), 13: ("PyFunctionObject", "func_code")},
+     "only needed for the 3.13 class-call hole"),
 ]
 
 # Output order: the order of the fields in the two headers.
@@ -102,7 +109,8 @@ USER_ORDER = ["PyObject_ob_type", "PyTypeObject_tp_name", "PyRuntime_interpreter
               "PyRuntime_main_interpreter", "PyInterpreterState_next",
               "PyInterpreterState_threads_head", "PyThreadState_next",
               "PyThreadState_native_thread_id", "PyThreadState_frame", "PyInterpreterFrame_size",
-              "PyCodeObject_co_qualname", "c_recursion_bonus"]
+              "PyCodeObject_co_qualname", "PyHeapTypeObject_spec_cache_init",
+              "PyFunctionObject_func_code", "c_recursion_bonus"]
 
 
 class CheckError(Exception):

@@ -104,10 +104,15 @@ static void print_notes(const struct profile *p, const struct recorder *r,
 		     "were lost (try a larger --ringbuf-mb)",
 		     (unsigned long long)s->lost_calls, (unsigned long long)s->lost_returns,
 		     (unsigned long long)s->lost_codes);
+	if (p->n.inline_calls)
+		wlog("%llu __init__ calls ran inline through CPython %s's specialised class call "
+		     "(a known hole of the eval_frame switch): counted by a probe on its allocation, "
+		     "timed up to the thread's next event", (unsigned long long)p->n.inline_calls,
+		     t->version);
 	if (p->n.recovered)
 		wlog("%llu calls ran inline despite the eval_frame switch (a known CPython %s hole) "
 		     "and were recovered from the frame chain; calls of that kind that call no "
-		     "other Python function are not seen",
+		     "other Python function are not seen, so more may be missing",
 		     (unsigned long long)p->n.recovered, t->version);
 	if (h->resets_setter)
 		wlog("the target reset its eval_frame hook %llu times (a PEP 523 user such as "

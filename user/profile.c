@@ -203,6 +203,7 @@ static int push(struct profile *p, struct thread *t, uint64_t frame, uint32_t fu
 	e->func = func;
 	e->edge = NO_ID;
 	e->counted = counted && func != NO_ID;
+	e->inlined = false;
 	if (!e->counted)
 		return 0;
 	/* cProfile's caller is the previous profiled call: a frame begun before recording is
@@ -279,21 +280,36 @@ static void close_above(struct profile *p, struct thread *t, int64_t keep, uint6
 	}
 }
 
-/* Pushes chain[n - 1] .. chain[0], frames that ran without an event, as calls. */
-static int recover(struct profile *p, struct thread *t, const __u64 *chain,
-		   const __u64 *chain_code, int n)
+/*
+ * Recovers chain[n - 1] .. chain[0], frames that ran without an event, above index i. A call
+ * already known by its code only (an inline call: address 0) takes its frame's address instead
+ * of being counted twice; frames that are no call (3.13's __init__ shim) are left out.
+ */
+static int recover(struct profile *p, struct thread *t, uint64_t ts, int64_t i,
+		   const __u64 *chain, const __u64 *chain_code, int n)
 {
-	int err = 0;
+	uint32_t j = (uint32_t)(i + 1), func;
+	int err;
 
-	while (n-- > 0 && !err) {
-		uint32_t func = chain_code[n] ? func_of_code(p, chain_code[n]) : NO_ID;
-		bool call = func != NO_ID && !p->funcs[func].shim;
-
+	while (n-- > 0) {
+		func = chain_code[n] ? func_of_code(p, chain_code[n]) : NO_ID;
+		if (func == NO_ID || p->funcs[func].shim)
+			continue;
+		if (j < t->depth && !t->stack[j].frame && t->stack[j].func == func) {
+			t->stack[j++].frame = chain[n];
+			continue;
+		}
+		close_above(p, t, (int64_t)j - 1, ts);
 		/* started at most at the last event of this thread */
-		p->n.recovered += call;
-		err = push(p, t, chain[n], call ? func : NO_ID, t->last_ns, call);
+		p->n.recovered++;
+		err = push(p, t, chain[n], func, t->last_ns, true);
+		if (err)
+			return err;
+		t->stack[t->depth - 1].inlined = true;
+		j = t->depth;
 	}
-	return err;
+	close_above(p, t, (int64_t)j - 1, ts);
+	return 0;
 }
 
 /* Makes the stack's top the caller frame, recovering the frames that ran without an event. */
@@ -320,10 +336,8 @@ static int resync(struct profile *p, struct thread *t, uint64_t ts, const __u64 
 		if (!anc)
 			break;
 		i = find_frame(t, anc);
-		if (i >= 0) {
-			close_above(p, t, i, ts);
-			return recover(p, t, chain, chain_code, k);
-		}
+		if (i >= 0)
+			return recover(p, t, ts, i, chain, chain_code, k);
 	}
 	if (!chain_code[0])
 		return 0; /* nothing known about it: leave the stack as it is */
@@ -356,6 +370,30 @@ int profile__call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code, u
 	return push(p, t, frame, func_of_code(p, code), ts, true);
 }
 
+int profile__inline_call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code,
+			 uint64_t caller)
+{
+	struct thread *t = thread_of(p, tid);
+	int64_t i;
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	if (!p->first_ns)
+		p->first_ns = ts;
+	/* what ran above the caller (an earlier inline call) has returned */
+	i = caller ? find_frame(t, caller) : -1;
+	if (i >= 0)
+		close_above(p, t, i, ts);
+	p->last_ns = t->last_ns = ts;
+	p->n.inline_calls++;
+	/* its own frame's address is not known yet (0) */
+	err = push(p, t, 0, func_of_code(p, code), ts, true);
+	if (!err)
+		t->stack[t->depth - 1].inlined = true;
+	return err;
+}
+
 int profile__return(struct profile *p, uint32_t tid, uint64_t ts)
 {
 	struct thread *t = thread_of(p, tid);
@@ -364,6 +402,9 @@ int profile__return(struct profile *p, uint32_t tid, uint64_t ts)
 		return -ENOMEM;
 	p->last_ns = ts;
 	t->last_ns = ts;
+	/* frames that ran inline above the returning frame returned before it, unseen */
+	while (t->depth && t->stack[t->depth - 1].inlined)
+		pop(p, t, ts);
 	if (!t->depth) {
 		p->n.unmatched_returns++;
 		return 0;

@@ -31,11 +31,12 @@ struct edge {
 };
 
 struct frame_entry {
-	uint64_t frame; /* address of the target's frame, to resynchronise against */
+	uint64_t frame; /* address of the target's frame, to resync against; 0 = not known */
 	uint64_t t0, subt;
 	uint32_t func;	/* NO_ID: a frame that is not a call (generator creation, unreadable) */
 	uint32_t edge;	/* NO_ID: no caller */
 	bool counted;	/* false for frames that began before recording (seen as callers only) */
+	bool inlined;	/* ran inline (recovered, or an inline call): no return event will come */
 };
 
 struct thread {
@@ -50,6 +51,7 @@ struct thread {
 struct profile_counters {
 	uint64_t calls;		  /* calls counted */
 	uint64_t recovered;	  /* frames entered without an event, recovered from the chain */
+	uint64_t inline_calls;	  /* calls seen only by the probe of an inlining path (3.13.0) */
 	uint64_t closed_unseen;	  /* frames closed at a later entry: returned without an event */
 	uint64_t unmatched_returns; /* returns of frames never seen (entered before recording) */
 	uint64_t unknown_code;	  /* calls whose code object identity never arrived */
@@ -88,6 +90,12 @@ int profile__call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code, u
 		  const __u64 chain[CHAIN_LEN], const __u64 chain_code[CHAIN_LEN], uint64_t back,
 		  bool gen_create);
 int profile__return(struct profile *p, uint32_t tid, uint64_t ts);
+
+/* A call CPython runs inline (3.13.0's specialised class call), seen before its frame exists.
+ * caller is the calling frame if known (else the top is taken); the call returns at the
+ * latest at the next event that shows it gone. Returns 0 or -ENOMEM. */
+int profile__inline_call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code,
+			 uint64_t caller);
 
 /* Closes every call still open at stop_ns, as cProfile does when it is disabled. */
 void profile__finish(struct profile *p, uint64_t stop_ns);

@@ -69,6 +69,8 @@ static const struct py_offsets_entry table[] = {
 		.PyThreadState_frame = 24, /* gdb: offsetof(PyThreadState, frame) */
 		.PyInterpreterFrame_size = 0, /* no _PyInterpreterFrame before 3.11 */
 		.PyCodeObject_co_qualname = 0, /* no co_qualname before 3.11 */
+		.PyHeapTypeObject_spec_cache_init = 0, /* no inlined class call before 3.13 */
+		.PyFunctionObject_func_code = 0, /* only needed for the 3.13 class-call hole */
 		.c_recursion_bonus = 0, /* no C recursion budget before 3.12 */
 	},
 	{
@@ -119,6 +121,8 @@ static const struct py_offsets_entry table[] = {
 		.PyThreadState_frame = 24, /* gdb: offsetof(PyThreadState, frame) */
 		.PyInterpreterFrame_size = 0, /* no _PyInterpreterFrame before 3.11 */
 		.PyCodeObject_co_qualname = 0, /* no co_qualname before 3.11 */
+		.PyHeapTypeObject_spec_cache_init = 0, /* no inlined class call before 3.13 */
+		.PyFunctionObject_func_code = 0, /* only needed for the 3.13 class-call hole */
 		.c_recursion_bonus = 0, /* no C recursion budget before 3.12 */
 	},
 	{
@@ -169,6 +173,8 @@ static const struct py_offsets_entry table[] = {
 		.PyThreadState_frame = 24, /* gdb: offsetof(PyThreadState, frame) */
 		.PyInterpreterFrame_size = 0, /* no _PyInterpreterFrame before 3.11 */
 		.PyCodeObject_co_qualname = 0, /* no co_qualname before 3.11 */
+		.PyHeapTypeObject_spec_cache_init = 0, /* no inlined class call before 3.13 */
+		.PyFunctionObject_func_code = 0, /* only needed for the 3.13 class-call hole */
 		.c_recursion_bonus = 0, /* no C recursion budget before 3.12 */
 	},
 	{
@@ -219,6 +225,8 @@ static const struct py_offsets_entry table[] = {
 		.PyThreadState_frame = 0, /* no tstate->frame since 3.11 */
 		.PyInterpreterFrame_size = 80, /* gdb: sizeof(_PyInterpreterFrame) */
 		.PyCodeObject_co_qualname = 128, /* gdb: offsetof(PyCodeObject, co_qualname) */
+		.PyHeapTypeObject_spec_cache_init = 0, /* no inlined class call before 3.13 */
+		.PyFunctionObject_func_code = 0, /* only needed for the 3.13 class-call hole */
 		.c_recursion_bonus = 0, /* no C recursion budget before 3.12 */
 	},
 	{
@@ -268,6 +276,8 @@ static const struct py_offsets_entry table[] = {
 		.PyThreadState_frame = 0, /* no tstate->frame since 3.11 */
 		.PyInterpreterFrame_size = 80, /* gdb: sizeof(_PyInterpreterFrame) */
 		.PyCodeObject_co_qualname = 128, /* gdb: offsetof(PyCodeObject, co_qualname) */
+		.PyHeapTypeObject_spec_cache_init = 0, /* no inlined class call before 3.13 */
+		.PyFunctionObject_func_code = 0, /* only needed for the 3.13 class-call hole */
 		.c_recursion_bonus = 8500, /* 10000 - 1500, the budget _PyThreadState_New stores */
 	},
 	{
@@ -319,6 +329,9 @@ static const struct py_offsets_entry table[] = {
 		.PyThreadState_frame = 0, /* no tstate->frame since 3.11 */
 		.PyInterpreterFrame_size = 80, /* gdb: sizeof(_PyInterpreterFrame) */
 		.PyCodeObject_co_qualname = 128, /* gdb: offsetof(PyCodeObject, co_qualname) */
+		/* gdb: offsetof(PyHeapTypeObject, _spec_cache.init) */
+		.PyHeapTypeObject_spec_cache_init = 920,
+		.PyFunctionObject_func_code = 48, /* gdb: offsetof(PyFunctionObject, func_code) */
 		.c_recursion_bonus = 0, /* budget is already 10000 */
 	},
 };

@@ -25,6 +25,8 @@ struct py_offsets_entry {
 	unsigned PyThreadState_frame;		  /* <= 3.10: tstate->frame; 0 otherwise */
 	unsigned PyInterpreterFrame_size;	  /* 3.11+: sizeof(_PyInterpreterFrame) */
 	unsigned PyCodeObject_co_qualname;	  /* 3.11+ */
+	unsigned PyHeapTypeObject_spec_cache_init; /* 3.13: __init__ of a specialised class call */
+	unsigned PyFunctionObject_func_code;	  /* 3.13, with the field above */
 	unsigned c_recursion_bonus;		  /* 3.12: units added to each thread's budget */
 };
 

@@ -184,6 +184,11 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n, co
 		}
 	}
 
+	/* its only caller is the instruction that runs __init__ inline (checked on 3.13.0) */
+	if (t->offsets->PyHeapTypeObject_spec_cache_init &&
+	    !elf_file__sym(ef, "_PyType_NewManagedObject", &vaddr, NULL))
+		elf_file__vaddr_to_offset(ef, vaddr, &t->inline_init_offset);
+
 	err = check_eval_frame_offset(ef, t, why, why_len);
 	if (!err)
 		err = check_debug_offsets(ef, t, why, why_len);

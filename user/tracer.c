@@ -41,8 +41,9 @@ int tracer__start(struct tracer **out, const struct py_target *t, unsigned ringb
 
 	if (!tr)
 		return -ENOMEM;
-	/* ret sites, setter entry and rets, perf trampoline entry and rets, eval entry */
-	tr->links = calloc(t->nret + t->nsetter_ret + t->nperf_ret + 3, sizeof(*tr->links));
+	/* ret sites, setter entry and rets, perf trampoline entry and rets, inline __init__,
+	 * eval entry */
+	tr->links = calloc(t->nret + t->nsetter_ret + t->nperf_ret + 4, sizeof(*tr->links));
 	skel = tr->skel = pyuprof_bpf__open();
 	if (!tr->links || !skel) {
 		err = -ENOMEM;
@@ -53,6 +54,8 @@ int tracer__start(struct tracer **out, const struct py_target *t, unsigned ringb
 	skel->rodata->hook_value = t->eval_addr;
 	skel->rodata->ob_type_off = t->offsets->PyObject_ob_type;
 	skel->rodata->tp_name_off = t->offsets->PyTypeObject_tp_name;
+	skel->rodata->spec_cache_init_off = t->offsets->PyHeapTypeObject_spec_cache_init;
+	skel->rodata->func_code_off = t->offsets->PyFunctionObject_func_code;
 	skel->rodata->want_recursion_bonus = t->offsets->c_recursion_bonus != 0;
 	err = bpf_map__set_max_entries(skel->maps.events, ringbuf_mb << 20);
 	if (err)
@@ -85,6 +88,11 @@ int tracer__start(struct tracer **out, const struct py_target *t, unsigned ringb
 		for (i = 0; !err && i < t->nperf_ret; i++)
 			err = attach(tr, skel->progs.on_perf_trampoline_init_ret, false, t,
 				     t->perf_ret_offsets[i]);
+		if (err)
+			goto fail;
+	}
+	if (t->inline_init_offset) {
+		err = attach(tr, skel->progs.on_inline_init, false, t, t->inline_init_offset);
 		if (err)
 			goto fail;
 	}

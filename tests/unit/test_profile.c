@@ -212,6 +212,26 @@ TEST(init_shim_and_inlined_init_are_recovered_once)
 	profile__free(p);
 }
 
+TEST(inline_calls_known_by_code_are_counted_once)
+{
+	struct profile *p = with_funcs();
+
+	profile__code(p, 500, "m.py", "__init__", 5);
+	call(p, 1, 100, 1, 0, 0, 0, 0, 0);
+	CHECK(!profile__inline_call(p, 7, 2, 500, 1)); /* leaf: ends at the next one */
+	CHECK(!profile__inline_call(p, 7, 4, 500, 1));
+	/* the second one calls h: its frame (3) is recovered onto the inline entry */
+	call(p, 5, 300, 4, 3, 500, 2, 400, 1);
+	CHECK(!profile__return(p, 7, 6)); /* h */
+	CHECK(!profile__return(p, 7, 9)); /* f: the inline __init__ returned before it */
+	CHECK(p->n.inline_calls == 2 && p->n.recovered == 0);
+	CHECK(p->funcs[4].calls == 2 && p->funcs[4].rec_calls == 0);
+	CHECK(p->funcs[4].total_ns == 2 + 5);
+	CHECK(p->funcs[0].calls == 1 && p->funcs[0].total_ns == 8);
+	CHECK(has_edge(p, 0, 4) && has_edge(p, 4, 2) && !has_edge(p, 4, 4));
+	profile__free(p);
+}
+
 TEST(generator_creation_is_not_a_call)
 {
 	struct profile *p = with_funcs();
@@ -256,6 +276,7 @@ int main(void)
 		TEST_CASE(lost_return_is_closed_at_the_next_entry),
 		TEST_CASE(frame_entered_unseen_is_recovered),
 		TEST_CASE(init_shim_and_inlined_init_are_recovered_once),
+		TEST_CASE(inline_calls_known_by_code_are_counted_once),
 		TEST_CASE(generator_creation_is_not_a_call),
 		TEST_CASE(threads_have_their_own_stacks_and_recursion_levels),
 	};
