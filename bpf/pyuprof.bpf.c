@@ -490,3 +490,48 @@ int BPF_KPROBE(on_inline_init, __u64 type)
 	bpf_ringbuf_submit(e, wakeup_flags());
 	return 0;
 }
+
+/*
+ * CPython 3.11's USDT probe python:function__return (Debian's build), used instead of the ret
+ * sites where it exists: it fires at every frame exit, also of frames run inline (a hole of the
+ * eval_frame switch), and sits on a nop, which the kernel emulates rather than single-steps.
+ * Its arguments are the UTF-8 filename and name (rbp, r12); the exiting frame itself is in rbx
+ * in that build, which the arguments confirm. Unconfirmed, the exit counts as a plain return.
+ */
+SEC("uprobe")
+int BPF_KPROBE(on_frame_exit)
+{
+	__u64 fw[FRAME_WINDOW / 8], cw[CODE_WINDOW / 8], frame = ctx->bx, code = 0, now;
+	__u32 tid = current_tid();
+	struct ev_call *e;
+	bool sure;
+
+	if (!tid)
+		return 0;
+	now = bpf_ktime_get_ns();
+	sure = !bpf_probe_read_user(fw, sizeof(fw), (void *)frame) &&
+	       (code = FIELD(fw, off.frame_code, __u64)) &&
+	       !bpf_probe_read_user(cw, sizeof(cw), (void *)code) &&
+	       (ctx->bp == FIELD(cw, off.PyCodeObject_co_filename, __u64) + off.PyASCIIObject_size ||
+		ctx->r12 == FIELD(cw, off.PyCodeObject_co_name, __u64) + off.PyASCIIObject_size);
+	if (sure)
+		note_code(code, cw, tid, now);
+	else
+		__sync_fetch_and_add(&stats.exit_unverified, 1);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&stats.lost_returns, 1);
+		return 0;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = EV_EXIT;
+	e->tid = tid;
+	e->ts_ns = now;
+	if (sure) {
+		e->frame = frame;
+		e->code = code;
+		e->chain[0] = FIELD(fw, off.frame_back, __u64);
+	}
+	bpf_ringbuf_submit(e, wakeup_flags());
+	return 0;
+}

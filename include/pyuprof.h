@@ -19,6 +19,7 @@ enum ev_type {
 	EV_CODE = 3,
 	EV_REQUEST = 4,
 	EV_INLINE_CALL = 5, /* struct ev_call of a call CPython runs inline: code only */
+	EV_EXIT = 6,	    /* struct ev_call of a frame exit (USDT): frame, code, chain[0] = caller */
 };
 
 /* ev_call.flags */
@@ -111,6 +112,7 @@ struct pyuprof_stats {
 	__u64 lost_codes;
 	__u64 lost_requests;
 	__u64 read_fail;	/* a read of the target's memory failed */
+	__u64 exit_unverified;	/* frame exits whose frame register could not be confirmed */
 	__u64 foreign_hook;	/* entries seen with someone else's eval_frame hook in place */
 };
 

@@ -190,6 +190,72 @@ bool elf_file__needs(struct elf_file *ef, const char *prefix)
 	return false;
 }
 
+/* The address of a section by name, or 0. */
+static uint64_t section_addr(struct elf_file *ef, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(ef->elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		n = elf_strptr(ef->elf, shstrndx, sh.sh_name);
+		if (n && !strcmp(n, name))
+			return sh.sh_addr;
+	}
+	return 0;
+}
+
+int elf_file__usdt(struct elf_file *ef, const char *provider, const char *name,
+		   struct usdt_probe *out)
+{
+	uint64_t base_now = section_addr(ef, ".stapsdt.base");
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		Elf_Data *data;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		while (data && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			const char *d = (const char *)data->d_buf + desc_off, *prov, *pname;
+			uint64_t pc, base, sem;
+
+			/* NT_STAPSDT (3), owner "stapsdt": pc, base, semaphore, then strings */
+			if (nh.n_type != 3 || nh.n_namesz != 8 ||
+			    memcmp((const char *)data->d_buf + name_off, "stapsdt", 8) ||
+			    nh.n_descsz < 3 * 8 + 2)
+				continue;
+			memcpy(&pc, d, 8);
+			memcpy(&base, d + 8, 8);
+			memcpy(&sem, d + 16, 8);
+			prov = d + 24;
+			pname = prov + strnlen(prov, nh.n_descsz - 24) + 1;
+			if (pname >= d + nh.n_descsz || strcmp(prov, provider) || strcmp(pname, name))
+				continue;
+			/* a prelinked file moved .stapsdt.base; the note keeps the old address */
+			if (base_now && base)
+				pc += base_now - base;
+			memset(out, 0, sizeof(*out));
+			if (elf_file__vaddr_to_offset(ef, pc, &out->offset))
+				return -ENOENT;
+			if (sem && elf_file__vaddr_to_offset(ef, sem, &out->semaphore_offset))
+				return -ENOENT;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 int elf_file__ret_sites(struct elf_file *ef, uint64_t vaddr, uint64_t size, uint64_t **offs)
 {
 	uint64_t *out = NULL, *grown, addr, file_off;

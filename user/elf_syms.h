@@ -33,6 +33,16 @@ uint64_t elf_file__base_vaddr(struct elf_file *ef);
 /* True if a DT_NEEDED entry starts with prefix (e.g. "libpython"). */
 bool elf_file__needs(struct elf_file *ef, const char *prefix);
 
+/* A SystemTap (USDT) probe: where it is and its semaphore, as file offsets (0: none). */
+struct usdt_probe {
+	uint64_t offset;
+	uint64_t semaphore_offset;
+};
+
+/* Finds USDT probe provider:name. Returns 0, -ENOENT, or -errno. */
+int elf_file__usdt(struct elf_file *ef, const char *provider, const char *name,
+		   struct usdt_probe *out);
+
 /*
  * File offsets of every ret instruction of the function [vaddr, vaddr + size), found by
  * disassembling it. Returns the count (>= 0) or -errno; *offs is malloc'd.

@@ -50,6 +50,9 @@ int recorder__handle(void *ctx, void *data, size_t size)
 		err = profile__call(r->prof, c->tid, c->ts_ns, c->code, c->frame, c->chain,
 				    c->chain_code, c->back, c->flags & CALL_GEN_CREATE);
 		break;
+	case EV_EXIT:
+		err = profile__exit(r->prof, c->tid, c->ts_ns, c->frame, c->code, c->chain[0]);
+		break;
 	case EV_INLINE_CALL:
 		err = profile__inline_call(r->prof, c->tid, c->ts_ns, c->code, c->chain[0]);
 		break;

@@ -109,11 +109,18 @@ static void print_notes(const struct profile *p, const struct recorder *r,
 		     "(a known hole of the eval_frame switch): counted by a probe on its allocation, "
 		     "timed up to the thread's next event", (unsigned long long)p->n.inline_calls,
 		     t->version);
-	if (p->n.recovered)
+	if (p->n.recovered && t->exit_probe.offset)
+		wlog("%llu calls ran inline despite the eval_frame switch (a known CPython %s hole) "
+		     "and were counted at their exit (USDT function__return), timed from the "
+		     "thread's previous event", (unsigned long long)p->n.recovered, t->version);
+	else if (p->n.recovered)
 		wlog("%llu calls ran inline despite the eval_frame switch (a known CPython %s hole) "
 		     "and were recovered from the frame chain; calls of that kind that call no "
 		     "other Python function are not seen, so more may be missing",
 		     (unsigned long long)p->n.recovered, t->version);
+	if (s->exit_unverified)
+		wlog("%llu frame exits could not be matched to their frame and counted as plain "
+		     "returns", (unsigned long long)s->exit_unverified);
 	if (h->resets_setter)
 		wlog("the target reset its eval_frame hook %llu times (a PEP 523 user such as "
 		     "Dynamo or the perf trampoline turning itself off); pyuprof switched it back "

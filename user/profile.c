@@ -413,6 +413,43 @@ int profile__return(struct profile *p, uint32_t tid, uint64_t ts)
 	return 0;
 }
 
+int profile__exit(struct profile *p, uint32_t tid, uint64_t ts, uint64_t frame, uint64_t code,
+		  uint64_t caller)
+{
+	struct thread *t;
+	uint32_t func;
+	int64_t i;
+	int err;
+
+	if (!frame)
+		return profile__return(p, tid, ts);
+	t = thread_of(p, tid);
+	if (!t)
+		return -ENOMEM;
+	p->last_ns = ts;
+	i = find_frame(t, frame);
+	if (i >= 0) {
+		close_above(p, t, i, ts);
+		pop(p, t, ts);
+		t->last_ns = ts;
+		return 0;
+	}
+	i = caller ? find_frame(t, caller) : -1;
+	if (i >= 0)
+		close_above(p, t, i, ts);
+	func = func_of_code(p, code);
+	if (func == NO_ID || p->funcs[func].shim) {
+		t->last_ns = ts;
+		return 0;
+	}
+	p->n.recovered++;
+	err = push(p, t, frame, func, t->last_ns, true);
+	if (!err)
+		pop(p, t, ts);
+	t->last_ns = ts;
+	return err;
+}
+
 void profile__finish(struct profile *p, uint64_t stop_ns)
 {
 	uint32_t i;

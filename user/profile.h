@@ -91,6 +91,14 @@ int profile__call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code, u
 		  bool gen_create);
 int profile__return(struct profile *p, uint32_t tid, uint64_t ts);
 
+/*
+ * A frame exit (3.11 USDT), of frame (0 if unknown: a plain return) running code, called by
+ * caller. A frame not on the stack ran inline unseen: it is counted as a call from caller,
+ * started at most at the thread's last event. Returns 0 or -ENOMEM.
+ */
+int profile__exit(struct profile *p, uint32_t tid, uint64_t ts, uint64_t frame, uint64_t code,
+		  uint64_t caller);
+
 /* A call CPython runs inline (3.13.0's specialised class call), seen before its frame exists.
  * caller is the calling frame if known (else the top is taken); the call returns at the
  * latest at the next event that shows it gone. Returns 0 or -ENOMEM. */

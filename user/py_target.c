@@ -189,6 +189,10 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n, co
 	    !elf_file__sym(ef, "_PyType_NewManagedObject", &vaddr, NULL))
 		elf_file__vaddr_to_offset(ef, vaddr, &t->inline_init_offset);
 
+	/* 3.11 built with USDT probes (Debian): frame exits, inline ones included */
+	if (t->major == 3 && t->minor == 11)
+		elf_file__usdt(ef, "python", "function__return", &t->exit_probe);
+
 	err = check_eval_frame_offset(ef, t, why, why_len);
 	if (!err)
 		err = check_debug_offsets(ef, t, why, why_len);

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "elf_syms.h"
 #include "py_offsets.h"
 
 struct py_target {
@@ -32,6 +33,7 @@ struct py_target {
 	uint64_t *perf_ret_offsets;
 	int nperf_ret;
 	uint64_t inline_init_offset; /* _PyType_NewManagedObject (3.13, .symtab only), 0 if none */
+	struct usdt_probe exit_probe; /* 3.11 python:function__return, used instead of ret sites */
 };
 
 /*

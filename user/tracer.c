@@ -72,7 +72,20 @@ int tracer__start(struct tracer **out, const struct py_target *t, unsigned ringb
 	}
 	/* returns before entries: a return without its entry is ignored, an entry without its
 	 * return would leave a frame open */
-	for (i = 0; i < t->nret; i++) {
+	if (t->exit_probe.offset) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = t->exit_probe.semaphore_offset);
+		struct bpf_link *link;
+
+		/* the kernel raises the probe's semaphore, and lowers it however we end */
+		link = bpf_program__attach_uprobe_opts(skel->progs.on_frame_exit, t->pid, t->path,
+						       t->exit_probe.offset, &uo);
+		if (!link) {
+			err = -errno;
+			goto fail;
+		}
+		tr->links[tr->nlinks++] = link;
+	}
+	for (i = 0; !t->exit_probe.offset && i < t->nret; i++) {
 		err = attach(tr, skel->progs.on_eval_return, false, t, t->ret_offsets[i]);
 		if (err)
 			goto fail;
