@@ -38,7 +38,7 @@ int pstats_encode(const struct profile *p, struct marshal_buf *b)
 	/* group edges by callee: first[f] .. first[f + 1] index order[] */
 	for (i = 0; i < p->nedges; i++) {
 		order[i] = i;
-		is_caller[p->edges[i].caller] |= p->edges[i].calls > 0;
+		is_caller[p->edges[i].caller] |= p->edges[i].st.calls > 0;
 	}
 	qsort_r(order, p->nedges, sizeof(*order), by_callee, p->edges);
 	for (i = 0, j = 0; i <= p->nfuncs; i++) {
@@ -51,28 +51,28 @@ int pstats_encode(const struct profile *p, struct marshal_buf *b)
 	for (i = 0; i < p->nfuncs; i++) {
 		const struct func *f = &p->funcs[i];
 
-		if (!f->calls && !is_caller[i])
+		if (!f->st.calls && !is_caller[i])
 			continue;
 		nkeys++;
 		put_key(b, f);
 		marshal_tuple_begin(b, 5);
-		marshal_int(b, (int64_t)(f->calls - f->rec_calls));
-		marshal_int(b, (int64_t)f->calls);
-		marshal_float(b, f->inline_ns / 1e9);
-		marshal_float(b, f->total_ns / 1e9);
+		marshal_int(b, (int64_t)(f->st.calls - f->st.rec_calls));
+		marshal_int(b, (int64_t)f->st.calls);
+		marshal_float(b, f->st.inline_ns / 1e9);
+		marshal_float(b, f->st.total_ns / 1e9);
 		marshal_dict_begin(b);
 		for (j = first[i]; j < first[i + 1]; j++) {
 			const struct edge *e = &p->edges[order[j]];
 
-			if (!e->calls)
+			if (!e->st.calls)
 				continue;
 			put_key(b, &p->funcs[e->caller]);
 			/* note the order: callers hold (nc, cc, tt, ct), functions (cc, nc, ...) */
 			marshal_tuple_begin(b, 4);
-			marshal_int(b, (int64_t)e->calls);
-			marshal_int(b, (int64_t)(e->calls - e->rec_calls));
-			marshal_float(b, e->inline_ns / 1e9);
-			marshal_float(b, e->total_ns / 1e9);
+			marshal_int(b, (int64_t)e->st.calls);
+			marshal_int(b, (int64_t)(e->st.calls - e->st.rec_calls));
+			marshal_float(b, e->st.inline_ns / 1e9);
+			marshal_float(b, e->st.total_ns / 1e9);
 		}
 		marshal_dict_end(b);
 	}

@@ -87,19 +87,3 @@ int proc_alive(pid_t pid)
 	fclose(f);
 	return alive ? 0 : -ESRCH;
 }
-
-const char *proc_comm(pid_t pid, pid_t tid, char *buf, size_t len)
-{
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
-	f = fopen(path, "re");
-	if (!f || !fgets(buf, (int)len, f))
-		snprintf(buf, len, "?");
-	else
-		buf[strcspn(buf, "\n")] = 0;
-	if (f)
-		fclose(f);
-	return buf;
-}

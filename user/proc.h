@@ -24,7 +24,4 @@ int proc_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
 /* 0 if pid exists, -ESRCH if not (zombies count as gone). */
 int proc_alive(pid_t pid);
 
-/* The kernel's name for a thread or process (comm), or "?" */
-const char *proc_comm(pid_t pid, pid_t tid, char *buf, size_t len);
-
 #endif /* __PYUPROF_PROC_H */

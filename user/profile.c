@@ -69,7 +69,9 @@ static uint64_t key_hash(const char *filename, const char *name, int line)
 	return h ? h : 1;
 }
 
-uint32_t profile__func(struct profile *p, const char *filename, const char *name, int firstlineno)
+/* Looks up (or adds) the function for a key; returns its id or NO_ID on ENOMEM. */
+static uint32_t profile__func(struct profile *p, const char *filename, const char *name,
+			      int firstlineno)
 {
 	uint64_t h = key_hash(filename, name, firstlineno), *slot;
 	struct func *f;
@@ -224,13 +226,22 @@ static int push(struct profile *p, struct thread *t, uint64_t frame, uint32_t fu
 	return 0;
 }
 
+/* One call ends: cumtime only for the outermost of nested calls of the same one (_lsprof). */
+static void account(struct call_stats *st, uint64_t *level, uint64_t tt, uint64_t it)
+{
+	if (level && --*level == 0)
+		st->total_ns += tt;
+	else
+		st->rec_calls++;
+	st->inline_ns += it;
+	st->calls++;
+}
+
 /* Pops the top entry as returning at ts, with _lsprof's bookkeeping. */
 static void pop(struct profile *p, struct thread *t, uint64_t ts)
 {
 	struct frame_entry *e = &t->stack[--t->depth], *parent;
-	uint64_t tt, it, *level;
-	struct func *f;
-	struct edge *ed;
+	uint64_t tt, it;
 
 	if (!e->counted)
 		return;
@@ -240,25 +251,10 @@ static void pop(struct profile *p, struct thread *t, uint64_t ts)
 	if (parent)
 		parent->subt += tt;
 
-	f = &p->funcs[e->func];
-	level = u64_map_get(&t->levels, FUNC_LEVEL_KEY(e->func));
-	if (level && --*level == 0)
-		f->total_ns += tt;
-	else
-		f->rec_calls++;
-	f->inline_ns += it;
-	f->calls++;
-
-	if (e->edge == NO_ID)
-		return;
-	ed = &p->edges[e->edge];
-	level = u64_map_get(&t->levels, EDGE_LEVEL_KEY(e->edge));
-	if (level && --*level == 0)
-		ed->total_ns += tt;
-	else
-		ed->rec_calls++;
-	ed->inline_ns += it;
-	ed->calls++;
+	account(&p->funcs[e->func].st, u64_map_get(&t->levels, FUNC_LEVEL_KEY(e->func)), tt, it);
+	if (e->edge != NO_ID)
+		account(&p->edges[e->edge].st, u64_map_get(&t->levels, EDGE_LEVEL_KEY(e->edge)),
+			tt, it);
 }
 
 /* Index of the topmost entry for frame, or -1. */

@@ -15,19 +15,23 @@
 
 #define NO_ID UINT32_MAX
 
+/* cProfile's numbers, for a function and for a caller->callee edge alike */
+struct call_stats {
+	uint64_t calls, rec_calls; /* nc, and calls nested in an active call of the same one */
+	uint64_t inline_ns, total_ns; /* tottime, cumtime */
+};
+
 struct func {
 	char *filename; /* UTF-8 */
 	char *name;
 	int firstlineno;
-	uint64_t calls, rec_calls; /* nc, and calls nested in an active call of the same function */
-	uint64_t inline_ns, total_ns; /* tottime, cumtime */
+	struct call_stats st;
 	bool shim; /* CPython's _Py_InitCleanup (3.13): runs as a frame, is not a call */
 };
 
 struct edge {
 	uint32_t caller, callee;
-	uint64_t calls, rec_calls;
-	uint64_t inline_ns, total_ns;
+	struct call_stats st;
 };
 
 struct frame_entry {
@@ -107,8 +111,5 @@ int profile__inline_call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t 
 
 /* Closes every call still open at stop_ns, as cProfile does when it is disabled. */
 void profile__finish(struct profile *p, uint64_t stop_ns);
-
-/* Looks up (or adds) the function for a key; returns its id or NO_ID on ENOMEM. */
-uint32_t profile__func(struct profile *p, const char *filename, const char *name, int firstlineno);
 
 #endif /* __PYUPROF_PROFILE_H */

@@ -9,7 +9,7 @@ static int by_cumtime(const void *a, const void *b, void *arg)
 {
 	const struct func *funcs = arg;
 	const struct func *x = &funcs[*(const uint32_t *)a], *y = &funcs[*(const uint32_t *)b];
-	int c = (x->total_ns < y->total_ns) - (x->total_ns > y->total_ns);
+	int c = (x->st.total_ns < y->st.total_ns) - (x->st.total_ns > y->st.total_ns);
 
 	if (c)
 		return c;
@@ -36,12 +36,12 @@ int report_print(FILE *f, const struct profile *p, unsigned top)
 	for (i = 0; i < p->nfuncs; i++) {
 		const struct func *fn = &p->funcs[i];
 
-		if (!fn->calls)
+		if (!fn->st.calls)
 			continue;
 		order[n++] = i;
-		total_calls += fn->calls;
-		prim_calls += fn->calls - fn->rec_calls;
-		total_ns += fn->inline_ns;
+		total_calls += fn->st.calls;
+		prim_calls += fn->st.calls - fn->st.rec_calls;
+		total_ns += fn->st.inline_ns;
 	}
 	qsort_r(order, n, sizeof(*order), by_cumtime, p->funcs);
 
@@ -54,19 +54,19 @@ int report_print(FILE *f, const struct profile *p, unsigned top)
 	fprintf(f, "\n   ncalls  tottime  percall  cumtime  percall filename:lineno(function)\n");
 	for (i = 0; i < n && i < top; i++) {
 		const struct func *fn = &p->funcs[order[i]];
-		uint64_t cc = fn->calls - fn->rec_calls;
+		uint64_t cc = fn->st.calls - fn->st.rec_calls;
 		char calls[48];
 
-		if (cc != fn->calls)
-			snprintf(calls, sizeof(calls), "%llu/%llu", (unsigned long long)fn->calls,
+		if (cc != fn->st.calls)
+			snprintf(calls, sizeof(calls), "%llu/%llu", (unsigned long long)fn->st.calls,
 				 (unsigned long long)cc);
 		else
-			snprintf(calls, sizeof(calls), "%llu", (unsigned long long)fn->calls);
+			snprintf(calls, sizeof(calls), "%llu", (unsigned long long)fn->st.calls);
 		fprintf(f, "%9s ", calls);
-		print_time(f, fn->inline_ns / 1e9, false);
-		print_time(f, fn->inline_ns / 1e9 / fn->calls, false);
-		print_time(f, fn->total_ns / 1e9, false);
-		print_time(f, cc ? fn->total_ns / 1e9 / cc : 0, !cc);
+		print_time(f, fn->st.inline_ns / 1e9, false);
+		print_time(f, fn->st.inline_ns / 1e9 / fn->st.calls, false);
+		print_time(f, fn->st.total_ns / 1e9, false);
+		print_time(f, cc ? fn->st.total_ns / 1e9 / cc : 0, !cc);
 		if (!strcmp(fn->filename, "~") && !fn->firstlineno)
 			fprintf(f, "%s\n", fn->name);
 		else

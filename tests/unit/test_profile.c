@@ -71,26 +71,26 @@ static void check_against_cprofile(const char *workload)
 
 			stats++;
 			REQUIRE(id != NO_ID);
-			CHECK(p->funcs[id].calls == ncalls);
-			CHECK(p->funcs[id].calls - p->funcs[id].rec_calls == pcalls);
-			CHECK(p->funcs[id].inline_ns == (uint64_t)tt);
-			CHECK(p->funcs[id].total_ns == (uint64_t)ct);
+			CHECK(p->funcs[id].st.calls == ncalls);
+			CHECK(p->funcs[id].st.calls - p->funcs[id].st.rec_calls == pcalls);
+			CHECK(p->funcs[id].st.inline_ns == (uint64_t)tt);
+			CHECK(p->funcs[id].st.total_ns == (uint64_t)ct);
 		} else if (sscanf(line, "edge %127s %127s %llu %llu %lf %lf", name, caller, &ncalls,
 				  &pcalls, &tt, &ct) == 6) {
 			struct edge *e = find_edge(p, name, caller);
 
 			edges++;
 			REQUIRE(e);
-			if (e->calls - e->rec_calls != pcalls || e->total_ns != (uint64_t)ct)
+			if (e->st.calls - e->st.rec_calls != pcalls || e->st.total_ns != (uint64_t)ct)
 				printf("#   edge %s <- %s: ours %llu/%llu %llu %llu, cProfile %s", name,
-				       caller, (unsigned long long)e->calls,
-				       (unsigned long long)(e->calls - e->rec_calls),
-				       (unsigned long long)e->inline_ns,
-				       (unsigned long long)e->total_ns, line);
-			CHECK(e->calls == ncalls);
-			CHECK(e->calls - e->rec_calls == pcalls);
-			CHECK(e->inline_ns == (uint64_t)tt);
-			CHECK(e->total_ns == (uint64_t)ct);
+				       caller, (unsigned long long)e->st.calls,
+				       (unsigned long long)(e->st.calls - e->st.rec_calls),
+				       (unsigned long long)e->st.inline_ns,
+				       (unsigned long long)e->st.total_ns, line);
+			CHECK(e->st.calls == ncalls);
+			CHECK(e->st.calls - e->st.rec_calls == pcalls);
+			CHECK(e->st.inline_ns == (uint64_t)tt);
+			CHECK(e->st.total_ns == (uint64_t)ct);
 		}
 		if (!strncmp(line, "stat", 4) && stats == 1)
 			profile__finish(p, ts);
@@ -121,7 +121,7 @@ static bool has_edge(const struct profile *p, uint32_t caller, uint32_t callee)
 {
 	for (uint32_t i = 0; i < p->nedges; i++)
 		if (p->edges[i].caller == caller && p->edges[i].callee == callee)
-			return p->edges[i].calls > 0;
+			return p->edges[i].st.calls > 0;
 	return false;
 }
 
@@ -144,7 +144,7 @@ TEST(return_before_any_entry_is_ignored)
 	CHECK(!profile__call(p, 7, 2, 100, 1, none, none, 0, false));
 	CHECK(!profile__return(p, 7, 5));
 	CHECK(p->n.unmatched_returns == 1);
-	CHECK(p->funcs[0].calls == 1 && p->funcs[0].total_ns == 3);
+	CHECK(p->funcs[0].st.calls == 1 && p->funcs[0].st.total_ns == 3);
 	profile__free(p);
 }
 
@@ -156,8 +156,8 @@ TEST(calls_open_at_stop_are_closed_there)
 	call(p, 2, 200, 2, 1, 100, 0, 0, 0);
 	profile__finish(p, 10);
 	CHECK(p->n.open_at_stop == 2);
-	CHECK(p->funcs[1].calls == 1 && p->funcs[1].total_ns == 8 && p->funcs[1].inline_ns == 8);
-	CHECK(p->funcs[0].calls == 1 && p->funcs[0].total_ns == 9 && p->funcs[0].inline_ns == 1);
+	CHECK(p->funcs[1].st.calls == 1 && p->funcs[1].st.total_ns == 8 && p->funcs[1].st.inline_ns == 8);
+	CHECK(p->funcs[0].st.calls == 1 && p->funcs[0].st.total_ns == 9 && p->funcs[0].st.inline_ns == 1);
 	profile__free(p);
 }
 
@@ -172,9 +172,9 @@ TEST(lost_return_is_closed_at_the_next_entry)
 	CHECK(!profile__return(p, 7, 6));
 	CHECK(!profile__return(p, 7, 8));
 	CHECK(p->n.closed_unseen == 1);
-	CHECK(p->funcs[1].calls == 1 && p->funcs[1].total_ns == 3);
+	CHECK(p->funcs[1].st.calls == 1 && p->funcs[1].st.total_ns == 3);
 	CHECK(find_edge(p, "h", "f") && !find_edge(p, "h", "g"));
-	CHECK(p->funcs[0].total_ns == 7 && p->funcs[0].inline_ns == 3);
+	CHECK(p->funcs[0].st.total_ns == 7 && p->funcs[0].st.inline_ns == 3);
 	profile__free(p);
 }
 
@@ -189,9 +189,9 @@ TEST(frame_entered_unseen_is_recovered)
 	call(p, 6, 300, 4, 1, 100, 0, 0, 0); /* g returned unseen: closed here */
 	profile__finish(p, 9);
 	CHECK(p->n.recovered == 1);
-	CHECK(p->funcs[1].calls == 1);
+	CHECK(p->funcs[1].st.calls == 1);
 	CHECK(find_edge(p, "g", "f") && find_edge(p, "h", "g") && find_edge(p, "h", "f"));
-	CHECK(p->funcs[2].calls == 2);
+	CHECK(p->funcs[2].st.calls == 2);
 	profile__free(p);
 }
 
@@ -206,8 +206,8 @@ TEST(init_shim_and_inlined_init_are_recovered_once)
 	CHECK(!profile__return(p, 7, 4));
 	profile__finish(p, 6);
 	CHECK(p->n.recovered == 1);
-	CHECK(p->funcs[4].calls == 1); /* m.py's __init__ */
-	CHECK(p->funcs[3].calls == 0); /* the shim is no call */
+	CHECK(p->funcs[4].st.calls == 1); /* m.py's __init__ */
+	CHECK(p->funcs[3].st.calls == 0); /* the shim is no call */
 	CHECK(p->nedges == 2 && has_edge(p, 4, 2) && has_edge(p, 0, 4));
 	profile__free(p);
 }
@@ -225,9 +225,9 @@ TEST(inline_calls_known_by_code_are_counted_once)
 	CHECK(!profile__return(p, 7, 6)); /* h */
 	CHECK(!profile__return(p, 7, 9)); /* f: the inline __init__ returned before it */
 	CHECK(p->n.inline_calls == 2 && p->n.recovered == 0);
-	CHECK(p->funcs[4].calls == 2 && p->funcs[4].rec_calls == 0);
-	CHECK(p->funcs[4].total_ns == 2 + 5);
-	CHECK(p->funcs[0].calls == 1 && p->funcs[0].total_ns == 8);
+	CHECK(p->funcs[4].st.calls == 2 && p->funcs[4].st.rec_calls == 0);
+	CHECK(p->funcs[4].st.total_ns == 2 + 5);
+	CHECK(p->funcs[0].st.calls == 1 && p->funcs[0].st.total_ns == 8);
 	CHECK(has_edge(p, 0, 4) && has_edge(p, 4, 2) && !has_edge(p, 4, 4));
 	profile__free(p);
 }
@@ -244,8 +244,8 @@ TEST(generator_creation_is_not_a_call)
 	CHECK(!profile__return(p, 7, 5));
 	CHECK(!profile__return(p, 7, 6));
 	CHECK(p->n.not_calls == 1 && p->n.calls == 2);
-	CHECK(p->funcs[1].calls == 1 && p->funcs[1].total_ns == 1);
-	CHECK(p->funcs[0].total_ns == 5 && p->funcs[0].inline_ns == 4);
+	CHECK(p->funcs[1].st.calls == 1 && p->funcs[1].st.total_ns == 1);
+	CHECK(p->funcs[0].st.total_ns == 5 && p->funcs[0].st.inline_ns == 4);
 	profile__free(p);
 }
 
@@ -258,8 +258,8 @@ TEST(threads_have_their_own_stacks_and_recursion_levels)
 	CHECK(!profile__call(p, 2, 2, 100, 2, none, none, 0, false));
 	CHECK(!profile__return(p, 1, 3));
 	CHECK(!profile__return(p, 2, 5));
-	CHECK(p->funcs[0].calls == 2 && p->funcs[0].rec_calls == 0);
-	CHECK(p->funcs[0].total_ns == 5 && p->nthreads == 2);
+	CHECK(p->funcs[0].st.calls == 2 && p->funcs[0].st.rec_calls == 0);
+	CHECK(p->funcs[0].st.total_ns == 5 && p->nthreads == 2);
 	profile__free(p);
 }
 
