@@ -11,9 +11,11 @@
 
 int outfile__open(struct outfile *o, const char *path)
 {
+	size_t len = strlen(path);
 	mode_t mask;
 
 	o->fd = -1;
+	o->gz = NULL;
 	o->tmp[0] = 0;
 	if (snprintf(o->path, sizeof(o->path), "%s", path) >= (int)sizeof(o->path))
 		return -ENAMETOOLONG;
@@ -29,12 +31,35 @@ int outfile__open(struct outfile *o, const char *path)
 	mask = umask(0);
 	umask(mask);
 	fchmod(o->fd, 0666 & ~mask);
+	if (len > 3 && !strcmp(path + len - 3, ".gz")) {
+		int fd = dup(o->fd); /* gzclose closes its own */
+
+		o->gz = fd < 0 ? NULL : gzdopen(fd, "wb");
+		if (!o->gz) {
+			if (fd >= 0)
+				close(fd);
+			outfile__abort(o);
+			return -ENOMEM;
+		}
+	}
 	return 0;
 }
 
 int outfile__write(struct outfile *o, const void *buf, size_t len)
 {
 	const char *p = buf;
+
+	if (o->gz) {
+		while (len) {
+			unsigned n = len > (1u << 30) ? 1u << 30 : (unsigned)len;
+
+			if (gzwrite(o->gz, p, n) != (int)n)
+				return -EIO;
+			p += n;
+			len -= n;
+		}
+		return 0;
+	}
 
 	while (len) {
 		ssize_t n = write(o->fd, p, len);
@@ -54,7 +79,11 @@ int outfile__commit(struct outfile *o)
 {
 	int err = 0;
 
-	if (fsync(o->fd) && errno != EINVAL)
+	if (o->gz && gzclose(o->gz) != Z_OK)
+		err = -EIO;
+	o->gz = NULL;
+
+	if (!err && fsync(o->fd) && errno != EINVAL)
 		err = -errno;
 	if (close(o->fd) && !err)
 		err = -errno;
@@ -70,6 +99,9 @@ int outfile__commit(struct outfile *o)
 
 void outfile__abort(struct outfile *o)
 {
+	if (o->gz)
+		gzclose(o->gz);
+	o->gz = NULL;
 	if (o->fd >= 0)
 		close(o->fd);
 	o->fd = -1;

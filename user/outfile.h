@@ -2,17 +2,20 @@
 /*
  * Output files are written whole or not at all: into a temporary file next to the target path,
  * renamed over it only when every write and the close succeeded. Opening early checks that the
- * directory is writable before any recording starts.
+ * directory is writable before any recording starts. A name ending in ".gz" is written
+ * gzip-compressed (zlib).
  */
 #ifndef __PYUPROF_OUTFILE_H
 #define __PYUPROF_OUTFILE_H
 
 #include <stddef.h>
+#include <zlib.h>
 
 struct outfile {
 	char path[4096];
 	char tmp[4096 + 16];
 	int fd;
+	gzFile gz; /* set when the path ends in ".gz": what is written is compressed */
 };
 
 /* Returns 0 or -errno. */

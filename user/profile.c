@@ -37,6 +37,7 @@ void profile__free(struct profile *p)
 	free(p->funcs);
 	free(p->edges);
 	free(p->threads);
+	calltree__free(&p->tree);
 	u64_map_free(&p->func_by_key);
 	u64_map_free(&p->func_by_code);
 	u64_map_free(&p->edge_by_pair);
@@ -175,9 +176,17 @@ static struct thread *thread_of(struct profile *p, uint32_t tid)
 		return NULL;
 	}
 	t->tid = tid;
+	t->root = calltree__root(&p->tree, p->nthreads);
 	p->threads[p->nthreads] = t;
 	*slot = ++p->nthreads;
+	if (t->root == CT_NONE)
+		return NULL;
 	return t;
+}
+
+struct thread *profile__thread(struct profile *p, uint32_t tid)
+{
+	return thread_of(p, tid);
 }
 
 /* The nearest entry below index i (exclusive) that is a function, or NULL. */
@@ -206,6 +215,13 @@ static int push(struct profile *p, struct thread *t, uint64_t frame, uint32_t fu
 	e->edge = NO_ID;
 	e->counted = counted && func != NO_ID;
 	e->inlined = false;
+	/* its call path: under the nearest function below (a frame that is no call has none) */
+	e->node = parent ? parent->node : t->root;
+	if (func != NO_ID) {
+		e->node = calltree__child(&p->tree, e->node, func);
+		if (e->node == CT_NONE)
+			return -ENOMEM;
+	}
 	if (!e->counted)
 		return 0;
 	/* cProfile's caller is the previous profiled call: a frame begun before recording is
@@ -252,6 +268,11 @@ static void pop(struct profile *p, struct thread *t, uint64_t ts)
 		parent->subt += tt;
 
 	account(&p->funcs[e->func].st, u64_map_get(&t->levels, FUNC_LEVEL_KEY(e->func)), tt, it);
+	p->tree.nodes[e->node].total_ns += tt;
+	p->tree.nodes[e->node].self_ns += it;
+	p->tree.nodes[e->node].calls++;
+	if (p->on_call)
+		p->on_call(p->on_call_ctx, p->tree.nodes[t->root].thread, e->func, e->t0, ts);
 	if (e->edge != NO_ID)
 		account(&p->edges[e->edge].st, u64_map_get(&t->levels, EDGE_LEVEL_KEY(e->edge)),
 			tt, it);
@@ -460,4 +481,5 @@ void profile__finish(struct profile *p, uint64_t stop_ns)
 	}
 	if (stop_ns > p->last_ns)
 		p->last_ns = stop_ns;
+	calltree__finish(&p->tree);
 }

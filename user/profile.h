@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 #include <stdint.h>
+#include "calltree.h"
 #include "hashmap.h"
 #include "pyuprof.h" /* CHAIN_LEN */
 
@@ -39,12 +40,17 @@ struct frame_entry {
 	uint64_t t0, subt;
 	uint32_t func;	/* NO_ID: a frame that is not a call (generator creation, unreadable) */
 	uint32_t edge;	/* NO_ID: no caller */
+	uint32_t node;	/* its call path in the call tree */
 	bool counted;	/* false for frames that began before recording (seen as callers only) */
 	bool inlined;	/* ran inline (recovered, or an inline call): no return event will come */
 };
 
+#define THREAD_NAME_LEN 64
+
 struct thread {
 	uint32_t tid;
+	uint32_t root; /* its call-tree root */
+	char name[THREAD_NAME_LEN]; /* as the recorder learnt it; "" if unknown */
 	struct frame_entry *stack;
 	uint32_t depth, cap;
 	uint64_t last_ns;
@@ -74,8 +80,13 @@ struct profile {
 	struct u64_map func_by_code;  /* code object address -> id + 1 */
 	struct u64_map edge_by_pair;  /* (caller + 1) << 32 | callee -> id + 1 */
 	struct u64_map thread_by_tid; /* tid -> index + 1 */
+	struct calltree tree;
 	uint64_t first_ns, last_ns;
 	struct profile_counters n;
+	/* if set, told of every call as it ends (thread is an index into threads[]) */
+	void (*on_call)(void *ctx, uint32_t thread, uint32_t func, uint64_t t0_ns,
+			uint64_t t1_ns);
+	void *on_call_ctx;
 };
 
 struct profile *profile__new(void);
@@ -111,5 +122,8 @@ int profile__inline_call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t 
 
 /* Closes every call still open at stop_ns, as cProfile does when it is disabled. */
 void profile__finish(struct profile *p, uint64_t stop_ns);
+
+/* The thread for tid, added if new; NULL on ENOMEM. */
+struct thread *profile__thread(struct profile *p, uint32_t tid);
 
 #endif /* __PYUPROF_PROFILE_H */

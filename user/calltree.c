@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Call-path tree: nodes in an array, children linked in first-seen order, a hash for lookup. */
+#include <stdlib.h>
+#include <string.h>
+#include "calltree.h"
+
+static uint64_t key(uint32_t parent, uint32_t func)
+{
+	/* never 0, which the map keeps for empty slots */
+	return hash_u64(((uint64_t)parent << 32 | func) + 1) | 1;
+}
+
+static uint32_t add(struct calltree *ct, uint32_t parent, uint32_t func, uint32_t thread)
+{
+	struct ct_node *n;
+
+	if (ct->n == ct->cap) {
+		uint32_t cap = ct->cap ? ct->cap * 2 : 256;
+
+		n = realloc(ct->nodes, (size_t)cap * sizeof(*n));
+		if (!n)
+			return CT_NONE;
+		ct->nodes = n;
+		ct->cap = cap;
+	}
+	n = &ct->nodes[ct->n];
+	memset(n, 0, sizeof(*n));
+	n->func = func;
+	n->parent = parent;
+	n->first_child = n->next_sibling = CT_NONE;
+	n->thread = thread;
+	if (parent != CT_NONE) {
+		/* append, so that children keep the order they first ran in */
+		uint32_t *link = &ct->nodes[parent].first_child;
+
+		while (*link != CT_NONE)
+			link = &ct->nodes[*link].next_sibling;
+		*link = ct->n;
+	}
+	return ct->n++;
+}
+
+/*
+ * Looks (parent, func) up, a root by (CT_NONE, thread); a hash match is confirmed on the node
+ * itself.
+ */
+static uint32_t find_or_add(struct calltree *ct, uint32_t parent, uint32_t func,
+			    uint32_t thread)
+{
+	uint64_t k = key(parent, parent == CT_NONE ? thread : func), *slot;
+	uint32_t id;
+
+	for (;; k += 2) {
+		slot = u64_map_get(&ct->index, k);
+		if (!slot)
+			break;
+		id = (uint32_t)(*slot - 1);
+		if (ct->nodes[id].parent == parent && ct->nodes[id].func == func &&
+		    ct->nodes[id].thread == thread)
+			return id;
+	}
+	id = add(ct, parent, func, thread);
+	if (id == CT_NONE)
+		return CT_NONE;
+	slot = u64_map_upsert(&ct->index, k);
+	if (!slot)
+		return CT_NONE;
+	*slot = (uint64_t)id + 1;
+	return id;
+}
+
+uint32_t calltree__root(struct calltree *ct, uint32_t thread)
+{
+	return find_or_add(ct, CT_NONE, CT_NONE, thread);
+}
+
+uint32_t calltree__child(struct calltree *ct, uint32_t parent, uint32_t func)
+{
+	return find_or_add(ct, parent, func, ct->nodes[parent].thread);
+}
+
+void calltree__finish(struct calltree *ct)
+{
+	uint32_t i;
+
+	/* children come after their parents in the array: one backward pass suffices */
+	for (i = ct->n; i-- > 0;) {
+		struct ct_node *n = &ct->nodes[i];
+		uint64_t sum = 0;
+		uint32_t c;
+
+		for (c = n->first_child; c != CT_NONE; c = ct->nodes[c].next_sibling)
+			sum += ct->nodes[c].total_ns;
+		if (n->total_ns < sum)
+			n->total_ns = sum;
+	}
+}
+
+void calltree__free(struct calltree *ct)
+{
+	free(ct->nodes);
+	u64_map_free(&ct->index);
+	memset(ct, 0, sizeof(*ct));
+}
