@@ -18,12 +18,27 @@
 struct env env = {
 	.ringbuf_mb = DEFAULT_RINGBUF_MB,
 	.top = DEFAULT_TOP,
+	.node_thres = DEFAULT_NODE_THRES,
+	.edge_thres = DEFAULT_EDGE_THRES,
 };
 
 const char *argp_program_version = "pyuprof 0.1";
 const char *argp_program_bug_address = "the pyuprof issue tracker";
 
-enum { OPT_RINGBUF = 0x100, OPT_DEBUG, OPT_TOP };
+enum {
+	OPT_RINGBUF = 0x100,
+	OPT_DEBUG,
+	OPT_TOP,
+	OPT_SVG,
+	OPT_FLAMEGRAPH,
+	OPT_COLLAPSED,
+	OPT_TRACE,
+	OPT_TRACE_MIN,
+	OPT_RAW,
+	OPT_THREADS,
+	OPT_NODE_THRES,
+	OPT_EDGE_THRES,
+};
 
 static const char record_doc[] =
 	"Record every Python call of a CPython 3.8-3.13 process and write a cProfile-compatible "
@@ -36,7 +51,9 @@ static const char record_doc[] =
 	"On 3.11+ pyuprof switches off the interpreter's inlining of Python-to-Python calls while it "
 	"records (through the PEP 523 eval_frame hook, which it restores when it stops).\n\n"
 	"When recording ends the profile is written (load it with `python3 -m pstats FILE`, "
-	"snakeviz or gprof2dot) and the top functions by cumulative time are printed on stderr.";
+	"snakeviz or gprof2dot), with any of the pictures asked for, and the top functions by "
+	"cumulative time are printed on stderr. With --raw the events themselves are kept, and "
+	"`pyuprof report` draws every output again from them later.";
 
 static const char record_examples[] =
 	"Examples:\n"
@@ -55,6 +72,27 @@ static const struct argp_option record_options[] = {
 	{ "output", 'o', "FILE", 0, "Write the pstats profile to FILE (default pyuprof-PID.prof)", 2 },
 	{ "top", OPT_TOP, "N", 0, "Print the top N functions by cumulative time (default "
 	  STR(DEFAULT_TOP) ", 0 for none)", 2 },
+#define OUTPUT_OPTIONS                                                                              \
+	{ "svg", OPT_SVG, "FILE", 0, "Also draw the call graph (graphviz) as SVG", 2 },             \
+	{ "node-thres", OPT_NODE_THRES, "PCT", 0,                                                   \
+	  "Leave out of the call graph functions under PCT% of the total time (default "           \
+	  STR(DEFAULT_NODE_THRES) ")", 2 },                                                         \
+	{ "edge-thres", OPT_EDGE_THRES, "PCT", 0,                                                   \
+	  "Leave out of the call graph calls under PCT% of the total time (default "               \
+	  STR(DEFAULT_EDGE_THRES) ")", 2 },                                                         \
+	{ "flamegraph", OPT_FLAMEGRAPH, "FILE", 0,                                                  \
+	  "Also draw an interactive flame graph (SVG) of the exact stacks", 2 },                   \
+	{ "threads", OPT_THREADS, NULL, 0,                                                          \
+	  "One root per thread in the flame graph and collapsed stacks (default: merged)", 2 },    \
+	{ "collapsed", OPT_COLLAPSED, "FILE", 0,                                                    \
+	  "Also write folded stacks (self time in µs) for flamegraph.pl, inferno, speedscope", 2 }, \
+	{ "trace", OPT_TRACE, "FILE", 0,                                                            \
+	  "Also write a Chrome trace (JSON; gzip if FILE ends in .gz) for Perfetto", 2 },           \
+	{ "trace-min-us", OPT_TRACE_MIN, "N", 0,                                                    \
+	  "Leave calls shorter than N µs out of the trace (default 0)", 2 }
+	OUTPUT_OPTIONS,
+	{ "raw", OPT_RAW, "FILE", 0,
+	  "Also keep the recorded events (compressed), for `pyuprof report`", 2 },
 	{ NULL, 0, NULL, 0, "Tuning and messages:", 3 },
 	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0,
 	  "Size of the BPF ring buffer in MiB, a power of two (default " STR(DEFAULT_RINGBUF_MB)
@@ -93,11 +131,77 @@ static long parse_long(struct argp_state *state, const char *what, const char *a
 	return v;
 }
 
+static double parse_pct(struct argp_state *state, const char *what, const char *arg)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(v) || v < 0 || v > 100)
+		usage_error(state, "invalid %s: %s (want a percentage from 0 to 100)", what, arg);
+	return v;
+}
+
+/* Options of every command that writes outputs; returns ARGP_ERR_UNKNOWN for the rest. */
+static error_t output_parse(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'o':
+		if (!*arg)
+			usage_error(state, "empty output path");
+		env.output = arg;
+		break;
+	case OPT_SVG:
+		env.svg = arg;
+		break;
+	case OPT_FLAMEGRAPH:
+		env.flamegraph = arg;
+		break;
+	case OPT_COLLAPSED:
+		env.collapsed = arg;
+		break;
+	case OPT_TRACE:
+		env.trace = arg;
+		break;
+	case OPT_TRACE_MIN:
+		env.trace_min_us = (unsigned)parse_long(state, "--trace-min-us value", arg, 0,
+							 INT_MAX);
+		break;
+	case OPT_THREADS:
+		env.threads = true;
+		break;
+	case OPT_NODE_THRES:
+		env.node_thres = parse_pct(state, "--node-thres", arg);
+		break;
+	case OPT_EDGE_THRES:
+		env.edge_thres = parse_pct(state, "--edge-thres", arg);
+		break;
+	case OPT_TOP:
+		env.top = (unsigned)parse_long(state, "--top value", arg, 0, 100000);
+		break;
+	case 'q':
+		env.quiet = true;
+		break;
+	case 'v':
+		env.verbose = true;
+		break;
+	case OPT_DEBUG:
+		env.debug = env.verbose = true;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
 static error_t record_parse(int key, char *arg, struct argp_state *state)
 {
 	char *end;
 	long v;
 
+	if (output_parse(key, arg, state) == 0)
+		return 0;
 	switch (key) {
 	case 'p':
 		env.pid = (pid_t)parse_long(state, "PID", arg, 1, INT_MAX);
@@ -108,28 +212,14 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		if (errno || end == arg || *end || !isfinite(env.duration) || env.duration <= 0)
 			usage_error(state, "invalid duration: %s (want seconds > 0)", arg);
 		break;
-	case 'o':
-		if (!*arg)
-			usage_error(state, "empty output path");
-		env.output = arg;
-		break;
-	case OPT_TOP:
-		env.top = (unsigned)parse_long(state, "--top value", arg, 0, 100000);
-		break;
 	case OPT_RINGBUF:
 		v = parse_long(state, "ring buffer size", arg, 1, 4096);
 		if (v & (v - 1))
 			usage_error(state, "invalid ring buffer size: %s (want a power of two)", arg);
 		env.ringbuf_mb = (unsigned)v;
 		break;
-	case 'q':
-		env.quiet = true;
-		break;
-	case 'v':
-		env.verbose = true;
-		break;
-	case OPT_DEBUG:
-		env.debug = env.verbose = true;
+	case OPT_RAW:
+		env.raw = arg;
 		break;
 	case ARGP_KEY_ARG:
 		/* the first word that is not an option starts the command; the rest is its own */
@@ -155,6 +245,48 @@ static const struct argp record_argp = {
 	.doc = NULL,
 };
 
+static const struct argp_option report_options[] = {
+	{ NULL, 0, NULL, 0, "Outputs (any combination):", 2 },
+	{ "output", 'o', "FILE", 0, "Write the pstats profile to FILE", 2 },
+	{ "top", OPT_TOP, "N", 0, "Print the top N functions by cumulative time (default "
+	  STR(DEFAULT_TOP) ", 0 for none)", 2 },
+	OUTPUT_OPTIONS,
+	{ NULL, 0, NULL, 0, "Messages:", 3 },
+	{ "quiet", 'q', NULL, 0, "Print nothing but errors", 3 },
+	{ "verbose", 'v', NULL, 0, "Print progress details", 3 },
+	{ "debug", OPT_DEBUG, NULL, 0, "Print debug output", 3 },
+	{},
+};
+
+static error_t report_parse(int key, char *arg, struct argp_state *state)
+{
+	if (output_parse(key, arg, state) == 0)
+		return 0;
+	switch (key) {
+	case ARGP_KEY_ARG:
+		if (env.input)
+			usage_error(state, "one raw recording at a time");
+		env.input = arg;
+		break;
+	case ARGP_KEY_END:
+		if (!env.input)
+			usage_error(state, "give the raw recording to report on (record it with --raw)");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp report_argp = {
+	.options = report_options,
+	.parser = report_parse,
+	.args_doc = "FILE.raw",
+	.doc = "Draw the outputs of `pyuprof record` again from a raw recording (--raw): the same "
+	       "files, byte for byte. Needs neither root nor the target.\v"
+	       "Example:\n  pyuprof report run.raw -o run.prof --flamegraph run.svg",
+};
+
 static char *join_doc(void)
 {
 	static char buf[sizeof(record_doc) + sizeof(record_examples) + 2];
@@ -169,8 +301,9 @@ static void top_usage(FILE *f)
 		   "A profiler for CPython built on eBPF uprobes: exact call counts and times of "
 		   "every Python call,\nrecorded from outside the process.\n\n"
 		   "Commands:\n"
-		   "  record    record a Python process, or a command it starts\n\n"
-		   "Run 'pyuprof record --help' for the options.\n");
+		   "  record    record a Python process, or a command it starts\n"
+		   "  report    draw the outputs again from a raw recording (record --raw)\n\n"
+		   "Run 'pyuprof COMMAND --help' for the options.\n");
 }
 
 enum command cli_parse(int argc, char **argv)
@@ -188,6 +321,11 @@ enum command cli_parse(int argc, char **argv)
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("%s\n", argp_program_version);
 		exit(0);
+	}
+	if (!strcmp(argv[1], "report")) {
+		argv[1] = "pyuprof report";
+		argp_parse(&report_argp, argc - 1, argv + 1, 0, NULL, NULL);
+		return CMD_REPORT;
 	}
 	if (strcmp(argv[1], "record")) {
 		fprintf(stderr, "pyuprof: unknown command '%s' (try 'pyuprof --help')\n", argv[1]);

@@ -7,12 +7,19 @@
 #include <sys/types.h>
 
 #define DEFAULT_TOP 20
+#define DEFAULT_NODE_THRES 0.5 /* percent, as gprof2dot */
+#define DEFAULT_EDGE_THRES 0.1
 
 struct env {
 	pid_t pid;	   /* attach mode: the target */
 	char **command;	   /* launch mode: argv of the program, NULL-terminated */
+	const char *input; /* report: the raw recording */
 	double duration;   /* seconds; 0 = until stopped */
-	const char *output; /* NULL = pyuprof-<pid>.prof */
+	const char *output; /* record: NULL = pyuprof-<pid>.prof; report: NULL = none */
+	const char *svg, *flamegraph, *collapsed, *trace, *raw;
+	double node_thres, edge_thres;
+	unsigned trace_min_us;
+	bool threads;
 	unsigned ringbuf_mb;
 	unsigned top;
 	bool quiet, verbose, debug;
@@ -20,7 +27,7 @@ struct env {
 
 extern struct env env;
 
-enum command { CMD_RECORD = 1 };
+enum command { CMD_RECORD = 1, CMD_REPORT };
 
 /* Parses argv; exits 64 (EX_USAGE) on a usage error, 0 after --help. Returns the command. */
 enum command cli_parse(int argc, char **argv);

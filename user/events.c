@@ -7,11 +7,13 @@
  */
 #include <errno.h>
 #include <linux/types.h>
+#include <stdio.h>
 #include <string.h>
 #include "events.h"
 #include "log.h"
 #include "pystr.h"
 #include "pyuprof.h"
+#include "raw.h"
 
 static int on_code(struct recorder *r, const struct ev_code *e)
 {
@@ -28,11 +30,48 @@ static int on_code(struct recorder *r, const struct ev_code *e)
 		if (r->checks_bad) {
 			elog("the object entered at %#llx is not a code object (its type is '%.8s'): "
 			     "pyuprof's layout for Python %s does not fit this process",
-			     (unsigned long long)e->code, e->type_name, r->target->version);
+			     (unsigned long long)e->code, e->type_name, r->target_version);
 			return r->err = -EINVAL;
 		}
 	}
 	return profile__code(r->prof, e->code, filename, name, e->firstlineno);
+}
+
+static int on_thread(struct recorder *r, const struct raw_thread *t)
+{
+	struct thread *th = profile__thread(r->prof, t->tid);
+
+	if (!th)
+		return -ENOMEM;
+	_Static_assert(sizeof(th->name) == sizeof(t->name), "thread name lengths");
+	memcpy(th->name, t->name, sizeof(th->name));
+	th->name[sizeof(th->name) - 1] = 0;
+	return 0;
+}
+
+/* Live: a thread seen for the first time is named (the raw recording keeps the name). */
+static int note_thread(struct recorder *r, __u32 tid)
+{
+	struct raw_thread t = { .type = RAW_THREAD, .tid = tid };
+	char path[64];
+	FILE *f;
+	int err;
+
+	if (!r->live_pid || profile__has_thread(r->prof, tid))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", r->live_pid, tid);
+	f = fopen(path, "re");
+	if (f) {
+		if (fgets(t.name, sizeof(t.name), f))
+			t.name[strcspn(t.name, "\n")] = 0;
+		fclose(f);
+	}
+	if (r->raw) {
+		err = raw_record(r->raw, &t, sizeof(t));
+		if (err)
+			return err;
+	}
+	return on_thread(r, &t);
 }
 
 int recorder__handle(void *ctx, void *data, size_t size)
@@ -43,8 +82,18 @@ int recorder__handle(void *ctx, void *data, size_t size)
 
 	if (r->err || size < sizeof(struct ev_return))
 		return r->err;
-	if (r->stop_ns && c->ts_ns > r->stop_ns && c->type != EV_CODE)
-		return 0; /* made while the probes were being removed */
+	if (r->stop_ns && c->ts_ns > r->stop_ns && c->type != EV_CODE && c->type != RAW_THREAD)
+		return 0; /* made while the probes were being removed; not in the raw record */
+	if (c->type != EV_CODE && c->type != EV_REQUEST && c->type != RAW_THREAD) {
+		err = note_thread(r, c->tid);
+		if (err)
+			return r->err = err;
+	}
+	if (r->raw) {
+		err = raw_record(r->raw, data, (uint32_t)size);
+		if (err)
+			return r->err = err;
+	}
 	switch (c->type) {
 	case EV_CALL:
 		err = profile__call(r->prof, c->tid, c->ts_ns, c->code, c->frame, c->chain,
@@ -61,6 +110,9 @@ int recorder__handle(void *ctx, void *data, size_t size)
 		break;
 	case EV_CODE:
 		err = on_code(r, data);
+		break;
+	case RAW_THREAD:
+		err = on_thread(r, data);
 		break;
 	case EV_REQUEST: {
 		const struct ev_request *q = data;

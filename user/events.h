@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "hook.h"
+#include "outfile.h"
 #include "profile.h"
 #include "py_target.h"
 #include "tracee.h"
@@ -14,15 +15,17 @@
 
 struct recorder {
 	struct profile *prof;
-	const struct py_target *target;
+	const char *target_version; /* for messages */
 	struct hook_state *hooks;
 	struct tracee *held; /* NULL unless the target is held under ptrace */
 	uint64_t stop_ns; /* once set, the recording window is closed: later calls are ignored */
+	pid_t live_pid;	  /* 0 when replaying a raw recording */
+	struct outfile *raw; /* if set, every record is kept there (record --raw) */
 	int checks_ok, checks_bad;
 	int err; /* first fatal error (-ENOMEM, or -EINVAL when the offsets do not fit) */
 };
 
-/* ring_buffer_sample_fn: ctx is a struct recorder. */
+/* ring_buffer_sample_fn, and raw_read's: ctx is a struct recorder. */
 int recorder__handle(void *ctx, void *data, size_t size);
 
 #endif /* __PYUPROF_EVENTS_H */

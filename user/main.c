@@ -19,8 +19,8 @@
 #include "hook.h"
 #include "launch.h"
 #include "log.h"
-#include "out_pstats.h"
-#include "outfile.h"
+#include "outputs.h"
+#include "raw.h"
 #include "proc.h"
 #include "profile.h"
 #include "py_target.h"
@@ -94,11 +94,9 @@ static int exit_status_of(int st)
 }
 
 /* Summary of everything that was repaired, lost or left out: nothing goes unreported. */
-static void print_notes(const struct profile *p, const struct recorder *r,
-			const struct pyuprof_stats *s, const struct py_target *t)
+static void print_notes(const struct profile *p, const struct hook_state *h,
+			const struct pyuprof_stats *s, const char *version, bool exit_probe)
 {
-	const struct hook_state *h = r->hooks;
-
 	if (s->lost_calls + s->lost_returns + s->lost_codes + s->lost_requests)
 		wlog("the ring buffer was full: %llu calls, %llu returns and %llu code identities "
 		     "were lost (try a larger --ringbuf-mb)",
@@ -108,16 +106,16 @@ static void print_notes(const struct profile *p, const struct recorder *r,
 		wlog("%llu __init__ calls ran inline through CPython %s's specialised class call "
 		     "(a known hole of the eval_frame switch): counted by a probe on its allocation, "
 		     "timed up to the thread's next event", (unsigned long long)p->n.inline_calls,
-		     t->version);
-	if (p->n.recovered && t->exit_probe.offset)
+		     version);
+	if (p->n.recovered && exit_probe)
 		wlog("%llu calls ran inline despite the eval_frame switch (a known CPython %s hole) "
 		     "and were counted at their exit (USDT function__return), timed from the "
-		     "thread's previous event", (unsigned long long)p->n.recovered, t->version);
+		     "thread's previous event", (unsigned long long)p->n.recovered, version);
 	else if (p->n.recovered)
 		wlog("%llu calls ran inline despite the eval_frame switch (a known CPython %s hole) "
 		     "and were recovered from the frame chain; calls of that kind that call no "
 		     "other Python function are not seen, so more may be missing",
-		     (unsigned long long)p->n.recovered, t->version);
+		     (unsigned long long)p->n.recovered, version);
 	if (s->exit_unverified)
 		wlog("%llu frame exits could not be matched to their frame and counted as plain "
 		     "returns", (unsigned long long)s->exit_unverified);
@@ -145,18 +143,28 @@ static void print_notes(const struct profile *p, const struct recorder *r,
 		     (unsigned long long)p->n.open_at_stop);
 }
 
-static int write_profile(const struct profile *p, struct outfile *out)
+/*
+ * Writes the outputs of a finished profile and prints the summary. Returns 0, or -errno when an
+ * output could not be written or nothing was recorded.
+ */
+static int conclude(struct outputs *out, struct profile *p, const struct hook_state *h,
+		    const struct pyuprof_stats *bs, const char *version, bool exit_probe,
+		    double wall_s)
 {
-	struct marshal_buf b;
-	int err;
+	uint64_t lost = bs->lost_calls + bs->lost_returns + bs->lost_codes + bs->lost_requests;
+	int err = outputs__write(out, p, env.node_thres, env.edge_thres, env.threads);
 
-	marshal_init(&b);
-	err = pstats_encode(p, &b);
-	if (!err)
-		err = outfile__write(out, b.data, b.len);
-	if (!err)
-		err = outfile__commit(out);
-	marshal_free(&b);
+	if (err == -ENODATA) {
+		elog("no Python calls were recorded; nothing written");
+		return err;
+	}
+	if (env.top && !env.quiet)
+		report_print(stderr, p, env.top);
+	print_notes(p, h, bs, version, exit_probe);
+	ilog("%llu calls, %u functions, %u threads, %llu lost events, %.3f s wall%s%s",
+	     (unsigned long long)p->n.calls, p->nfuncs, p->nthreads, (unsigned long long)lost,
+	     wall_s, out->paths.prof && !err ? "; wrote " : "",
+	     out->paths.prof && !err ? out->paths.prof : "");
 	return err;
 }
 
@@ -188,7 +196,7 @@ static void on_request(void *ctx, pid_t tid)
 }
 
 /* Launch or find the target and attach; on return the program runs and is recorded. */
-static int start(struct session *s, struct outfile *out)
+static int start(struct session *s)
 {
 	bool writes = false;
 	char why[512] = "";
@@ -205,21 +213,19 @@ static int start(struct session *s, struct outfile *out)
 	} else {
 		s->pid = env.pid;
 		err = py_target__find(s->pid, &s->target, why, sizeof(why));
+		if (!err)
+			err = py_target__check_live(&s->target, why, sizeof(why));
 		if (err) {
 			elog("cannot record pid %d: %s", s->pid, why);
 			return err;
 		}
 	}
-	if (!env.output)
-		snprintf(out->path, sizeof(out->path), "pyuprof-%d.prof", s->pid);
 	vlog("Python %s in %s (pid %d), %d return sites", s->target.version, s->target.path,
 	     s->pid, s->target.nret);
 
-	s->rec.prof = profile__new();
-	s->rec.target = &s->target;
+	s->rec.target_version = s->target.version;
 	s->rec.hooks = &s->hooks;
-	if (!s->rec.prof)
-		return -ENOMEM;
+	s->rec.live_pid = s->pid;
 	err = tracer__start(&s->tr, &s->target, env.ringbuf_mb, recorder__handle, &s->rec);
 	if (err) {
 		elog("cannot attach probes to pid %d: %s", s->pid, errstr(err));
@@ -322,71 +328,86 @@ static void stop(struct session *s)
 	}
 }
 
-int main(int argc, char **argv)
+/* pyuprof record: the profile's default name needs the pid, known only once started */
+static int cmd_record(void)
 {
 	struct session s = { .child_status = -1 };
-	struct outfile out = { .fd = -1 };
 	struct pyuprof_stats bstats = { 0 };
+	struct output_paths paths = {
+		.prof = env.output, .svg = env.svg, .flamegraph = env.flamegraph,
+		.collapsed = env.collapsed, .trace = env.trace, .raw = env.raw,
+	};
+	struct raw_header rh = { .magic = RAW_MAGIC, .version = RAW_VERSION, .clock = 1 };
+	struct raw_end re = { .type = RAW_END };
+	char default_prof[64], tmp_prof[] = "pyuprof.prof";
+	struct outputs out;
+	const char *failed = NULL;
 	uint64_t start_ns, stop_ns;
 	int err, exit_code = 1;
-
-	cli_parse(argc, argv);
-	log_level = env.debug ? LOG_DEBUG : env.verbose ? LOG_VERBOSE : env.quiet ? LOG_ERROR
-										: LOG_INFO;
-	libbpf_set_print(libbpf_print_fn);
-	s.launched = env.command != NULL;
 
 	if (!has_privileges()) {
 		elog("needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE): run it with sudo");
 		return 1;
 	}
-	/* fail on an unwritable output before touching any process */
-	err = outfile__open(&out, env.output ? env.output : "pyuprof.prof");
+	/* fail on an unwritable output before touching any process; the default name is set
+	 * once the pid is known (its temporary file is already in the right directory) */
+	if (!paths.prof)
+		paths.prof = tmp_prof;
+	err = outputs__open(&out, &paths, &failed);
 	if (err) {
-		elog("cannot write %s: %s", env.output ? env.output : "in the current directory",
-		     strerror(-err));
+		elog("cannot write %s: %s", failed, strerror(-err));
 		return 1;
 	}
 	install_signals();
-
-	err = start(&s, &out);
+	s.launched = env.command != NULL;
+	s.rec.prof = profile__new();
+	if (!s.rec.prof) {
+		err = -ENOMEM;
+		elog("out of memory");
+		goto cleanup;
+	}
+	err = start(&s);
 	if (err)
 		goto cleanup;
+	if (!env.output) {
+		snprintf(default_prof, sizeof(default_prof), "pyuprof-%d.prof", s.pid);
+		snprintf(out.prof.path, sizeof(out.prof.path), "%s", default_prof);
+		out.paths.prof = default_prof;
+	}
 	ilog("recording pid %d (Python %s)%s", s.pid, s.target.version,
 	     s.launched ? "" : "; Ctrl-C to stop");
 	start_ns = now_ns();
-	err = record(&s, env.duration > 0 ? start_ns + (uint64_t)(env.duration * 1e9) : 0);
+	err = outputs__start_trace(&out, s.rec.prof, (uint32_t)s.pid, start_ns, env.trace_min_us);
+	if (!err && env.raw) {
+		rh.pid = (__u32)s.pid;
+		rh.start_ns = start_ns;
+		rh.flags = s.target.exit_probe.offset ? RAW_FLAG_EXIT_PROBE : 0;
+		snprintf(rh.python, sizeof(rh.python), "%s", s.target.version);
+		err = raw_begin(&out.raw, &rh);
+		s.rec.raw = &out.raw;
+	}
+	if (!err)
+		err = record(&s, env.duration > 0 ? start_ns + (uint64_t)(env.duration * 1e9) : 0);
 	stop_ns = s.rec.stop_ns = now_ns();
 	stop(&s);
 	tracer__counters(s.tr, &bstats);
 	if (err)
 		goto cleanup;
 	profile__finish(s.rec.prof, stop_ns);
-
-	err = write_profile(s.rec.prof, &out);
-	if (err == -ENODATA) {
-		elog("no Python calls were recorded; nothing written");
-	} else if (err) {
-		elog("cannot write %s: %s", out.path, strerror(-err));
-	} else {
-		uint64_t lost = bstats.lost_calls + bstats.lost_returns + bstats.lost_codes +
-				bstats.lost_requests;
-
-		if (env.top && !env.quiet)
-			report_print(stderr, s.rec.prof, env.top);
-		print_notes(s.rec.prof, &s.rec, &bstats, &s.target);
-		ilog("%llu calls, %u functions, %u threads, %llu lost events, %.3f s wall; wrote %s",
-		     (unsigned long long)s.rec.prof->n.calls, s.rec.prof->nfuncs,
-		     s.rec.prof->nthreads, (unsigned long long)lost, (stop_ns - start_ns) / 1e9,
-		     out.path);
+	if (env.raw) {
+		re.stop_ns = stop_ns;
+		re.stats = bstats;
+		err = raw_record(&out.raw, &re, sizeof(re));
 	}
+	if (!err)
+		err = conclude(&out, s.rec.prof, &s.hooks, &bstats, s.target.version,
+			       s.target.exit_probe.offset != 0, (stop_ns - start_ns) / 1e9);
 	exit_code = err ? 1 : 0;
 
 cleanup:
-	outfile__abort(&out);
-	if (s.held) { /* an error after the target was taken: put it back first */
+	outputs__abort(&out);
+	if (s.held) /* an error after the target was taken: put it back first */
 		stop(&s);
-	}
 	tracer__free(s.tr);
 	if (child_pid && !s.released)
 		launch_abort(child_pid); /* the program has not run any of its code */
@@ -400,4 +421,67 @@ cleanup:
 	if (s.released && s.child_status != -1)
 		return exit_status_of(s.child_status);
 	return exit_code;
+}
+
+/* pyuprof report: the same outputs again, from a raw recording; no root, no target. */
+static int cmd_report(void)
+{
+	struct output_paths paths = {
+		.prof = env.output, .svg = env.svg, .flamegraph = env.flamegraph,
+		.collapsed = env.collapsed, .trace = env.trace,
+	};
+	struct hook_state hooks = { 0 };
+	struct recorder rec = { .hooks = &hooks };
+	struct raw_header h;
+	struct raw_end end;
+	struct outputs out;
+	const char *failed = NULL;
+	char why[512] = "";
+	uint64_t records;
+	int err;
+
+	err = outputs__open(&out, &paths, &failed);
+	if (err) {
+		elog("cannot write %s: %s", failed, strerror(-err));
+		return 1;
+	}
+	rec.prof = profile__new();
+	if (!rec.prof) {
+		outputs__abort(&out);
+		return 1;
+	}
+	/* the trace needs the header's pid and start before the first event */
+	err = raw_header_read(env.input, &h, why, sizeof(why));
+	rec.target_version = h.python;
+	if (!err)
+		err = outputs__start_trace(&out, rec.prof, h.pid, h.start_ns, env.trace_min_us);
+	if (!err)
+		err = raw_read(env.input, &h, &end, recorder__handle, &rec, &records, why,
+			       sizeof(why));
+	if (err) {
+		if (*why)
+			elog("%s", why);
+		else if (rec.err)
+			err = rec.err;
+		else
+			elog("cannot report on %s: %s", env.input, strerror(-err));
+	} else {
+		profile__finish(rec.prof, end.stop_ns);
+		err = conclude(&out, rec.prof, &hooks, &end.stats, h.python,
+			       h.flags & RAW_FLAG_EXIT_PROBE, (end.stop_ns - h.start_ns) / 1e9);
+	}
+	outputs__abort(&out);
+	hook_state_free(&hooks);
+	profile__free(rec.prof);
+	return err ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum command cmd = cli_parse(argc, argv);
+
+	log_level = env.debug ? LOG_DEBUG : env.verbose ? LOG_VERBOSE : env.quiet ? LOG_ERROR
+										: LOG_INFO;
+	libbpf_set_print(libbpf_print_fn);
+	return cmd == CMD_REPORT ? cmd_report() : cmd_record();
 }

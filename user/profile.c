@@ -159,9 +159,20 @@ static uint32_t edge_of(struct profile *p, uint32_t caller, uint32_t callee)
 	return p->nedges - 1;
 }
 
+/* Key of a thread in thread_by_tid: never 0, which the map keeps for empty slots. */
+static uint64_t tid_key(uint32_t tid)
+{
+	return tid ? tid : UINT32_MAX + 1ULL;
+}
+
+bool profile__has_thread(const struct profile *p, uint32_t tid)
+{
+	return u64_map_get(&p->thread_by_tid, tid_key(tid)) != NULL;
+}
+
 static struct thread *thread_of(struct profile *p, uint32_t tid)
 {
-	uint64_t *slot = u64_map_upsert(&p->thread_by_tid, tid ? tid : UINT32_MAX + 1ULL);
+	uint64_t *slot = u64_map_upsert(&p->thread_by_tid, tid_key(tid));
 	struct thread *t;
 
 	if (!slot)
@@ -172,7 +183,7 @@ static struct thread *thread_of(struct profile *p, uint32_t tid)
 	if (!t || grow((void **)&p->threads, &p->threads_cap, sizeof(*p->threads),
 		       p->nthreads + 1)) {
 		free(t);
-		u64_map_del(&p->thread_by_tid, tid ? tid : UINT32_MAX + 1ULL);
+		u64_map_del(&p->thread_by_tid, tid_key(tid));
 		return NULL;
 	}
 	t->tid = tid;

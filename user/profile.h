@@ -125,5 +125,6 @@ void profile__finish(struct profile *p, uint64_t stop_ns);
 
 /* The thread for tid, added if new; NULL on ENOMEM. */
 struct thread *profile__thread(struct profile *p, uint32_t tid);
+bool profile__has_thread(const struct profile *p, uint32_t tid);
 
 #endif /* __PYUPROF_PROFILE_H */

@@ -257,3 +257,76 @@ void py_target__free(struct py_target *t)
 	t->ret_offsets = t->setter_ret_offsets = t->perf_ret_offsets = NULL;
 	t->nret = t->nsetter_ret = t->nperf_ret = 0;
 }
+
+/* The frame a thread is running, or 0. */
+static uint64_t current_frame(const struct py_target *t, uint64_t tstate)
+{
+	const struct py_offsets_entry *o = t->offsets;
+	uint64_t frame = 0, cframe = 0;
+
+	if (o->PyThreadState_frame)
+		proc_read(t->pid, tstate + o->PyThreadState_frame, &frame, sizeof(frame));
+	else if (o->bpf.caller_mode == CALLER_FROM_TSTATE)
+		proc_read(t->pid, tstate + o->bpf.PyThreadState_current_frame, &frame,
+			  sizeof(frame));
+	else if (!proc_read(t->pid, tstate + o->bpf.PyThreadState_cframe, &cframe,
+			    sizeof(cframe)) && cframe)
+		proc_read(t->pid, cframe + o->bpf.PyCFrame_current_frame, &frame, sizeof(frame));
+	return frame;
+}
+
+/* 1 if code's type is named "code", 0 if not, -1 if unreadable. */
+static int is_code(const struct py_target *t, uint64_t code)
+{
+	const struct py_offsets_entry *o = t->offsets;
+	uint64_t type, name;
+	char buf[5];
+
+	if (!code || proc_read(t->pid, code + o->PyObject_ob_type, &type, sizeof(type)) ||
+	    proc_read(t->pid, type + o->PyTypeObject_tp_name, &name, sizeof(name)) ||
+	    proc_read(t->pid, name, buf, sizeof(buf)))
+		return -1;
+	return !memcmp(buf, "code", 5);
+}
+
+int py_target__check_live(const struct py_target *t, char *why, size_t why_len)
+{
+	const struct py_offsets_entry *o = t->offsets;
+	uint64_t interp = 0, tstate = 0, frame, code;
+	unsigned char owner;
+	int n, depth, ok;
+
+	if (!t->runtime_addr ||
+	    proc_read(t->pid, t->runtime_addr + o->PyRuntime_interpreters_head, &interp,
+		      sizeof(interp)) || !interp ||
+	    proc_read(t->pid, interp + o->PyInterpreterState_threads_head, &tstate,
+		      sizeof(tstate)))
+		return 0;
+	/* the threads are running: a frame may change under us, so only a clear answer counts */
+	for (n = 0; tstate && n < 64; n++) {
+		frame = current_frame(t, tstate);
+		for (depth = 0; frame && depth < 16; depth++) {
+			owner = 0;
+			if (o->bpf.frame_owner)
+				proc_read(t->pid, frame + o->bpf.frame_owner, &owner, 1);
+			code = 0;
+			if (owner < 3 && /* not a C-stack shim frame (3.12+) */
+			    !proc_read(t->pid, frame + o->bpf.frame_code, &code, sizeof(code))) {
+				ok = is_code(t, code);
+				if (ok == 1)
+					return 0;
+				if (ok == 0) {
+					snprintf(why, why_len, "the frames of pid %d do not hold code "
+						 "objects where pyuprof's layout for Python %s says: "
+						 "unsupported build", t->pid, t->version);
+					return -EINVAL;
+				}
+			}
+			if (proc_read(t->pid, frame + o->bpf.frame_back, &frame, sizeof(frame)))
+				break;
+		}
+		if (proc_read(t->pid, tstate + o->PyThreadState_next, &tstate, sizeof(tstate)))
+			break;
+	}
+	return 0;
+}

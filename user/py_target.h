@@ -44,4 +44,11 @@ struct py_target {
 int py_target__find(pid_t pid, struct py_target *t, char *why, size_t why_len);
 void py_target__free(struct py_target *t);
 
+/*
+ * Attach mode, before tracing: the code objects of the frames running in the target's threads,
+ * read through the table, must be code objects. Returns 0 (also when no frame could be read),
+ * or -EINVAL with why set when the layout does not fit this process.
+ */
+int py_target__check_live(const struct py_target *t, char *why, size_t why_len);
+
 #endif /* __PYUPROF_PY_TARGET_H */

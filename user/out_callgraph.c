@@ -1,0 +1,515 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Call-graph SVG with gprof2dot's rules for a pstats profile (its PstatsParser, prune() and
+ * DotWriter): a box per function with name, file:line, total %, (self %), total time and
+ * calls; an edge per caller->callee pair with its total % and calls; colours from its
+ * "temperature" map by total %; functions and edges under the thresholds left out. graphviz's
+ * dot lays the graph out and its core renderer writes the SVG. Nodes and edges are added in
+ * sorted order, so one profile always gives the same bytes.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <graphviz/cgraph.h>
+#include <graphviz/gvc.h>
+#include "log.h"
+#include "out_callgraph.h"
+
+struct sbuf {
+	char *s;
+	size_t len, cap;
+	int err;
+};
+
+struct selection {
+	uint32_t *nodes, nnodes; /* functions drawn, in key order */
+	uint32_t *rank;		 /* function -> its place in nodes[]; NO_ID when left out */
+	uint32_t *edges, nedges; /* edges drawn, by caller then callee rank */
+	double total_ns;	 /* 100% of total times */
+	double self_ns;		 /* 100% of self times */
+};
+
+static void sb_reserve(struct sbuf *b, size_t n)
+{
+	size_t cap = b->cap ? b->cap : 256;
+	char *s;
+
+	if (b->err || b->len + n < b->cap)
+		return;
+	while (cap <= b->len + n)
+		cap *= 2;
+	s = realloc(b->s, cap);
+	if (!s) {
+		b->err = -ENOMEM;
+		return;
+	}
+	b->s = s;
+	b->cap = cap;
+}
+
+static void __attribute__((format(printf, 2, 3))) sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 && !b->err)
+		b->err = -EINVAL;
+	sb_reserve(b, n < 0 ? 0 : (size_t)n);
+	if (b->err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+static void sb_clear(struct sbuf *b)
+{
+	b->len = 0;
+	sb_reserve(b, 0);
+	if (!b->err)
+		b->s[0] = '\0';
+}
+
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs, no surrogates), or 0. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;
+	return n;
+}
+
+/*
+ * Text for a plain (not HTML-like) graphviz label or tooltip. graphviz reads backslash escapes
+ * in both (\N is the node's name, \n a line break), so a backslash is doubled. In labels it also
+ * decodes HTML entities (make_label's htmlEntityUTF8), so a literal '&' goes in as "&amp;". The
+ * SVG renderer escapes < > " ' itself: "<module>" needs nothing. Bytes that XML 1.0 refuses
+ * (controls) or that are not UTF-8 (graphviz would warn and guess latin-1) become U+FFFD.
+ */
+static void sb_text(struct sbuf *b, const char *text, bool label)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	size_t n;
+
+	while (*s) {
+		n = utf8_len(s);
+		if (*s == '\\') {
+			sb_printf(b, "\\\\");
+		} else if (*s == '&' && label) {
+			sb_printf(b, "&amp;");
+		} else if (!n || *s < 0x20 || *s == 0x7f) {
+			sb_printf(b, "\xef\xbf\xbd");
+			n = n ? n : 1;
+		} else {
+			sb_printf(b, "%.*s", (int)n, (const char *)s);
+		}
+		s += n ? n : 1;
+	}
+}
+
+static void sb_time(struct sbuf *b, uint64_t ns)
+{
+	/* gprof2dot prints str(seconds); a unit reads better at a glance and keeps labels short */
+	if (ns >= 1000000000ULL)
+		sb_printf(b, "%.3f s", ns / 1e9);
+	else if (ns >= 1000000ULL)
+		sb_printf(b, "%.3f ms", ns / 1e6);
+	else if (ns >= 1000ULL)
+		sb_printf(b, "%.3f \xc2\xb5s", ns / 1e3);
+	else
+		sb_printf(b, "%llu ns", (unsigned long long)ns);
+}
+
+/* gprof2dot's ratio(): 0/0 counts as 1 ("more useful"), the result is clamped to [0, 1]. */
+static double ratio(double num, double den)
+{
+	double r;
+
+	if (den == 0.0)
+		return 1.0;
+	r = num / den;
+	return r < 0.0 ? 0.0 : r > 1.0 ? 1.0 : r;
+}
+
+static double hue_to_rgb(double m1, double m2, double h)
+{
+	if (h < 0.0)
+		h += 1.0;
+	else if (h > 1.0)
+		h -= 1.0;
+	if (h * 6 < 1.0)
+		return m1 + (m2 - m1) * h * 6.0;
+	if (h * 2 < 1.0)
+		return m2;
+	if (h * 3 < 2.0)
+		return m1 + (m2 - m1) * (2.0 / 3.0 - h) * 6.0;
+	return m1;
+}
+
+static unsigned int to_byte(double f)
+{
+	if (f <= 0.0)
+		return 0;
+	if (f >= 1.0)
+		return 255;
+	return (unsigned int)(255.0 * f + 0.5);
+}
+
+/*
+ * gprof2dot's default colour map, "temperature": weight 0 is HSL (2/3, 0.80, 0.25), dark blue,
+ * weight 1 is HSL (0, 1, 0.5), saturated red, interpolated linearly in HSL (through green), gamma
+ * 1. Its arithmetic is kept as is so that colours match to the byte.
+ */
+static void temperature(double w, char rgb[8])
+{
+	const double hmin = 2.0 / 3.0, smin = 0.80, lmin = 0.25, hmax = 0.0, smax = 1.0, lmax = 0.5;
+	double h, s, l, m1, m2;
+
+	w = w < 0.0 ? 0.0 : w > 1.0 ? 1.0 : w;
+	h = hmin + w * (hmax - hmin);
+	s = smin + w * (smax - smin);
+	l = lmin + w * (lmax - lmin);
+	m2 = l <= 0.5 ? l * (s + 1.0) : l + s - l * s;
+	m1 = l * 2.0 - m2;
+	snprintf(rgb, 8, "#%02x%02x%02x", to_byte(hue_to_rgb(m1, m2, h + 1.0 / 3.0)),
+		 to_byte(hue_to_rgb(m1, m2, h)), to_byte(hue_to_rgb(m1, m2, h - 1.0 / 3.0)));
+}
+
+/* Square root by Newton's method: pyuprof does not link libm for one attribute. */
+static double root(double x)
+{
+	double r = x > 1.0 ? x : 1.0;
+	int i;
+
+	for (i = 0; i < 64 && x > 0.0; i++)
+		r = 0.5 * (r + x / r);
+	return x > 0.0 ? r : 0.0;
+}
+
+static int by_key(const void *a, const void *b, void *arg)
+{
+	const struct func *funcs = arg;
+	const struct func *x = &funcs[*(const uint32_t *)a], *y = &funcs[*(const uint32_t *)b];
+	int c = strcmp(x->filename, y->filename);
+
+	if (c)
+		return c;
+	if (x->firstlineno != y->firstlineno)
+		return x->firstlineno < y->firstlineno ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+
+struct edge_key {
+	uint64_t key; /* caller's rank << 32 | callee's rank: unique, as edges are per pair */
+	uint32_t edge;
+};
+
+static int by_edge_key(const void *a, const void *b)
+{
+	uint64_t x = ((const struct edge_key *)a)->key, y = ((const struct edge_key *)b)->key;
+
+	return (x > y) - (x < y);
+}
+
+static void selection__free(struct selection *sel)
+{
+	free(sel->nodes);
+	free(sel->rank);
+	free(sel->edges);
+}
+
+/*
+ * What gprof2dot keeps of our .prof. The 100% of total times is its PstatsParser's: the larger of
+ * the sum of all self times (pstats' total_tt) and the largest cumulative time; self % is
+ * relative to the sum of self times. We take the same, so the percentages agree with gprof2dot's
+ * on the .prof written in the same run. With threads running at once that sum is more than the
+ * wall time: a function busy all along in one of two busy threads shows 50%, its share of the
+ * work recorded, which is also what cProfile's own total says.
+ */
+static int select_graph(const struct profile *p, double node_thres, double edge_thres,
+			struct selection *sel)
+{
+	uint64_t self_sum = 0, max_total = 0;
+	struct edge_key *keys;
+	uint32_t i, n = 0;
+	bool *listed;
+
+	sel->nodes = malloc(((size_t)p->nfuncs + 1) * sizeof(*sel->nodes));
+	sel->rank = malloc(((size_t)p->nfuncs + 1) * sizeof(*sel->rank));
+	sel->edges = malloc(((size_t)p->nedges + 1) * sizeof(*sel->edges));
+	keys = malloc(((size_t)p->nedges + 1) * sizeof(*keys));
+	listed = calloc((size_t)p->nfuncs + 1, sizeof(*listed));
+	if (!sel->nodes || !sel->rank || !sel->edges || !keys || !listed) {
+		free(keys);
+		free(listed);
+		return -ENOMEM;
+	}
+
+	/* the functions pstats lists (out_pstats.c): called, or seen as the caller of a call */
+	for (i = 0; i < p->nfuncs; i++) {
+		listed[i] = p->funcs[i].st.calls > 0;
+		self_sum += p->funcs[i].st.inline_ns;
+		if (p->funcs[i].st.total_ns > max_total)
+			max_total = p->funcs[i].st.total_ns;
+	}
+	for (i = 0; i < p->nedges; i++)
+		if (p->edges[i].st.calls)
+			listed[p->edges[i].caller] = true;
+	sel->self_ns = (double)self_sum;
+	sel->total_ns = (double)(self_sum > max_total ? self_sum : max_total);
+
+	sel->nnodes = 0;
+	for (i = 0; i < p->nfuncs; i++) {
+		sel->rank[i] = NO_ID;
+		if (listed[i] && ratio(p->funcs[i].st.total_ns, sel->total_ns) >= node_thres)
+			sel->nodes[sel->nnodes++] = i;
+	}
+	qsort_r(sel->nodes, sel->nnodes, sizeof(*sel->nodes), by_key, p->funcs);
+	for (i = 0; i < sel->nnodes; i++)
+		sel->rank[sel->nodes[i]] = i;
+
+	/* an edge goes with either end, and under its own threshold (gprof2dot's prune()) */
+	for (i = 0; i < p->nedges; i++) {
+		const struct edge *e = &p->edges[i];
+
+		if (!e->st.calls || sel->rank[e->caller] == NO_ID || sel->rank[e->callee] == NO_ID ||
+		    ratio(e->st.total_ns, sel->total_ns) < edge_thres)
+			continue;
+		keys[n].key = (uint64_t)sel->rank[e->caller] << 32 | sel->rank[e->callee];
+		keys[n++].edge = i;
+	}
+	qsort(keys, n, sizeof(*keys), by_edge_key);
+	for (i = 0; i < n; i++)
+		sel->edges[i] = keys[i].edge;
+	sel->nedges = n;
+	free(keys);
+	free(listed);
+	return sel->nnodes ? 0 : -ENODATA;
+}
+
+enum attr_id {
+	G_FONTNAME, G_RANKSEP, G_NODESEP,
+	N_FONTNAME, N_SHAPE, N_STYLE, N_FONTCOLOR, N_FONTSIZE, N_WIDTH, N_HEIGHT,
+	N_LABEL, N_COLOR, N_TOOLTIP,
+	E_FONTNAME, E_FONTSIZE,
+	E_LABEL, E_COLOR, E_FONTCOLOR, E_PENWIDTH, E_LABELDISTANCE, E_ARROWSIZE,
+	NATTRS
+};
+
+/*
+ * gprof2dot's DotWriter: its graph, node and edge defaults, then what each node and edge sets
+ * (declared empty here). The temperature theme's font size is 10 whatever the weight, so it
+ * is a default too; so is the white text (its node_fgcolor is the white background).
+ */
+static const struct attr_decl {
+	int kind;
+	const char *name, *value;
+} attrs[NATTRS] = {
+	[G_FONTNAME] = { AGRAPH, "fontname", "Arial" },
+	[G_RANKSEP] = { AGRAPH, "ranksep", "0.25" },
+	[G_NODESEP] = { AGRAPH, "nodesep", "0.125" },
+	[N_FONTNAME] = { AGNODE, "fontname", "Arial" },
+	[N_SHAPE] = { AGNODE, "shape", "box" },
+	[N_STYLE] = { AGNODE, "style", "filled" },
+	[N_FONTCOLOR] = { AGNODE, "fontcolor", "#ffffff" },
+	[N_FONTSIZE] = { AGNODE, "fontsize", "10.00" },
+	[N_WIDTH] = { AGNODE, "width", "0" },
+	[N_HEIGHT] = { AGNODE, "height", "0" },
+	[N_LABEL] = { AGNODE, "label", "" },
+	[N_COLOR] = { AGNODE, "color", "" },
+	[N_TOOLTIP] = { AGNODE, "tooltip", "" },
+	[E_FONTNAME] = { AGEDGE, "fontname", "Arial" },
+	[E_FONTSIZE] = { AGEDGE, "fontsize", "10.00" },
+	[E_LABEL] = { AGEDGE, "label", "" },
+	[E_COLOR] = { AGEDGE, "color", "" },
+	[E_FONTCOLOR] = { AGEDGE, "fontcolor", "" },
+	[E_PENWIDTH] = { AGEDGE, "penwidth", "" },
+	[E_LABELDISTANCE] = { AGEDGE, "labeldistance", "" },
+	[E_ARROWSIZE] = { AGEDGE, "arrowsize", "" },
+};
+
+/* Non-zero on failure. cgraph (2.43) takes char * but copies: the cast only drops const. */
+static int set(void *obj, Agsym_t *sym, const char *value)
+{
+	return agxset(obj, sym, (char *)value);
+}
+
+static int add_node(Agraph_t *g, Agsym_t **sym, const struct func *f, uint32_t rank,
+		    const struct selection *sel, struct sbuf *b, Agnode_t **node)
+{
+	double w = ratio(f->st.total_ns, sel->total_ns);
+	const char *base = strrchr(f->filename, '/');
+	char name[16], rgb[8];
+
+	snprintf(name, sizeof(name), "n%u", rank);
+	*node = agnode(g, name, 1);
+	if (!*node)
+		return -ENOMEM;
+	/* name, file:line, total %, (self %), total time, calls: gprof2dot's order */
+	sb_clear(b);
+	sb_text(b, f->name, true);
+	sb_printf(b, "\\n");
+	sb_text(b, base ? base + 1 : f->filename, true);
+	sb_printf(b, ":%d\\n%.2f%%\\n(%.2f%%)\\n", f->firstlineno, w * 100.0,
+		  ratio(f->st.inline_ns, sel->self_ns) * 100.0);
+	sb_time(b, f->st.total_ns);
+	/* gprof2dot shows a function's nc, all of its calls, recursive ones included */
+	sb_printf(b, "\\n%llu\xc3\x97", (unsigned long long)f->st.calls);
+	if (b->err)
+		return b->err;
+	temperature(w, rgb);
+	if (set(*node, sym[N_LABEL], b->s) || set(*node, sym[N_COLOR], rgb))
+		return -ENOMEM;
+	sb_clear(b);
+	sb_text(b, f->filename, false);
+	if (b->err)
+		return b->err;
+	return set(*node, sym[N_TOOLTIP], b->s) ? -ENOMEM : 0;
+}
+
+static int add_edge(Agraph_t *g, Agsym_t **sym, const struct edge *e, Agnode_t *caller,
+		    Agnode_t *callee, const struct selection *sel, struct sbuf *b)
+{
+	double w = ratio(e->st.total_ns, sel->total_ns), pen = w * 4.0 > 0.5 ? w * 4.0 : 0.5;
+	char rgb[8], num[32];
+	Agedge_t *ae;
+
+	ae = agedge(g, caller, callee, NULL, 1);
+	if (!ae)
+		return -ENOMEM;
+	/*
+	 * gprof2dot reads a caller entry (nc, cc, tt, ct) and shows cc, the primitive calls of
+	 * the pair: a recursive function's self-loop shows its calls from the outermost level.
+	 */
+	sb_clear(b);
+	sb_printf(b, "%.2f%%\\n%llu\xc3\x97", w * 100.0,
+		  (unsigned long long)(e->st.calls - e->st.rec_calls));
+	if (b->err)
+		return b->err;
+	temperature(w, rgb);
+	if (set(ae, sym[E_LABEL], b->s) || set(ae, sym[E_COLOR], rgb) ||
+	    set(ae, sym[E_FONTCOLOR], rgb))
+		return -ENOMEM;
+	/* the pen from 0.5 to 4 points with the weight, the arrow head with its square root */
+	snprintf(num, sizeof(num), "%.2f", pen);
+	if (set(ae, sym[E_PENWIDTH], num) || set(ae, sym[E_LABELDISTANCE], num))
+		return -ENOMEM;
+	snprintf(num, sizeof(num), "%.2f", 0.5 * root(pen));
+	return set(ae, sym[E_ARROWSIZE], num) ? -ENOMEM : 0;
+}
+
+static int build(Agraph_t *g, const struct profile *p, const struct selection *sel)
+{
+	Agsym_t *sym[NATTRS];
+	struct sbuf b = { 0 };
+	Agnode_t **nodes;
+	uint32_t i;
+	int err = 0;
+
+	for (i = 0; i < NATTRS; i++) {
+		sym[i] = agattr(g, attrs[i].kind, (char *)attrs[i].name, (char *)attrs[i].value);
+		if (!sym[i])
+			return -ENOMEM;
+	}
+	nodes = calloc((size_t)sel->nnodes + 1, sizeof(*nodes));
+	if (!nodes)
+		return -ENOMEM;
+	for (i = 0; i < sel->nnodes && !err; i++)
+		err = add_node(g, sym, &p->funcs[sel->nodes[i]], i, sel, &b, &nodes[i]);
+	for (i = 0; i < sel->nedges && !err; i++) {
+		const struct edge *e = &p->edges[sel->edges[i]];
+
+		err = add_edge(g, sym, e, nodes[sel->rank[e->caller]], nodes[sel->rank[e->callee]],
+			       sel, &b);
+	}
+	free(nodes);
+	free(b.s);
+	return err;
+}
+
+/* graphviz reports through agerr(), to stderr unless told otherwise: keep our log's shape. */
+static int graphviz_msg(char *msg)
+{
+	size_t n = strlen(msg);
+
+	while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+		n--;
+	if (n)
+		vlog("graphviz: %.*s", (int)n, msg);
+	return 0;
+}
+
+int callgraph_write(const struct profile *p, double node_thres_pct, double edge_thres_pct,
+		    struct outfile *out)
+{
+	agusererrf prev_errf = agseterrf(graphviz_msg);
+	struct selection sel = { 0 };
+	bool laid_out = false;
+	unsigned int len = 0;
+	GVC_t *gvc = NULL;
+	Agraph_t *g = NULL;
+	char *svg = NULL;
+	int err;
+
+	/* agerrors() is the worst level seen in the process: count only ours */
+	agreseterrors();
+	err = select_graph(p, node_thres_pct / 100.0, edge_thres_pct / 100.0, &sel);
+	if (err)
+		goto cleanup;
+	/* the context first: it declares the defaults (label "\N") that new graphs inherit */
+	gvc = gvContext();
+	if (gvc)
+		g = agopen((char *)"callgraph", Agdirected, NULL);
+	if (!g) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = build(g, p, &sel);
+	if (err)
+		goto cleanup;
+	if (gvLayout(gvc, g, "dot")) {
+		err = -EIO;
+		goto cleanup;
+	}
+	laid_out = true;
+	if (gvRenderData(gvc, g, "svg", &svg, &len) || !svg) {
+		err = -EIO;
+		goto cleanup;
+	}
+	err = outfile__write(out, svg, len);
+cleanup:
+	gvFreeRenderData(svg);
+	if (laid_out && gvFreeLayout(gvc, g) && !err)
+		err = -EIO;
+	if (g && agclose(g) && !err)
+		err = -EIO;
+	/* its count of errors (not warnings) reported since agreseterrors() */
+	if (gvc && gvFreeContext(gvc) && !err)
+		err = -EIO;
+	agseterrf(prev_errf);
+	selection__free(&sel);
+	return err;
+}

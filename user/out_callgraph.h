@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The call graph as SVG, drawn the way `gprof2dot -f pstats --node-label=total-time-percentage
+ * --node-label=self-time-percentage --node-label=total-time | dot -Tsvg` draws our .prof, but
+ * laid out and rendered in-process by graphviz's libgvc.
+ */
+#ifndef __PYUPROF_OUT_CALLGRAPH_H
+#define __PYUPROF_OUT_CALLGRAPH_H
+
+#include "outfile.h"
+#include "profile.h"
+
+/*
+ * Writes the SVG to out (the caller opens, commits or aborts it). Functions under
+ * node_thres_pct % of the total time and calls under edge_thres_pct % are left out. Returns 0,
+ * -ENOMEM, -EIO (graphviz failed), -ENODATA (no function reaches node_thres_pct), or the error
+ * of outfile__write().
+ */
+int callgraph_write(const struct profile *p, double node_thres_pct, double edge_thres_pct,
+		    struct outfile *out);
+
+#endif /* __PYUPROF_OUT_CALLGRAPH_H */

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* One place that knows every output a run may write, and the order they are finished in. */
+#include <errno.h>
+#include <string.h>
+#include "log.h"
+#include "marshal.h"
+#include "out_callgraph.h"
+#include "out_chrome.h"
+#include "out_collapsed.h"
+#include "out_flamegraph.h"
+#include "out_pstats.h"
+#include "outputs.h"
+
+/* The outputs, in the order they are opened and written. */
+#define FOR_EACH_OUTPUT(o, X)                                                                    \
+	X(o, prof) X(o, svg) X(o, flamegraph) X(o, collapsed) X(o, trace) X(o, raw)
+
+int outputs__open(struct outputs *o, const struct output_paths *paths, const char **failed)
+{
+	int err;
+
+	memset(o, 0, sizeof(*o));
+	o->paths = *paths;
+#define OPEN(o, name)                                                                            \
+	o->name.fd = -1;                                                                         \
+	if (o->paths.name) {                                                                     \
+		err = outfile__open(&o->name, o->paths.name);                                    \
+		if (err) {                                                                       \
+			*failed = o->paths.name;                                                 \
+			outputs__abort(o);                                                       \
+			return err;                                                              \
+		}                                                                                \
+	}
+	FOR_EACH_OUTPUT(o, OPEN)
+#undef OPEN
+	return 0;
+}
+
+int outputs__start_trace(struct outputs *o, struct profile *p, uint32_t pid, uint64_t base_ns,
+			 unsigned min_us)
+{
+	if (!o->paths.trace)
+		return 0;
+	o->ct = chrome_trace__open(&o->trace, p, pid, base_ns, (uint64_t)min_us * 1000);
+	if (!o->ct)
+		return -ENOMEM;
+	p->on_call = chrome_trace__on_call;
+	p->on_call_ctx = o->ct;
+	return 0;
+}
+
+static int write_pstats(struct profile *p, struct outfile *out)
+{
+	struct marshal_buf b;
+	int err;
+
+	marshal_init(&b);
+	err = pstats_encode(p, &b);
+	if (!err)
+		err = outfile__write(out, b.data, b.len);
+	marshal_free(&b);
+	return err;
+}
+
+/* Commits out if err is 0, reports a failure once. Returns err, or the commit's error. */
+static int finish(struct outfile *out, const char *path, int err)
+{
+	if (!err)
+		err = outfile__commit(out);
+	if (err && err != -ENODATA)
+		elog("cannot write %s: %s", path, strerror(-err));
+	outfile__abort(out);
+	return err;
+}
+
+int outputs__write(struct outputs *o, struct profile *p, double node_thres, double edge_thres,
+		   bool per_thread)
+{
+	int err = 0, e;
+
+	if (o->ct) {
+		p->on_call = NULL;
+		e = finish(&o->trace, o->paths.trace, chrome_trace__close(o->ct, p));
+		o->ct = NULL;
+		err = err ? err : e;
+	}
+	if (o->paths.prof) {
+		e = finish(&o->prof, o->paths.prof, write_pstats(p, &o->prof));
+		if (e == -ENODATA)
+			return e; /* nothing recorded: the caller says so, nothing else is written */
+		err = err ? err : e;
+	}
+	if (o->paths.svg) {
+		e = finish(&o->svg, o->paths.svg, callgraph_write(p, node_thres, edge_thres, &o->svg));
+		err = err ? err : e;
+	}
+	if (o->paths.flamegraph) {
+		e = finish(&o->flamegraph, o->paths.flamegraph,
+			   flamegraph_write(p, per_thread, "pyuprof", &o->flamegraph));
+		err = err ? err : e;
+	}
+	if (o->paths.collapsed) {
+		e = finish(&o->collapsed, o->paths.collapsed,
+			   collapsed_write(p, per_thread, &o->collapsed));
+		err = err ? err : e;
+	}
+	if (o->paths.raw) {
+		e = finish(&o->raw, o->paths.raw, 0);
+		err = err ? err : e;
+	}
+	return err;
+}
+
+void outputs__abort(struct outputs *o)
+{
+	if (o->ct) {
+		chrome_trace__close(o->ct, NULL);
+		o->ct = NULL;
+	}
+#define ABORT(o, name) outfile__abort(&o->name);
+	FOR_EACH_OUTPUT(o, ABORT)
+#undef ABORT
+}

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Raw recordings: header, then size-prefixed records in a gzip stream; every size checked. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include "raw.h"
+
+int raw_begin(struct outfile *o, const struct raw_header *h)
+{
+	int err = outfile__write(o, h, sizeof(*h));
+	int fd;
+
+	if (err)
+		return err;
+	fd = dup(o->fd); /* gzclose closes its own */
+	o->gz = fd < 0 ? NULL : gzdopen(fd, "wb1"); /* fast: it runs while recording */
+	if (!o->gz) {
+		if (fd >= 0)
+			close(fd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int raw_record(struct outfile *o, const void *data, uint32_t size)
+{
+	int err = outfile__write(o, &size, sizeof(size));
+
+	return err ? err : outfile__write(o, data, size);
+}
+
+/* The only size a record of this type can have (0: no such type). */
+static size_t size_of(__u32 type)
+{
+	switch (type) {
+	case EV_CALL:
+	case EV_INLINE_CALL:
+	case EV_EXIT:
+		return sizeof(struct ev_call);
+	case EV_RETURN:
+		return sizeof(struct ev_return);
+	case EV_CODE:
+		return sizeof(struct ev_code);
+	case EV_REQUEST:
+		return sizeof(struct ev_request);
+	case RAW_THREAD:
+		return sizeof(struct raw_thread);
+	case RAW_END:
+		return sizeof(struct raw_end);
+	default:
+		return 0;
+	}
+}
+
+/* Opens path and checks its header; returns the descriptor, at the records, or -errno. */
+static int open_checked(const char *path, struct raw_header *h, char *why, size_t why_len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0) {
+		err = -errno;
+		snprintf(why, why_len, "cannot read %s: %s", path, strerror(errno));
+		return err;
+	}
+	if (read(fd, h, sizeof(*h)) != sizeof(*h) || memcmp(h->magic, RAW_MAGIC, 8)) {
+		snprintf(why, why_len, "%s is not a pyuprof raw recording", path);
+		close(fd);
+		return -EBADMSG;
+	}
+	if (h->version != RAW_VERSION) {
+		snprintf(why, why_len, "%s is a raw recording of format %u; this pyuprof reads %u",
+			 path, h->version, RAW_VERSION);
+		close(fd);
+		return -EBADMSG;
+	}
+	h->python[sizeof(h->python) - 1] = 0;
+	return fd;
+}
+
+int raw_header_read(const char *path, struct raw_header *h, char *why, size_t why_len)
+{
+	int fd = open_checked(path, h, why, why_len);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+int raw_read(const char *path, struct raw_header *h, struct raw_end *end,
+	     int (*fn)(void *ctx, void *data, size_t size), void *ctx, uint64_t *records,
+	     char *why, size_t why_len)
+{
+	_Alignas(8) unsigned char buf[RAW_MAX_RECORD];
+	gzFile gz = NULL;
+	int fd, err = 0;
+	__u32 size;
+
+	*records = 0;
+	fd = open_checked(path, h, why, why_len);
+	if (fd < 0)
+		return fd;
+	gz = gzdopen(fd, "rb");
+	if (!gz) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		int n = gzread(gz, &size, sizeof(size));
+
+		if (n == 0 && gzeof(gz)) {
+			err = -ENODATA; /* no end record: the recording stopped short */
+			break;
+		}
+		if (n != sizeof(size) || size < sizeof(__u32) || size > sizeof(buf) ||
+		    gzread(gz, buf, size) != (int)size) {
+			err = n < 0 || !gzeof(gz) ? -EBADMSG : -ENODATA;
+			break;
+		}
+		if (size_of(*(__u32 *)buf) != size) {
+			err = -EBADMSG;
+			break;
+		}
+		if (*(__u32 *)buf == RAW_END) {
+			memcpy(end, buf, sizeof(*end));
+			break;
+		}
+		++*records;
+		err = fn(ctx, buf, size);
+		if (err)
+			break;
+	}
+	gzclose(gz);
+	if (err == -ENODATA)
+		snprintf(why, why_len, "%s is truncated: it ends after %llu events, before the "
+			 "recording's end", path, (unsigned long long)*records);
+	else if (err == -EBADMSG)
+		snprintf(why, why_len, "%s is corrupt after %llu events", path,
+			 (unsigned long long)*records);
+	return err;
+}

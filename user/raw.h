@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Raw recordings (record --raw, read by report): a fixed header, then a zlib (gzip) stream of
+ * records, each a __u32 size and the record as it left the ring buffer, plus the records below
+ * that only user space makes. Replayed through the same recorder, they give the same outputs.
+ */
+#ifndef __PYUPROF_RAW_H
+#define __PYUPROF_RAW_H
+
+#include <linux/types.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "outfile.h"
+#include "pyuprof.h"
+
+#define RAW_MAGIC "PYUPROF\x01"
+#define RAW_VERSION 1
+#define RAW_MAX_RECORD 4096
+
+#define RAW_FLAG_EXIT_PROBE 1 /* returns came from USDT frame exits (3.11 builds with USDT) */
+
+struct raw_header {
+	char magic[8];
+	__u32 version;
+	__u32 pid;
+	char python[32]; /* "3.12.1" */
+	__u32 clock;	 /* CLOCK_MONOTONIC: the clock of every ts_ns */
+	__u32 flags;
+	__u64 start_ns;
+};
+_Static_assert(sizeof(struct raw_header) == 64, "raw_header layout");
+
+enum raw_type {
+	RAW_THREAD = 100, /* a thread's name, before its first event */
+	RAW_END = 101,	  /* the stop, and what the BPF side counted */
+};
+
+struct raw_thread {
+	__u32 type;
+	__u32 tid;
+	char name[64];
+};
+
+struct raw_end {
+	__u32 type;
+	__u32 pad;
+	__u64 stop_ns;
+	struct pyuprof_stats stats;
+};
+
+/* Writes the header and starts compressing. Returns 0 or -errno. */
+int raw_begin(struct outfile *o, const struct raw_header *h);
+/* Appends one record. Returns 0 or -errno. */
+int raw_record(struct outfile *o, const void *data, uint32_t size);
+
+/* Reads and checks path's header alone. Returns 0, -EBADMSG or -errno, with why set. */
+int raw_header_read(const char *path, struct raw_header *h, char *why, size_t why_len);
+
+/*
+ * Reads path: checks the header (into *h), calls fn(ctx, record, size) for every record but
+ * the end, which goes into *end. Returns 0; -EBADMSG (not a raw recording, or a corrupt
+ * record), -ENODATA (truncated: *records tells how many were read), -errno from fn or I/O.
+ * why gets one line for the user.
+ */
+int raw_read(const char *path, struct raw_header *h, struct raw_end *end,
+	     int (*fn)(void *ctx, void *data, size_t size), void *ctx, uint64_t *records,
+	     char *why, size_t why_len);
+
+#endif /* __PYUPROF_RAW_H */
