@@ -119,10 +119,9 @@ static void put_escaped(struct json_writer *w, const char *str, size_t n)
 
 	while (i < n) {
 		/* copy plain ASCII in runs: names are mostly that */
-		for (run = i; run < n && s[run] >= 0x20 && s[run] < 0x80 && s[run] != '"' &&
-			      s[run] != '\\';
-		     run++)
-			;
+		run = i;
+		while (run < n && s[run] >= 0x20 && s[run] < 0x80 && s[run] != '"' && s[run] != '\\')
+			run++;
 		if (run > i) {
 			put(w, s + i, run - i);
 			i = run;
@@ -249,8 +248,7 @@ static void container_end(struct json_writer *w, char close)
 
 	if (w->err)
 		return;
-	if (!w->depth || w->stack[w->depth - 1].close != close || w->want_value ||
-	    w->in_string) {
+	if (!w->depth || w->stack[w->depth - 1].close != close || w->want_value || w->in_string) {
 		fail(w, -EINVAL);
 		return;
 	}

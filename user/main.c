@@ -154,7 +154,7 @@ static int conclude(struct outputs *out, struct profile *p, const struct hook_st
 	uint64_t lost = bs->lost_calls + bs->lost_returns + bs->lost_codes + bs->lost_requests;
 	int err = outputs__write(out, p, env.node_thres, env.edge_thres, env.threads);
 
-	if (err == -ENODATA) {
+	if (err == -ENODATA && !p->n.calls) {
 		elog("no Python calls were recorded; nothing written");
 		return err;
 	}

@@ -102,13 +102,14 @@ static size_t utf8_len(const unsigned char *s)
 }
 
 /*
- * Text for a plain (not HTML-like) graphviz label or tooltip. graphviz reads backslash escapes
- * in both (\N is the node's name, \n a line break), so a backslash is doubled. In labels it also
- * decodes HTML entities (make_label's htmlEntityUTF8), so a literal '&' goes in as "&amp;". The
- * SVG renderer escapes < > " ' itself: "<module>" needs nothing. Bytes that XML 1.0 refuses
+ * Text for a plain (not HTML-like) graphviz label or tooltip, so that it shows as it is. graphviz
+ * (2.43) reads backslash escapes in both (\N is the node's name, \l a line break) and HTML
+ * entities ("&lt;"), so '&' goes in as "&amp;" and a backslash doubled; a tooltip is unescaped
+ * twice, so there it goes in four times (tests/unit/test_callgraph.c checks both). The SVG
+ * renderer escapes < > " ' itself: "<module>" needs nothing. Bytes that XML 1.0 refuses
  * (controls) or that are not UTF-8 (graphviz would warn and guess latin-1) become U+FFFD.
  */
-static void sb_text(struct sbuf *b, const char *text, bool label)
+static void sb_text(struct sbuf *b, const char *text, bool tooltip)
 {
 	const unsigned char *s = (const unsigned char *)text;
 	size_t n;
@@ -116,8 +117,8 @@ static void sb_text(struct sbuf *b, const char *text, bool label)
 	while (*s) {
 		n = utf8_len(s);
 		if (*s == '\\') {
-			sb_printf(b, "\\\\");
-		} else if (*s == '&' && label) {
+			sb_printf(b, tooltip ? "\\\\\\\\" : "\\\\");
+		} else if (*s == '&') {
 			sb_printf(b, "&amp;");
 		} else if (!n || *s < 0x20 || *s == 0x7f) {
 			sb_printf(b, "\xef\xbf\xbd");
@@ -221,7 +222,6 @@ static int by_key(const void *a, const void *b, void *arg)
 	return strcmp(x->name, y->name);
 }
 
-
 struct edge_key {
 	uint64_t key; /* caller's rank << 32 | callee's rank: unique, as edges are per pair */
 	uint32_t edge;
@@ -291,12 +291,13 @@ static int select_graph(const struct profile *p, double node_thres, double edge_
 	for (i = 0; i < sel->nnodes; i++)
 		sel->rank[sel->nodes[i]] = i;
 
-	/* an edge goes with either end, and under its own threshold (gprof2dot's prune()) */
+	/* an edge goes when either end does, or under its own threshold (gprof2dot's prune()) */
 	for (i = 0; i < p->nedges; i++) {
 		const struct edge *e = &p->edges[i];
 
-		if (!e->st.calls || sel->rank[e->caller] == NO_ID || sel->rank[e->callee] == NO_ID ||
-		    ratio(e->st.total_ns, sel->total_ns) < edge_thres)
+		if (!e->st.calls || sel->rank[e->caller] == NO_ID || sel->rank[e->callee] == NO_ID)
+			continue;
+		if (ratio(e->st.total_ns, sel->total_ns) < edge_thres)
 			continue;
 		keys[n].key = (uint64_t)sel->rank[e->caller] << 32 | sel->rank[e->callee];
 		keys[n++].edge = i;
@@ -370,9 +371,9 @@ static int add_node(Agraph_t *g, Agsym_t **sym, const struct func *f, uint32_t r
 		return -ENOMEM;
 	/* name, file:line, total %, (self %), total time, calls: gprof2dot's order */
 	sb_clear(b);
-	sb_text(b, f->name, true);
+	sb_text(b, f->name, false);
 	sb_printf(b, "\\n");
-	sb_text(b, base ? base + 1 : f->filename, true);
+	sb_text(b, base ? base + 1 : f->filename, false);
 	sb_printf(b, ":%d\\n%.2f%%\\n(%.2f%%)\\n", f->firstlineno, w * 100.0,
 		  ratio(f->st.inline_ns, sel->self_ns) * 100.0);
 	sb_time(b, f->st.total_ns);
@@ -384,7 +385,7 @@ static int add_node(Agraph_t *g, Agsym_t **sym, const struct func *f, uint32_t r
 	if (set(*node, sym[N_LABEL], b->s) || set(*node, sym[N_COLOR], rgb))
 		return -ENOMEM;
 	sb_clear(b);
-	sb_text(b, f->filename, false);
+	sb_text(b, f->filename, true);
 	if (b->err)
 		return b->err;
 	return set(*node, sym[N_TOOLTIP], b->s) ? -ENOMEM : 0;
@@ -479,7 +480,12 @@ int callgraph_write(const struct profile *p, double node_thres_pct, double edge_
 	err = select_graph(p, node_thres_pct / 100.0, edge_thres_pct / 100.0, &sel);
 	if (err)
 		goto cleanup;
-	/* the context first: it declares the defaults (label "\N") that new graphs inherit */
+	/*
+	 * The context first: it declares the defaults (label "\N") that new graphs inherit. One
+	 * per call, freed at the end; graphviz 2.43's pango plugin then keeps a stale pointer to
+	 * the last font name, which a second call in the same process compares (valgrind shows
+	 * it in the unit test); with a single font that changes nothing, and pyuprof draws once.
+	 */
 	gvc = gvContext();
 	if (gvc)
 		g = agopen((char *)"callgraph", Agdirected, NULL);

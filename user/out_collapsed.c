@@ -71,7 +71,8 @@ static uint32_t fold_child(struct fold *f, struct u64_map *index, uint32_t paren
 
 static int by_frame_text(const void *a, const void *b, void *arg)
 {
-	const struct func *funcs = arg, *x = &funcs[*(const uint32_t *)a], *y = &funcs[*(const uint32_t *)b];
+	const struct func *funcs = arg;
+	const struct func *x = &funcs[*(const uint32_t *)a], *y = &funcs[*(const uint32_t *)b];
 	int c = strcmp(x->name, y->name);
 
 	if (!c)

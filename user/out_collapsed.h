@@ -15,7 +15,7 @@
 #include "profile.h"
 
 struct fold_node {
-	uint32_t func;	       /* index into profile->funcs; CT_NONE for the root and thread nodes */
+	uint32_t func;	       /* index into profile->funcs; CT_NONE: the root or a thread */
 	uint32_t thread;       /* a thread node: index into profile->threads; else CT_NONE */
 	uint32_t parent;       /* CT_NONE for the root */
 	uint32_t first_child;  /* children sorted, CT_NONE-terminated */

@@ -261,13 +261,13 @@ static void put_frame(struct wbuf *b, const struct layout *l, uint32_t i, uint64
 		wb_puts(b, "\n");
 		put_text(b, fn->filename, SIZE_MAX);
 		fmt_ns(self, sizeof(self), n->self_ns);
-		wb_printf(b, ":%d\n%s (%.2f%%), self %s (%.2f%%), %" PRIu64 " call%s", fn->firstlineno,
-			  tot, pct, self, 100.0 * n->self_ns / l->total, n->calls,
+		wb_printf(b, ":%d\n%s (%.2f%%), self %s (%.2f%%), %" PRIu64 " call%s",
+			  fn->firstlineno, tot, pct, self, 100.0 * n->self_ns / l->total, n->calls,
 			  n->calls == 1 ? "" : "s");
 		/* the label: name (file's base name:line), as the script rebuilds it */
 		base = strrchr(fn->filename, '/');
-		snprintf(label, sizeof(label), "%s (%s:%d)", fn->name, base ? base + 1 : fn->filename,
-			 fn->firstlineno);
+		snprintf(label, sizeof(label), "%s (%s:%d)", fn->name,
+			 base ? base + 1 : fn->filename, fn->firstlineno);
 		name_colour(fn->name, colour, sizeof(colour));
 	} else {
 		if (n->depth == 0) {
@@ -327,7 +327,8 @@ static void put_head(struct wbuf *b, const struct layout *l, const char *title, 
 			     " under %.1f px left out. Hover: details; click: zoom; Ctrl-F: search",
 			  tot, l->p->nthreads, l->p->nthreads == 1 ? "" : "s", kept, dropped,
 			  FG_MIN_PX);
-	wb_printf(b, "</text>\n<text id=\"reset\" class=\"btn h\" x=\"%u\" y=\"70\">Reset zoom</text>\n"
+	wb_printf(b, "</text>\n"
+		     "<text id=\"reset\" class=\"btn h\" x=\"%u\" y=\"70\">Reset zoom</text>\n"
 		     "<foreignObject x=\"%u\" y=\"54\" width=\"260\" height=\"24\">"
 		     "<input xmlns=\"http://www.w3.org/1999/xhtml\" id=\"search\" type=\"search\" "
 		     "placeholder=\"Search (Ctrl-F)\" title=\"name or file, any case\"/>"
@@ -383,7 +384,7 @@ int flamegraph_write(const struct profile *p, bool per_thread, const char *title
 		const struct fold_node *n = &f.nodes[i];
 		uint64_t x = cursor[n->depth];
 
-		/* siblings sit side by side in sorted order; children start where their parent does */
+		/* siblings side by side in sorted order; children start where their parent does */
 		cursor[n->depth] += n->total_ns;
 		cursor[n->depth + 1] = x;
 		if (!keep(&l, n)) {

@@ -67,7 +67,9 @@ static int finish(struct outfile *out, const char *path, int err)
 {
 	if (!err)
 		err = outfile__commit(out);
-	if (err && err != -ENODATA)
+	if (err == -ENODATA)
+		elog("%s not written: no function reaches the thresholds", path);
+	else if (err)
 		elog("cannot write %s: %s", path, strerror(-err));
 	outfile__abort(out);
 	return err;
@@ -78,6 +80,8 @@ int outputs__write(struct outputs *o, struct profile *p, double node_thres, doub
 {
 	int err = 0, e;
 
+	if (!p->n.calls)
+		return -ENODATA; /* nothing recorded: the caller says so, nothing is written */
 	if (o->ct) {
 		p->on_call = NULL;
 		e = finish(&o->trace, o->paths.trace, chrome_trace__close(o->ct, p));
@@ -86,8 +90,6 @@ int outputs__write(struct outputs *o, struct profile *p, double node_thres, doub
 	}
 	if (o->paths.prof) {
 		e = finish(&o->prof, o->paths.prof, write_pstats(p, &o->prof));
-		if (e == -ENODATA)
-			return e; /* nothing recorded: the caller says so, nothing else is written */
 		err = err ? err : e;
 	}
 	if (o->paths.svg) {

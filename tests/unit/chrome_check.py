@@ -9,8 +9,10 @@ when its name ends in .gz, and then it must be gzip) is strict UTF-8 JSON in the
 form (traceEvents, displayTimeUnit, otherData with pyuprof_calls_left_out and
 pyuprof_min_us); every complete event has exactly name, cat, ph, ts, dur, pid and tid,
 with ts and dur written with three decimals; one process_name event; every thread with
-events has one thread_name; and per thread the events are well nested (sorted by begin,
-longest first, each lies within the enclosing one), compared exactly (decimal, not float).
+events has one thread_name; per thread the events are well nested (sorted by begin,
+longest first, each lies within the enclosing one), compared exactly (decimal, not float);
+and an event never comes after a shorter non-empty one that begins at the same ts (its
+child: chrome://tracing nests such ties in file order; an empty event may be a sibling).
 
 --count: the number of events named NAME ("func (file:line)"); when given, no other name
 may appear. --thread: TID's thread name. --min-us and --left-out: the otherData values
@@ -109,6 +111,7 @@ def main():
 
     by_tid = collections.defaultdict(list)
     thread_names, process_names, pids = {}, [], set()
+    shortest = {}  # (tid, ts) -> the shortest non-empty event so far that begins there
     for ev in doc["traceEvents"]:
         ph = ev.get("ph") if isinstance(ev, dict) else None
         if ph == "X":
@@ -121,6 +124,12 @@ def main():
             else:
                 by_tid[ev["tid"]].append(ev)
                 pids.add(ev["pid"])
+                key = (ev["tid"], ev["ts"])
+                if key in shortest and ev["dur"] > shortest[key]:
+                    problems.append("tid %s: an event at ts %s comes after a shorter one with "
+                                    "that ts (chrome://tracing would not nest them)" % key)
+                if ev["dur"] > 0:
+                    shortest[key] = min(ev["dur"], shortest.get(key, ev["dur"]))
                 if ev["dur"] < min_us:
                     problems.append("shorter than min_us %s: %r" % (min_us, ev))
         elif ph == "M" and ev.get("name") in ("thread_name", "process_name"):

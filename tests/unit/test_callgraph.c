@@ -131,8 +131,8 @@ struct svg {
  */
 static const char extract_py[] =
 	"import sys, xml.etree.ElementTree as ET\n"
-	"S = '{http://www.w3.org/2000/svg}'\n"
-	"X = '{http://www.w3.org/1999/xlink}'\n"
+	"S = \"{http://www.w3.org/2000/svg}\"\n"
+	"X = \"{http://www.w3.org/1999/xlink}\"\n"
 	"root = ET.parse(sys.argv[1]).getroot()\n"
 	"groups = [g for g in root.iter(S + \"g\") if g.get(\"class\") in (\"node\", \"edge\")]\n"
 	"name = {}\n"
@@ -503,13 +503,16 @@ TEST(threads_share_the_total_of_self_times)
 TEST(odd_names_survive_escaping)
 {
 	struct player pl = { .p = profile__new(), .tid = 1 };
+	const struct row *r;
 	struct svg *s;
 	int err;
 
 	REQUIRE(pl.p);
-	/* a backslash would be read as graphviz's \N (node name) or \l; '&' as an entity;
-	 * a control byte is not allowed in XML and 0xff is not UTF-8 */
-	CHECK(!profile__code(pl.p, 10, "/x/q\\N&amp;.py", "<genexpr>", 2));
+	/*
+	 * A backslash would be read as graphviz's \N (node name) or \l, '&' as the start of an
+	 * entity; a control byte is not allowed in XML and 0xff is not UTF-8.
+	 */
+	CHECK(!profile__code(pl.p, 10, "/x/q\\N\\\\&amp;&lt;.py", "<genexpr>", 2));
 	CHECK(!profile__code(pl.p, 20, "/x/y.py", "a\\Nb\\l&lt;\"'", 3));
 	CHECK(!profile__code(pl.p, 30, "/x/y.py", "bad\x01\xff", 4));
 	enter(&pl, 0, 10);
@@ -521,12 +524,41 @@ TEST(odd_names_survive_escaping)
 	profile__finish(pl.p, 100 * U);
 	s = render(pl.p, 0.5, 0.1, &err);
 	REQUIRE(s);
-	CHECK(node(s, "<genexpr>") && text_is(node(s, "<genexpr>"), 1, "q\\N&amp;.py:2"));
+	r = node(s, "<genexpr>");
+	CHECK(r && text_is(r, 1, "q\\N\\\\&amp;&lt;.py:2"));
+	r = node(s, "<genexpr>");
+	CHECK(r && !strcmp(r->tooltip, "/x/q\\N\\\\&amp;&lt;.py"));
 	CHECK(node(s, "a\\Nb\\l&lt;\"'"));
 	CHECK(node(s, "bad\ufffd\ufffd"));
 	CHECK(count(s, 'n') == 3 && count(s, 'e') == 2);
 	svg__free(s);
 	profile__free(pl.p);
+}
+
+TEST(largest_cumtime_is_the_total_when_above_the_self_sum)
+{
+	struct profile *p = demo(false);
+	const struct row *r;
+	struct svg *s;
+	int err;
+
+	REQUIRE(p);
+	/*
+	 * Not seen in real profiles, but it is gprof2dot's rule: 100% of total times is the
+	 * larger of the sum of self times (1000) and the largest cumulative time; self % stays
+	 * relative to the sum. main made to last 2000 units shows 100%, <module> 50%.
+	 */
+	for (uint32_t i = 0; i < p->nfuncs; i++)
+		if (!strcmp(p->funcs[i].name, "main"))
+			p->funcs[i].st.total_ns = 2000 * U;
+	s = render(p, 0.5, 0.1, &err);
+	REQUIRE(s);
+	r = node(s, "main");
+	CHECK(r && text_is(r, 2, "100.00%") && text_is(r, 3, "(17.80%)"));
+	r = node(s, "<module>");
+	CHECK(r && text_is(r, 2, "50.00%") && text_is(r, 3, "(2.00%)"));
+	svg__free(s);
+	profile__free(p);
 }
 
 TEST(output_is_deterministic)
@@ -573,6 +605,7 @@ int main(void)
 		TEST_CASE(recursion_counts_as_gprof2dot_shows_them),
 		TEST_CASE(threads_share_the_total_of_self_times),
 		TEST_CASE(odd_names_survive_escaping),
+		TEST_CASE(largest_cumtime_is_the_total_when_above_the_self_sum),
 		TEST_CASE(output_is_deterministic),
 		TEST_CASE(empty_profile_is_no_data),
 	};

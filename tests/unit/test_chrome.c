@@ -521,9 +521,10 @@ static int end_trace(struct outfile *out, struct chrome_trace *ct, struct profil
 
 TEST(chrome_nested_calls_have_exact_times)
 {
-	static const char *const opts[] = { "--pid",	 "4242", "--count", "main (m.py:1)=1",
-					    "--count", "work (m.py:5)=2", "--thread", "1=thread-1",
-					    "--left-out", "0", "--min-us", "0.000", NULL };
+	static const char *const opts[] = {
+		"--pid", "4242", "--count", "main (m.py:1)=1", "--count", "work (m.py:5)=2",
+		"--thread", "1=thread-1", "--left-out", "0", "--min-us", "0.000", NULL
+	};
 	const uint64_t base = 1000000000ull;
 	struct sim_thread t = { .tid = 1 };
 	struct profile *p = profile__new();
@@ -572,10 +573,10 @@ static int fib_ops(int n, int *ops, int *n_ops, int code)
 TEST(chrome_threads_interleave_and_stay_nested)
 {
 	static const char *const opts[] = {
-		"--count",  "fib (f.py:3)=464", /* fib(10) + fib(11) */
-		"--count",  "leaf (f.py:9)=144", "--count", "run (f.py:1)=3",
-		"--thread", "101=MainThread",	 "--thread", "102=worker-\xc3\xbc",
-		"--thread", "103=thread-103",	 NULL
+		"--count", "fib (f.py:3)=464", /* fib(10) + fib(11) */
+		"--count", "leaf (f.py:9)=144", "--count", "run (f.py:1)=3",
+		"--thread", "101=MainThread", "--thread", "102=worker-\xc3\xbc",
+		"--thread", "103=thread-103", NULL
 	};
 	struct sim_thread th[3] = { { .tid = 101 }, { .tid = 102 }, { .tid = 103 } };
 	static int ops[3][2000];
@@ -816,6 +817,69 @@ TEST(chrome_calls_open_at_stop_end_there)
 	profile__free(p);
 }
 
+/*
+ * Calls that begin at the same ns as their parent are written after it (chrome://tracing
+ * nests ties in file order), also when the parent never ends and only close writes them.
+ */
+TEST(chrome_same_begin_parents_come_first)
+{
+	static const char *const opts[] = {
+		"--count", "a (s.py:1)=1", "--count", "b (s.py:2)=2", "--count", "c (s.py:3)=3",
+		"--count", "d (s.py:4)=1", "--count", "y (s.py:6)=1", "--count", "u (s.py:7)=1",
+		NULL
+	};
+	struct sim_thread t = { .tid = 11 }, t2 = { .tid = 12 };
+	__u64 chain[CHAIN_LEN] = { 9000 }, chain_code[CHAIN_LEN] = { 1 };
+	struct profile *p = profile__new();
+	struct chrome_trace *ct;
+	struct outfile out;
+	const char *file;
+
+	REQUIRE(p);
+	profile__code(p, 1, "s.py", "a", 1);
+	profile__code(p, 2, "s.py", "b", 2);
+	profile__code(p, 3, "s.py", "c", 3);
+	profile__code(p, 4, "s.py", "d", 4);
+	profile__code(p, 5, "s.py", "x", 5);
+	profile__code(p, 6, "s.py", "y", 6);
+	profile__code(p, 7, "s.py", "u", 7);
+	file = tmp_path("same.json");
+	ct = start_trace(&out, file, p, 0, 0);
+	REQUIRE(ct);
+	CHECK(sim_call(p, &t, 100, 1) == 0); /* a [100, 200] */
+	CHECK(sim_call(p, &t, 100, 2) == 0); /* b [100, 150] */
+	CHECK(sim_call(p, &t, 100, 3) == 0); /* c [100, 100] twice */
+	CHECK(sim_return(p, &t, 100) == 0);
+	CHECK(sim_call(p, &t, 100, 3) == 0);
+	CHECK(sim_return(p, &t, 100) == 0);
+	CHECK(sim_call(p, &t, 100, 4) == 0); /* d [100, 120] */
+	CHECK(sim_return(p, &t, 120) == 0);
+	CHECK(sim_return(p, &t, 150) == 0);
+	CHECK(sim_call(p, &t, 150, 2) == 0); /* b [150, 170]: its parent began earlier */
+	CHECK(sim_call(p, &t, 150, 3) == 0); /* c [150, 160] */
+	CHECK(sim_return(p, &t, 160) == 0);
+	CHECK(sim_return(p, &t, 170) == 0);
+	CHECK(sim_return(p, &t, 200) == 0);
+	/* tid 12: x never ends (no profile__finish), y [500, 600] inside it */
+	CHECK(sim_call(p, &t2, 500, 5) == 0);
+	CHECK(sim_call(p, &t2, 500, 6) == 0);
+	CHECK(sim_return(p, &t2, 600) == 0);
+	/* tid 13: u's caller began before recording: not a call, and nothing to wait for */
+	CHECK(profile__call(p, 13, 700, 7, 9001, chain, chain_code, 0, false) == 0);
+	CHECK(profile__return(p, 13, 800) == 0);
+	REQUIRE(end_trace(&out, ct, p) == 0);
+	CHECK(check_trace(file, opts) == 0);
+	CHECK(file_has(file, "\"name\":\"a (s.py:1)\",\"cat\":\"python\",\"ph\":\"X\","
+			     "\"ts\":0.100,\"dur\":0.100,\"pid\":4242,\"tid\":11},\n"
+			     "{\"name\":\"b (s.py:2)\",\"cat\":\"python\",\"ph\":\"X\","
+			     "\"ts\":0.100,\"dur\":0.050,\"pid\":4242,\"tid\":11},\n"));
+	CHECK(file_has(file, "\"name\":\"u (s.py:7)\",\"cat\":\"python\",\"ph\":\"X\","
+			     "\"ts\":0.700,\"dur\":0.100,\"pid\":4242,\"tid\":13},\n"
+			     "{\"name\":\"y (s.py:6)\",\"cat\":\"python\",\"ph\":\"X\","
+			     "\"ts\":0.500,\"dur\":0.100,\"pid\":4242,\"tid\":12},\n"));
+	profile__free(p);
+}
+
 TEST(chrome_thrown_away_trace_leaves_no_file)
 {
 	struct sim_thread t = { .tid = 5 };
@@ -866,7 +930,7 @@ static void cleanup(void)
 	static const char *const names[] = { "layout.json", "numbers.json", "escape.json",
 					     "utf8.json", "long.json", "nested.json",
 					     "threads.json", "names.json", "min.json", "min0.json",
-					     "min_odd.json", "trace.json.gz", "open.json", NULL };
+					     "min_odd.json", "trace.json.gz", "open.json", "same.json", NULL };
 	int i;
 
 	for (i = 0; names[i]; i++)
@@ -892,6 +956,7 @@ int main(void)
 		TEST_CASE(chrome_min_us_leaves_out_short_calls_and_counts_them),
 		TEST_CASE(chrome_gz_is_gzip_and_parses),
 		TEST_CASE(chrome_calls_open_at_stop_end_there),
+		TEST_CASE(chrome_same_begin_parents_come_first),
 		TEST_CASE(chrome_thrown_away_trace_leaves_no_file),
 		TEST_CASE(chrome_write_errors_are_returned),
 	};

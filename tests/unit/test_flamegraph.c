@@ -6,6 +6,7 @@
  * there, widths proportional to time. With PYUPROF_FG_SAVE=DIR the SVGs are kept in DIR for
  * the browser test (tests/flamegraph.bats).
  */
+#include <inttypes.h>
 #include <linux/types.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "profile.h"
 #include "test.h"
 
+#define FFFD "\xef\xbf\xbd"
 #define US 1000ULL /* the builder counts ns; whole microseconds keep collapsed values exact */
 
 static char tmpdir[] = "/tmp/test_flamegraph.XXXXXX";
@@ -133,11 +135,13 @@ static size_t collapsed(const struct profile *p, bool per_thread, char *buf, siz
 static uint64_t sum_values(const char *text)
 {
 	uint64_t sum = 0;
-	const char *s, *sp;
+	const char *s, *sp, *nl;
 
-	for (s = text; *s; s = strchr(s, '\n') + 1) {
-		sp = strrchr(s, '\n');
-		sp = memrchr(s, ' ', (size_t)(strchr(s, '\n') - s));
+	for (s = text; *s; s = nl + 1) {
+		nl = strchr(s, '\n');
+		if (!nl)
+			return UINT64_MAX; /* every line ends with one */
+		sp = memrchr(s, ' ', (size_t)(nl - s));
 		if (!sp)
 			return UINT64_MAX;
 		sum += strtoull(sp + 1, NULL, 10);
@@ -267,9 +271,9 @@ TEST(collapsed_rounding_keeps_the_total)
 	CHECK(!profile__return(p, 1, 10200));
 	profile__finish(p, 10200);
 	REQUIRE(collapsed(p, false, buf, sizeof(buf)));
-	/* rounded on the running sum (8.2, 8.6, 9.0, 9.4, 9.8, 10.2): 8, 1, 0, 1, 0 */
+	/* rounded on the running sum: 8.2, 8.6, 9.0, 9.4, 9.8, 10.2 -> 8, 9, 9, 9, 10, 10 */
 	CHECK(!strcmp(buf, "root (x.py:1) 8\n"
-			   "root (x.py:1);f3 (x.py:3) 1\n"
+			   "root (x.py:1);f2 (x.py:2) 1\n"
 			   "root (x.py:1);f5 (x.py:5) 1\n"));
 	CHECK(sum_values(buf) == 10);
 	profile__free(p);
@@ -338,6 +342,7 @@ static int read_svg(const char *path, struct svg_frame *fr, uint64_t *total)
 
 	snprintf(cmd, sizeof(cmd), "python3 -c \"$PYUPROF_READ_SVG\" '%s'", path);
 	setenv("PYUPROF_READ_SVG", read_svg_py, 1);
+	setenv("PYTHONIOENCODING", "utf-8", 1);
 	f = popen(cmd, "r");
 	if (!f)
 		return -1;
@@ -349,8 +354,8 @@ static int read_svg(const char *path, struct svg_frame *fr, uint64_t *total)
 			continue;
 		}
 		if (n < MAX_FRAMES &&
-		    sscanf(line, "%u\t%lu\t%lu\t%lf\t%lf\t%d\t%63[^\n]", &fr[n].d, &fr[n].x, &fr[n].w,
-			   &fr[n].px, &fr[n].pw, &fr[n].cls_r, fr[n].name) == 7)
+		    sscanf(line, "%u\t%" SCNu64 "\t%" SCNu64 "\t%lf\t%lf\t%d\t%63[^\n]", &fr[n].d,
+			   &fr[n].x, &fr[n].w, &fr[n].px, &fr[n].pw, &fr[n].cls_r, fr[n].name) == 7)
 			n++;
 	}
 	status = pclose(f);
@@ -467,7 +472,8 @@ TEST(svg_escapes_markup_in_names)
 	CHECK(find_frame(fr, n, "<module>", 1));
 	CHECK(find_frame(fr, n, "<lambda>", 2));
 	CHECK(find_frame(fr, n, "it's \"x\" & <y>", 3));
-	CHECK(find_frame(fr, n, "bad\xef\xbf\xbd\xef\xbf\xbd utf8 \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 4));
+	/* U+FFFD for each byte that is not (XML-allowed) UTF-8: a surrogate is three */
+	CHECK(find_frame(fr, n, "bad" FFFD FFFD " utf8 " FFFD FFFD FFFD, 4));
 	REQUIRE(slurp(path, buf, sizeof(buf)));
 	CHECK(strstr(buf, "&lt;module&gt;") && !strstr(buf, "<module>"));
 	CHECK(strstr(buf, "&lt;lambda&gt; (a&amp;b.py:2)") && !strstr(buf, "<lambda>"));

@@ -1,0 +1,192 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# The call graph (record --svg) end to end: the SVG is well-formed (xmllint), and what it
+# shows agrees with the .prof written in the same run, by gprof2dot's reading of a pstats
+# file: every fixture function above --node-thres has its box (name, file:line, total %,
+# self %, total time, calls), every call above --edge-thres between two boxes its edge
+# (total %, primitive calls), and nothing under a threshold is drawn.
+
+load helpers
+
+# check_svg SVG PROF SCRIPT NODE_THRES EDGE_THRES: compares the SVG with the .prof; prints
+# "kept N dropped N edges N dropped N" for the fixture's functions and calls.
+check_svg() {
+	"$PY" - "$@" <<'EOF'
+import os, pstats, re, sys
+import xml.etree.ElementTree as ET
+
+svg, prof, script, node_thres, edge_thres = sys.argv[1:]
+node_thres, edge_thres = float(node_thres), float(edge_thres)
+S = "{http://www.w3.org/2000/svg}"
+fails = []
+
+# what the SVG shows: boxes by node id, edges as (caller box, callee box, texts)
+boxes, edges = {}, []
+for g in ET.parse(svg).getroot().iter(S + "g"):
+    texts = [t.text or "" for t in g.iter(S + "text")]
+    if g.get("class") == "node":
+        boxes[g.find(S + "title").text] = texts
+    elif g.get("class") == "edge":
+        edges.append((g.find(S + "title").text.split("->"), texts))
+shown = {}
+for texts in boxes.values():
+    if len(texts) != 6:
+        fails.append("box with %d lines: %r" % (len(texts), texts))
+        continue
+    shown[(texts[0], texts[1])] = texts
+shown_edges = {}
+for (src, dst), texts in edges:
+    a, b = boxes[src], boxes[dst]
+    shown_edges[((a[0], a[1]), (b[0], b[1]))] = texts
+
+# gprof2dot's numbers from the .prof (PstatsParser): 100% of total is the larger of the
+# sum of self times and the largest cumtime, 100% of self the sum of self times
+st = pstats.Stats(prof).stats
+self_sum = sum(v[2] for v in st.values())
+total = max([self_sum] + [v[3] for v in st.values()])
+
+def box_key(key):
+    return (key[2], "%s:%d" % (os.path.basename(key[0]), key[1]))
+
+def seconds(text):
+    m = re.fullmatch(r"([0-9.]+) (s|ms|\u00b5s|ns)", text)
+    return float(m.group(1)) * {"s": 1, "ms": 1e-3, "\u00b5s": 1e-6, "ns": 1e-9}[m.group(2)]
+
+def pct_ok(text, value, paren=False):
+    if paren:
+        text = text[1:-1] if text.startswith("(") and text.endswith(")") else "x"
+    return text.endswith("%") and abs(float(text[:-1]) - value) <= 0.0101
+
+def near(pct, thres):
+    return abs(pct - thres) <= 0.02  # too close to the threshold to say which side
+
+kept = dropped = ekept = edropped = 0
+fixture = [k for k in st if k[0] == script]
+if not fixture:
+    fails.append("no function of %s in the .prof" % script)
+for key in fixture:
+    cc, nc, tt, ct, callers = st[key]
+    pct = 100.0 * ct / total
+    texts = shown.get(box_key(key))
+    if near(pct, node_thres):
+        continue
+    if pct < node_thres:
+        dropped += 1
+        if texts:
+            fails.append("%s drawn at %.3f%% < %g%%" % (key[2], pct, node_thres))
+        continue
+    kept += 1
+    if not texts:
+        fails.append("no box for %s (%.3f%%)" % (key[2], pct))
+        continue
+    if not pct_ok(texts[2], pct):
+        fails.append("%s: total %s, .prof says %.3f%%" % (key[2], texts[2], pct))
+    if not pct_ok(texts[3], 100.0 * tt / self_sum, True):
+        fails.append("%s: self %s, .prof says %.3f%%" % (key[2], texts[3], 100.0 * tt / self_sum))
+    if abs(seconds(texts[4]) - ct) > max(0.0006 * ct, 2e-9):
+        fails.append("%s: time %s, .prof says %.9f s" % (key[2], texts[4], ct))
+    if texts[5] != "%d\u00d7" % nc:
+        fails.append("%s: calls %s, .prof says %d" % (key[2], texts[5], nc))
+
+# calls between two fixture functions: drawn when both boxes are and the call is above
+# --edge-thres, labelled with the pair's primitive calls (gprof2dot reads cc)
+for key in fixture:
+    for caller, (enc, ecc, ett, ect) in st[key][4].items():
+        if caller[0] != script or caller not in st:
+            continue
+        epct = 100.0 * ect / total
+        ends = [100.0 * st[k][3] / total for k in (caller, key)]
+        if near(epct, edge_thres) or any(near(e, node_thres) for e in ends):
+            continue
+        label = shown_edges.get((box_key(caller), box_key(key)))
+        if epct < edge_thres or min(ends) < node_thres:
+            edropped += 1
+            if label:
+                fails.append("edge %s -> %s drawn at %.3f%%" % (caller[2], key[2], epct))
+            continue
+        ekept += 1
+        if not label:
+            fails.append("no edge %s -> %s (%.3f%%)" % (caller[2], key[2], epct))
+        elif not pct_ok(label[0], epct) or label[1] != "%d\u00d7" % ecc:
+            fails.append("edge %s -> %s: %r, .prof says %.3f%% %d/%d calls"
+                         % (caller[2], key[2], label, epct, enc, ecc))
+
+# and nothing drawn under the node threshold, fixture or not
+for key, (cc, nc, tt, ct, callers) in st.items():
+    pct = 100.0 * ct / total
+    if pct < node_thres and not near(pct, node_thres) and box_key(key) in shown:
+        others = [k for k in st if box_key(k) == box_key(key) and k != key]
+        if not others:
+            fails.append("%s:%d %s drawn at %.3f%%" % (key[0], key[1], key[2], pct))
+
+for f in fails:
+    print(f)
+print("kept %d dropped %d edges %d dropped %d" % (kept, dropped, ekept, edropped))
+sys.exit(1 if fails else 0)
+EOF
+}
+
+# record_svg FIXTURE [OPTIONS...]: records tests/targets/FIXTURE.py on $PY with -o p.prof
+# --svg g.svg and OPTIONS, in $BATS_TEST_TMPDIR, and checks the SVG with xmllint.
+record_svg() {
+	local name=$1
+	shift
+	cd "$BATS_TEST_TMPDIR" || return 1
+	run -0 --separate-stderr "$PYUPROF" record -o p.prof --svg g.svg "$@" -- \
+		"$PY" "$TARGETS/$name.py"
+	[[ -s g.svg ]]
+	run -0 xmllint --noout g.svg
+}
+
+@test "callgraph: record --help lists --svg, --node-thres and --edge-thres" {
+	run -0 "$PYUPROF" record --help
+	[[ $output == *"--svg=FILE"* ]]
+	[[ $output == *"--node-thres=PCT"*"(default 0.5)"* ]]
+	[[ $output == *"--edge-thres=PCT"*"(default 0.1)"* ]]
+}
+
+@test "callgraph: recursion.py, boxes and edges agree with the .prof" {
+	require_bpf
+	require_some_py
+	record_svg recursion
+	run check_svg g.svg p.prof "$TARGETS/recursion.py" 0.5 0.1
+	echo "$output"
+	((status == 0))
+	# fib, countdown, main and <module> drawn; fib's self-loop shows 2 primitive calls
+	[[ $output =~ kept\ ([0-9]+) ]] && ((BASH_REMATCH[1] >= 3))
+	run -0 xmllint --xpath 'count(//*[local-name()="text"][.="fib"])' g.svg
+	[[ $output == 1 ]]
+	run -0 xmllint --xpath 'count(//*[local-name()="text"][.="<module>"])' g.svg
+	((output >= 1))
+}
+
+@test "callgraph: mutual_recursion.py, cycles agree with the .prof" {
+	require_bpf
+	require_some_py
+	record_svg mutual_recursion
+	run check_svg g.svg p.prof "$TARGETS/mutual_recursion.py" 0.5 0.1
+	echo "$output"
+	((status == 0))
+	[[ $output =~ edges\ ([0-9]+) ]] && ((BASH_REMATCH[1] >= 4))
+}
+
+@test "callgraph: --node-thres and --edge-thres leave out boxes and edges" {
+	require_bpf
+	require_some_py
+	# everything: no threshold
+	record_svg recursion --node-thres 0 --edge-thres 0
+	run check_svg g.svg p.prof "$TARGETS/recursion.py" 0 0
+	echo "$output"
+	((status == 0))
+	local all
+	all=$(grep -c 'class="node"' g.svg)
+	# fib (a third of the run) stays, countdown (a few %) goes, and so does its edge
+	record_svg recursion --node-thres 10 --edge-thres 10
+	run check_svg g.svg p.prof "$TARGETS/recursion.py" 10 10
+	echo "$output"
+	((status == 0))
+	[[ $output =~ kept\ [1-9][0-9]*\ dropped\ [1-9][0-9]*\ edges\ [0-9]+\ dropped\ [1-9] ]]
+	(($(grep -c 'class="node"' g.svg) < all))
+	run -0 xmllint --xpath 'count(//*[local-name()="text"][.="countdown"])' g.svg
+	[[ $output == 0 ]]
+}
