@@ -170,8 +170,8 @@ void chrome_trace__on_call(void *ctx, uint32_t thread, uint32_t func, uint64_t t
 	}
 	/*
 	 * Calls end children first, so a child comes before its parent in the file. When both
-	 * begin at the same ns, chrome://tracing then draws them side by side instead of nested
-	 * (its JSON importer breaks ties in file order), so such a child waits for its parent.
+	 * begin at the same ns, chrome://tracing then draws them overlapping instead of nested
+	 * (ties keep their file order there), so such a child waits for its parent.
 	 * The builder reports a call after popping it: the counted entries left on the thread's
 	 * stack are its open callers, the nearest of them its parent in the trace.
 	 */

@@ -22,7 +22,11 @@ struct chrome_trace;
  */
 struct chrome_trace *chrome_trace__open(struct outfile *out, const struct profile *p,
 					uint32_t pid, uint64_t base_ns, uint64_t min_ns);
-/* A profile->on_call callback: ctx is the chrome_trace, thread and func index p's arrays. */
+/*
+ * A profile->on_call callback: ctx is the chrome_trace, thread and func index p's arrays. It
+ * reads the thread's stack, which must no longer hold the call (profile.c's pop() order): a
+ * call that began at the same ns as its caller is written after the caller.
+ */
 void chrome_trace__on_call(void *ctx, uint32_t thread, uint32_t func, uint64_t t0_ns,
 			   uint64_t t1_ns);
 /*
