@@ -88,6 +88,7 @@ OFFSETS = [
      "no _PyInterpreterFrame before 3.11"),
     ("PyCodeObject_co_qualname", False, {8: (None, None), 11: ("PyCodeObject", "co_qualname")},
      "no co_qualname before 3.11"),
+    ("PyThreadState_thread_id", False, {8: ("PyThreadState", "thread_id")}, None),
     # 3.13's specialised class call (CALL_ALLOC_AND_ENTER_INIT) runs __init__ inline
     ("PyHeapTypeObject_spec_cache_init", False,
      {8: (None, None), 13: ("PyHeapTypeObject", "_spec_cache.init")},
@@ -108,7 +109,8 @@ BPF_ORDER = ["eval_frame_arg", "interp_frame", "caller_mode", "has_tstate_arg", 
 USER_ORDER = ["PyObject_ob_type", "PyTypeObject_tp_name", "PyRuntime_interpreters_head",
               "PyRuntime_main_interpreter", "PyInterpreterState_next",
               "PyInterpreterState_threads_head", "PyThreadState_next",
-              "PyThreadState_native_thread_id", "PyThreadState_frame", "PyInterpreterFrame_size",
+              "PyThreadState_native_thread_id", "PyThreadState_thread_id", "PyThreadState_frame",
+              "PyInterpreterFrame_size",
               "PyCodeObject_co_qualname", "PyHeapTypeObject_spec_cache_init",
               "PyFunctionObject_func_code", "c_recursion_bonus"]
 

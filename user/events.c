@@ -85,6 +85,7 @@ int recorder__handle(void *ctx, void *data, size_t size)
 	if (r->stop_ns && c->ts_ns > r->stop_ns && c->type != EV_CODE && c->type != RAW_THREAD)
 		return 0; /* made while the probes were being removed; not in the raw record */
 	if (c->type != EV_CODE && c->type != EV_REQUEST && c->type != RAW_THREAD) {
+		/* a seed's thread is named like any other (struct raw_seed starts with tid) */
 		err = note_thread(r, c->tid);
 		if (err)
 			return r->err = err;
@@ -114,6 +115,12 @@ int recorder__handle(void *ctx, void *data, size_t size)
 	case RAW_THREAD:
 		err = on_thread(r, data);
 		break;
+	case RAW_SEED: {
+		const struct raw_seed *sd = data;
+
+		err = profile__seed(r->prof, sd->tid, sd->ts_ns, sd->frame, sd->code);
+		break;
+	}
 	case EV_REQUEST: {
 		const struct ev_request *q = data;
 

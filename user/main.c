@@ -25,6 +25,7 @@
 #include "profile.h"
 #include "py_target.h"
 #include "report.h"
+#include "seed.h"
 #include "tracee.h"
 #include "tracer.h"
 
@@ -178,6 +179,7 @@ struct session {
 	struct tracee *held; /* 3.11+: the target under ptrace, for the writes */
 	struct hook_state hooks;
 	struct recorder rec;
+	struct seeds seeds; /* attach: the frames running then, applied before any event */
 	bool stopping;
 };
 
@@ -198,7 +200,7 @@ static void on_request(void *ctx, pid_t tid)
 /* Launch or find the target and attach; on return the program runs and is recorded. */
 static int start(struct session *s)
 {
-	bool writes = false;
+	bool writes;
 	char why[512] = "";
 	int err;
 
@@ -213,8 +215,6 @@ static int start(struct session *s)
 	} else {
 		s->pid = env.pid;
 		err = py_target__find(s->pid, &s->target, why, sizeof(why));
-		if (!err)
-			err = py_target__check_live(&s->target, why, sizeof(why));
 		if (err) {
 			elog("cannot record pid %d: %s", s->pid, why);
 			return err;
@@ -222,17 +222,17 @@ static int start(struct session *s)
 	}
 	vlog("Python %s in %s (pid %d), %d return sites", s->target.version, s->target.path,
 	     s->pid, s->target.nret);
-
 	s->rec.target_version = s->target.version;
 	s->rec.hooks = &s->hooks;
 	s->rec.live_pid = s->pid;
-	err = tracer__start(&s->tr, &s->target, env.ringbuf_mb, recorder__handle, &s->rec);
-	if (err) {
-		elog("cannot attach probes to pid %d: %s", s->pid, errstr(err));
-		return err;
-	}
 	writes = s->target.offsets->bpf.PyInterpreterState_eval_frame != 0;
+
 	if (s->launched) {
+		err = tracer__start(&s->tr, &s->target, env.ringbuf_mb, recorder__handle, &s->rec);
+		if (err) {
+			elog("cannot attach probes to pid %d: %s", s->pid, errstr(err));
+			return err;
+		}
 		/* written before the interpreter starts: its first call is already seen */
 		err = writes ? hook_preinit(&s->target, &s->hooks) : 0;
 		if (!err)
@@ -243,18 +243,40 @@ static int start(struct session *s)
 			return err;
 		}
 		s->released = true;
-	} else if (writes) {
+	} else {
+		/* attach: with the target stopped, check the layout on its live frames, take
+		 * those frames as they are, attach, switch inlining off; then let it run */
 		err = tracee__seize(&s->held, s->pid, on_request, s);
-		if (!err) {
+		if (!err)
 			err = tracee__stop_all(s->held);
-			if (!err)
-				err = hook_install(&s->target, &s->hooks);
-			tracee__resume_all(s->held);
-		}
 		if (err) {
-			elog("cannot stop pid %d to switch its call inlining off: %s%s", s->pid,
-			     strerror(-err), err == -EPERM ? " (is it traced by a debugger?)" : "");
+			elog("cannot stop pid %d: %s%s", s->pid, strerror(-err),
+			     err == -EPERM ? " (is it traced by a debugger?)" : "");
 			return err;
+		}
+		err = py_target__check_live(&s->target, why, sizeof(why));
+		if (err) {
+			elog("cannot record pid %d: %s", s->pid, why);
+			return err;
+		}
+		err = seeds__walk(&s->seeds, &s->target, s->held, now_ns());
+		if (!err)
+			err = tracer__start(&s->tr, &s->target, env.ringbuf_mb, recorder__handle,
+					    &s->rec);
+		if (err) {
+			elog("cannot attach probes to pid %d: %s", s->pid, errstr(err));
+			return err;
+		}
+		err = writes ? hook_install(&s->target, &s->hooks) : 0;
+		if (err) {
+			elog("cannot switch the call inlining of pid %d off: %s", s->pid,
+			     strerror(-err));
+			return err;
+		}
+		tracee__resume_all(s->held);
+		if (!writes) { /* nothing to write into it: no need to hold it */
+			tracee__release(s->held);
+			s->held = NULL;
 		}
 	}
 	s->rec.held = s->held;
@@ -313,8 +335,10 @@ static void stop(struct session *s)
 {
 	/* from here on nothing asks for a write; then put the target back as it was */
 	s->stopping = true;
-	tracer__stop_hook(s->tr);
-	tracer__detach(s->tr);
+	if (s->tr) {
+		tracer__stop_hook(s->tr);
+		tracer__detach(s->tr);
+	}
 	if (s->held) {
 		if (s->target_gone)
 			;
@@ -387,6 +411,8 @@ static int cmd_record(void)
 		s.rec.raw = &out.raw;
 	}
 	if (!err)
+		err = seeds__apply(&s.seeds, &s.rec);
+	if (!err)
 		err = record(&s, env.duration > 0 ? start_ns + (uint64_t)(env.duration * 1e9) : 0);
 	stop_ns = s.rec.stop_ns = now_ns();
 	stop(&s);
@@ -416,6 +442,7 @@ cleanup:
 			;
 	py_target__free(&s.target);
 	hook_state_free(&s.hooks);
+	seeds__free(&s.seeds);
 	profile__free(s.rec.prof);
 	/* a launched program's own status wins, whatever happened to the profile */
 	if (s.released && s.child_status != -1)

@@ -478,6 +478,19 @@ int profile__exit(struct profile *p, uint32_t tid, uint64_t ts, uint64_t frame, 
 	return err;
 }
 
+int profile__seed(struct profile *p, uint32_t tid, uint64_t ts, uint64_t frame, uint64_t code)
+{
+	struct thread *t = thread_of(p, tid);
+
+	if (!t)
+		return -ENOMEM;
+	if (!p->first_ns)
+		p->first_ns = ts;
+	p->last_ns = t->last_ns = ts;
+	p->n.seeded++;
+	return push(p, t, frame, func_of_code(p, code), ts, true);
+}
+
 void profile__finish(struct profile *p, uint64_t stop_ns)
 {
 	uint32_t i;

@@ -67,6 +67,7 @@ struct profile_counters {
 	uint64_t unknown_code;	  /* calls whose code object identity never arrived */
 	uint64_t not_calls;	  /* generator-creation entries (3.11+), not calls in cProfile */
 	uint64_t open_at_stop;	  /* calls still running when recording stopped */
+	uint64_t seeded;	  /* frames running at attach, put on the stacks (seed.h) */
 };
 
 struct profile {
@@ -119,6 +120,10 @@ int profile__exit(struct profile *p, uint32_t tid, uint64_t ts, uint64_t frame, 
  * latest at the next event that shows it gone. Returns 0 or -ENOMEM. */
 int profile__inline_call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code,
 			 uint64_t caller);
+
+/* A frame running when recording began (outermost first per thread): a call from ts on.
+ * Returns 0 or -ENOMEM. */
+int profile__seed(struct profile *p, uint32_t tid, uint64_t ts, uint64_t frame, uint64_t code);
 
 /* Closes every call still open at stop_ns, as cProfile does when it is disabled. */
 void profile__finish(struct profile *p, uint64_t stop_ns);

@@ -22,6 +22,7 @@ struct py_offsets_entry {
 	unsigned PyInterpreterState_threads_head;
 	unsigned PyThreadState_next;
 	unsigned PyThreadState_native_thread_id; /* 0 before 3.11 (no such field) */
+	unsigned PyThreadState_thread_id;	  /* pthread_self(): the thread's FS base (glibc) */
 	unsigned PyThreadState_frame;		  /* <= 3.10: tstate->frame; 0 otherwise */
 	unsigned PyInterpreterFrame_size;	  /* 3.11+: sizeof(_PyInterpreterFrame) */
 	unsigned PyCodeObject_co_qualname;	  /* 3.11+ */

@@ -258,8 +258,7 @@ void py_target__free(struct py_target *t)
 	t->nret = t->nsetter_ret = t->nperf_ret = 0;
 }
 
-/* The frame a thread is running, or 0. */
-static uint64_t current_frame(const struct py_target *t, uint64_t tstate)
+uint64_t py_target__current_frame(const struct py_target *t, uint64_t tstate)
 {
 	const struct py_offsets_entry *o = t->offsets;
 	uint64_t frame = 0, cframe = 0;
@@ -304,7 +303,7 @@ int py_target__check_live(const struct py_target *t, char *why, size_t why_len)
 		return 0;
 	/* the threads are running: a frame may change under us, so only a clear answer counts */
 	for (n = 0; tstate && n < 64; n++) {
-		frame = current_frame(t, tstate);
+		frame = py_target__current_frame(t, tstate);
 		for (depth = 0; frame && depth < 16; depth++) {
 			owner = 0;
 			if (o->bpf.frame_owner)

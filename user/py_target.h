@@ -49,6 +49,9 @@ void py_target__free(struct py_target *t);
  * read through the table, must be code objects. Returns 0 (also when no frame could be read),
  * or -EINVAL with why set when the layout does not fit this process.
  */
+/* The frame the thread state tstate is running (read from the target), or 0. */
+uint64_t py_target__current_frame(const struct py_target *t, uint64_t tstate);
+
 int py_target__check_live(const struct py_target *t, char *why, size_t why_len);
 
 #endif /* __PYUPROF_PY_TARGET_H */

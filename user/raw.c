@@ -50,6 +50,8 @@ static size_t size_of(__u32 type)
 		return sizeof(struct raw_thread);
 	case RAW_END:
 		return sizeof(struct raw_end);
+	case RAW_SEED:
+		return sizeof(struct raw_seed);
 	default:
 		return 0;
 	}

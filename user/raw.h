@@ -33,6 +33,15 @@ _Static_assert(sizeof(struct raw_header) == 64, "raw_header layout");
 enum raw_type {
 	RAW_THREAD = 100, /* a thread's name, before its first event */
 	RAW_END = 101,	  /* the stop, and what the BPF side counted */
+	RAW_SEED = 102,	  /* a frame running at attach (seed.h), outermost first per thread */
+};
+
+struct raw_seed {
+	__u32 type;
+	__u32 tid;
+	__u64 ts_ns;
+	__u64 frame;
+	__u64 code;
 };
 
 struct raw_thread {

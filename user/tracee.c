@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/signalfd.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -333,6 +334,21 @@ int tracee__resume_all(struct tracee *t)
 		}
 	}
 	return 0;
+}
+
+int tracee__fs_bases(struct tracee *t, pid_t *tids, uint64_t *bases, int max)
+{
+	struct user_regs_struct regs;
+	int i, n = 0;
+
+	for (i = 0; i < t->n && n < max; i++) {
+		if (t->th[i].state == HELD_GONE || t->th[i].state == HELD_RUNNING ||
+		    ptrace(PTRACE_GETREGS, t->th[i].tid, NULL, &regs))
+			continue;
+		tids[n] = t->th[i].tid;
+		bases[n++] = regs.fs_base;
+	}
+	return n;
 }
 
 void tracee__release(struct tracee *t)

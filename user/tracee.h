@@ -44,6 +44,10 @@ void tracee__expect_signal(struct tracee *t, pid_t tid);
 int tracee__stop_all(struct tracee *t);
 int tracee__resume_all(struct tracee *t);
 
+/* While stopped: the tids of the held threads and their FS bases (x86-64: pthread_self()).
+ * Returns how many, at most max. */
+int tracee__fs_bases(struct tracee *t, pid_t *tids, uint64_t *bases, int max);
+
 /* Lets go of every thread (stopped or not); signals held back are delivered. NULL-safe. */
 void tracee__release(struct tracee *t);
 
