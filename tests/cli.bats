@@ -212,3 +212,19 @@ check_nothing_left() {
 	assert_one_error_line
 	assert_empty_dir "$WORK"
 }
+
+@test "outputs: under sudo they belong to the invoking user; a symlink is replaced, not followed" {
+	require_bpf
+	require_some_py
+	echo keep >"$WORK/target.txt"
+	ln -s "$WORK/target.txt" "$WORK/link.prof"
+	SUDO_UID=65534 SUDO_GID=65534 run -0 --separate-stderr "$PYUPROF" record -q \
+		-o "$WORK/own.prof" --collapsed "$WORK/own.txt" -- "$PY" "$TARGETS/plain_calls.py"
+	[[ $(stat -c %u:%g "$WORK/own.prof") == 65534:65534 ]]
+	[[ $(stat -c %u:%g "$WORK/own.txt") == 65534:65534 ]]
+	run -0 --separate-stderr "$PYUPROF" record -q -o "$WORK/link.prof" -- "$PY" \
+		"$TARGETS/plain_calls.py"
+	[[ ! -L $WORK/link.prof && -s $WORK/link.prof ]]
+	[[ $(cat "$WORK/target.txt") == keep ]]
+	"$PY" "$TOOLS/pstats_load.py" "$WORK/link.prof" >/dev/null
+}

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Temporary file + rename, so a reader never sees a partial profile. */
+/*
+ * Temporary file + rename, so a reader never sees a partial profile; an existing file is
+ * replaced in one step, and an existing symlink is replaced, not followed.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -8,6 +11,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "outfile.h"
+
+/* Under sudo, the files belong to the user who ran it, not to root. */
+static void give_to_sudo_user(int fd)
+{
+	const char *uid = getenv("SUDO_UID"), *gid = getenv("SUDO_GID");
+	char *end;
+	long u, g;
+
+	if (!uid || !gid || geteuid() != 0)
+		return;
+	u = strtol(uid, &end, 10);
+	if (*end || u < 0)
+		return;
+	g = strtol(gid, &end, 10);
+	if (*end || g < 0)
+		return;
+	/* a file system without ownership (vfat): the file stays root's, no harm */
+	(void)!fchown(fd, (uid_t)u, (gid_t)g);
+}
 
 int outfile__open(struct outfile *o, const char *path)
 {
@@ -31,6 +53,7 @@ int outfile__open(struct outfile *o, const char *path)
 	mask = umask(0);
 	umask(mask);
 	fchmod(o->fd, 0666 & ~mask);
+	give_to_sudo_user(o->fd);
 	if (len > 3 && !strcmp(path + len - 3, ".gz")) {
 		int fd = dup(o->fd); /* gzclose closes its own */
 
