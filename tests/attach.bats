@@ -39,3 +39,63 @@ PYEOF
 	done
 	((n > 0))
 }
+
+# Starts selfcheck.py on $PY (sets BG_PID, STOP) and waits until it runs.
+start_selfcheck() {
+	STOP="$BATS_TEST_TMPDIR/stop.$1"
+	start_bg "$BATS_TEST_TMPDIR/$1.out" "$BATS_TEST_TMPDIR/$1.err" "$PY" \
+		"$TARGETS/selfcheck.py" "$STOP"
+	wait_for_line "$BATS_TEST_TMPDIR/$1.out" '^ready' 20 "$BG_PID"
+}
+
+# Lets selfcheck.py finish and asserts it found every result right.
+finish_selfcheck() {
+	local status=0
+	touch "$STOP"
+	wait "$BG_PID" || status=$?
+	cat "$BATS_TEST_TMPDIR/$1.out"
+	((status == 0))
+	grep -q '^rounds [1-9]' "$BATS_TEST_TMPDIR/$1.out"
+}
+
+@test "attach: 50 attach/detach cycles leave a self-checking target correct (3.12 and 3.10)" {
+	require_bpf
+	local label i
+	for label in 3.12 3.10; do
+		PY=$(py_path "$label") || continue
+		start_selfcheck "$label"
+		for ((i = 0; i < 50; i++)); do
+			run -0 --separate-stderr "$PYUPROF" record -q -p "$BG_PID" -d 0.1 \
+				-o "$BATS_TEST_TMPDIR/$label.$i.prof"
+		done
+		finish_selfcheck "$label"
+		# every one of the 50 profiles is valid
+		run -0 "$PY" -c '
+import pstats, sys
+for f in sys.argv[1:]:
+    s = pstats.Stats(f)
+    assert any(k[2] == "one_round" for k in s.stats), f
+print(len(sys.argv) - 1)' "$BATS_TEST_TMPDIR/$label".*.prof
+		[[ $output == 50 ]]
+	done
+}
+
+@test "attach: SIGKILL of pyuprof mid-recording leaves the target running correctly" {
+	require_bpf
+	local label pid
+	for label in 3.12 3.13 3.10 deb3.11; do
+		PY=$(py_path "$label") || continue
+		start_selfcheck "kill$label"
+		"$PYUPROF" record -q -p "$BG_PID" -o "$BATS_TEST_TMPDIR/kill.prof" \
+			2>"$BATS_TEST_TMPDIR/kill.err" &
+		pid=$!
+		sleep 1
+		kill -KILL "$pid"
+		wait "$pid" || true
+		sleep 0.5
+		assert_unharmed "$BG_PID"
+		finish_selfcheck "kill$label"
+		# no profile, and no temporary left half-written under the name
+		[[ ! -e $BATS_TEST_TMPDIR/kill.prof ]]
+	done
+}

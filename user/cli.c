@@ -97,7 +97,8 @@ static const struct argp_option record_options[] = {
 	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0,
 	  "Size of the BPF ring buffer in MiB, a power of two (default " STR(DEFAULT_RINGBUF_MB)
 	  "); raise it if events are lost", 3 },
-	{ "quiet", 'q', NULL, 0, "Print nothing but errors", 3 },
+	{ "quiet", 'q', NULL, 0,
+	  "Print nothing but errors (no live status line, table or summary)", 3 },
 	{ "verbose", 'v', NULL, 0, "Print progress details", 3 },
 	{ "debug", OPT_DEBUG, NULL, 0, "Print libbpf and tracer debug output", 3 },
 	{},

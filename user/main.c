@@ -181,6 +181,7 @@ struct session {
 	struct recorder rec;
 	struct seeds seeds; /* attach: the frames running then, applied before any event */
 	bool stopping;
+	bool status_shown; /* the live line is on the terminal: clear it before more output */
 };
 
 /* A thread stopped by our signal: read its request, then do it while it stands still. */
@@ -285,9 +286,33 @@ static int start(struct session *s)
 	return 0;
 }
 
+/* The live line on a terminal: how the recording goes, redrawn in place once a second. */
+static void show_status(struct session *s, uint64_t start_ns, uint64_t *last_ns,
+			uint64_t *last_calls)
+{
+	struct pyuprof_stats b;
+	uint64_t now = now_ns(), calls = s->rec.prof->n.calls;
+
+	if (now - *last_ns < 1000000000ull)
+		return;
+	tracer__counters(s->tr, &b);
+	fprintf(stderr, "\rpyuprof: %.0f s, %llu calls (%.0f/s), %u functions, %u threads, %llu lost"
+		"\033[K", (now - start_ns) / 1e9, (unsigned long long)calls,
+		(calls - *last_calls) / ((now - *last_ns) / 1e9), s->rec.prof->nfuncs,
+		s->rec.prof->nthreads,
+		(unsigned long long)(b.lost_calls + b.lost_returns + b.lost_codes +
+				     b.lost_requests));
+	*last_ns = now;
+	*last_calls = calls;
+	s->status_shown = true;
+}
+
 /* Consumes events until a stop condition. Returns 0 or -errno. */
 static int record(struct session *s, uint64_t deadline_ns)
 {
+	/* attach mode only: a launched program writes to the same terminal */
+	bool live = !s->launched && !env.quiet && log_level >= LOG_INFO && isatty(STDERR_FILENO);
+	uint64_t start_ns = now_ns(), last_ns = start_ns, last_calls = 0;
 	struct pollfd pfd[2] = {
 		{ .fd = tracer__epoll_fd(s->tr), .events = POLLIN },
 		{ .fd = s->held ? tracee__fd(s->held) : -1, .events = POLLIN },
@@ -315,6 +340,8 @@ static int record(struct session *s, uint64_t deadline_ns)
 			if (err)
 				wlog("cannot write into pid %d: %s", s->pid, strerror(-err));
 		}
+		if (live)
+			show_status(s, start_ns, &last_ns, &last_calls);
 		if (deadline_ns && now_ns() >= deadline_ns)
 			return 0;
 		if (s->launched && !s->held) {
@@ -415,6 +442,8 @@ static int cmd_record(void)
 	if (!err)
 		err = record(&s, env.duration > 0 ? start_ns + (uint64_t)(env.duration * 1e9) : 0);
 	stop_ns = s.rec.stop_ns = now_ns();
+	if (s.status_shown)
+		fputs("\r\033[K", stderr);
 	stop(&s);
 	tracer__counters(s.tr, &bstats);
 	if (err)
