@@ -58,15 +58,19 @@ finish_selfcheck() {
 	grep -q '^rounds [1-9]' "$BATS_TEST_TMPDIR/$1.out"
 }
 
-@test "attach: 50 attach/detach cycles leave a self-checking target correct (3.12 and 3.10)" {
+# 50 cycles on 3.12 (held under ptrace, eval_frame switched and restored each time), 10 on
+# 3.10; a cycle takes about a second (the kernel waits for RCU at each probe's attach/detach).
+@test "attach: 50 attach/detach cycles leave a self-checking target correct (3.12; 10 on 3.10)" {
 	require_bpf
-	local label i
+	local label cycle cycles
 	for label in 3.12 3.10; do
 		PY=$(py_path "$label") || continue
+		cycles=${ATTACH_CYCLES:-$([[ $label == 3.12 ]] && echo 50 || echo 10)}
 		start_selfcheck "$label"
-		for ((i = 0; i < 50; i++)); do
+		# (not "i": bats' run uses that name itself)
+		for ((cycle = 0; cycle < cycles; cycle++)); do
 			run -0 --separate-stderr "$PYUPROF" record -q -p "$BG_PID" -d 0.1 \
-				-o "$BATS_TEST_TMPDIR/$label.$i.prof"
+				-o "$BATS_TEST_TMPDIR/$label.$cycle.prof"
 		done
 		finish_selfcheck "$label"
 		# every one of the 50 profiles is valid
@@ -76,7 +80,7 @@ for f in sys.argv[1:]:
     s = pstats.Stats(f)
     assert any(k[2] == "one_round" for k in s.stats), f
 print(len(sys.argv) - 1)' "$BATS_TEST_TMPDIR/$label".*.prof
-		[[ $output == 50 ]]
+		[[ $output == "$cycles" ]]
 	done
 }
 
