@@ -17,12 +17,7 @@
 #include <graphviz/gvc.h>
 #include "log.h"
 #include "out_callgraph.h"
-
-struct sbuf {
-	char *s;
-	size_t len, cap;
-	int err;
-};
+#include "strbuf.h"
 
 struct selection {
 	uint32_t *nodes, nnodes; /* functions drawn, in key order */
@@ -32,75 +27,6 @@ struct selection {
 	double self_ns;		 /* 100% of self times */
 };
 
-static void sb_reserve(struct sbuf *b, size_t n)
-{
-	size_t cap = b->cap ? b->cap : 256;
-	char *s;
-
-	if (b->err || b->len + n < b->cap)
-		return;
-	while (cap <= b->len + n)
-		cap *= 2;
-	s = realloc(b->s, cap);
-	if (!s) {
-		b->err = -ENOMEM;
-		return;
-	}
-	b->s = s;
-	b->cap = cap;
-}
-
-static void __attribute__((format(printf, 2, 3))) sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 && !b->err)
-		b->err = -EINVAL;
-	sb_reserve(b, n < 0 ? 0 : (size_t)n);
-	if (b->err)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
-
-static void sb_clear(struct sbuf *b)
-{
-	b->len = 0;
-	sb_reserve(b, 0);
-	if (!b->err)
-		b->s[0] = '\0';
-}
-
-/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs, no surrogates), or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
-	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
-		return 0;
-	return n;
-}
-
 /*
  * Text for a plain (not HTML-like) graphviz label or tooltip, so that it shows as it is. graphviz
  * (2.43) reads backslash escapes in both (\N is the node's name, \l a line break) and HTML
@@ -109,38 +35,38 @@ static size_t utf8_len(const unsigned char *s)
  * renderer escapes < > " ' itself: "<module>" needs nothing. Bytes that XML 1.0 refuses
  * (controls) or that are not UTF-8 (graphviz would warn and guess latin-1) become U+FFFD.
  */
-static void sb_text(struct sbuf *b, const char *text, bool tooltip)
+static void sb_text(struct strbuf *b, const char *text, bool tooltip)
 {
 	const unsigned char *s = (const unsigned char *)text;
 	size_t n;
 
 	while (*s) {
-		n = utf8_len(s);
+		n = xml_utf8_len(s, 4);
 		if (*s == '\\') {
-			sb_printf(b, tooltip ? "\\\\\\\\" : "\\\\");
+			strbuf_printf(b, tooltip ? "\\\\\\\\" : "\\\\");
 		} else if (*s == '&') {
-			sb_printf(b, "&amp;");
+			strbuf_printf(b, "&amp;");
 		} else if (!n || *s < 0x20 || *s == 0x7f) {
-			sb_printf(b, "\xef\xbf\xbd");
+			strbuf_printf(b, "\xef\xbf\xbd");
 			n = n ? n : 1;
 		} else {
-			sb_printf(b, "%.*s", (int)n, (const char *)s);
+			strbuf_printf(b, "%.*s", (int)n, (const char *)s);
 		}
 		s += n ? n : 1;
 	}
 }
 
-static void sb_time(struct sbuf *b, uint64_t ns)
+static void sb_time(struct strbuf *b, uint64_t ns)
 {
 	/* gprof2dot prints str(seconds); a unit reads better at a glance and keeps labels short */
 	if (ns >= 1000000000ULL)
-		sb_printf(b, "%.3f s", ns / 1e9);
+		strbuf_printf(b, "%.3f s", ns / 1e9);
 	else if (ns >= 1000000ULL)
-		sb_printf(b, "%.3f ms", ns / 1e6);
+		strbuf_printf(b, "%.3f ms", ns / 1e6);
 	else if (ns >= 1000ULL)
-		sb_printf(b, "%.3f \xc2\xb5s", ns / 1e3);
+		strbuf_printf(b, "%.3f \xc2\xb5s", ns / 1e3);
 	else
-		sb_printf(b, "%llu ns", (unsigned long long)ns);
+		strbuf_printf(b, "%llu ns", (unsigned long long)ns);
 }
 
 /* gprof2dot's ratio(): 0/0 counts as 1 ("more useful"), the result is clamped to [0, 1]. */
@@ -359,7 +285,7 @@ static int set(void *obj, Agsym_t *sym, const char *value)
 }
 
 static int add_node(Agraph_t *g, Agsym_t **sym, const struct func *f, uint32_t rank,
-		    const struct selection *sel, struct sbuf *b, Agnode_t **node)
+		    const struct selection *sel, struct strbuf *b, Agnode_t **node)
 {
 	double w = ratio(f->st.total_ns, sel->total_ns);
 	const char *base = strrchr(f->filename, '/');
@@ -370,21 +296,21 @@ static int add_node(Agraph_t *g, Agsym_t **sym, const struct func *f, uint32_t r
 	if (!*node)
 		return -ENOMEM;
 	/* name, file:line, total %, (self %), total time, calls: gprof2dot's order */
-	sb_clear(b);
+	strbuf_clear(b);
 	sb_text(b, f->name, false);
-	sb_printf(b, "\\n");
+	strbuf_printf(b, "\\n");
 	sb_text(b, base ? base + 1 : f->filename, false);
-	sb_printf(b, ":%d\\n%.2f%%\\n(%.2f%%)\\n", f->firstlineno, w * 100.0,
+	strbuf_printf(b, ":%d\\n%.2f%%\\n(%.2f%%)\\n", f->firstlineno, w * 100.0,
 		  ratio(f->st.inline_ns, sel->self_ns) * 100.0);
 	sb_time(b, f->st.total_ns);
 	/* gprof2dot shows a function's nc, all of its calls, recursive ones included */
-	sb_printf(b, "\\n%llu\xc3\x97", (unsigned long long)f->st.calls);
+	strbuf_printf(b, "\\n%llu\xc3\x97", (unsigned long long)f->st.calls);
 	if (b->err)
 		return b->err;
 	temperature(w, rgb);
 	if (set(*node, sym[N_LABEL], b->s) || set(*node, sym[N_COLOR], rgb))
 		return -ENOMEM;
-	sb_clear(b);
+	strbuf_clear(b);
 	sb_text(b, f->filename, true);
 	if (b->err)
 		return b->err;
@@ -392,7 +318,7 @@ static int add_node(Agraph_t *g, Agsym_t **sym, const struct func *f, uint32_t r
 }
 
 static int add_edge(Agraph_t *g, Agsym_t **sym, const struct edge *e, Agnode_t *caller,
-		    Agnode_t *callee, const struct selection *sel, struct sbuf *b)
+		    Agnode_t *callee, const struct selection *sel, struct strbuf *b)
 {
 	double w = ratio(e->st.total_ns, sel->total_ns), pen = w * 4.0 > 0.5 ? w * 4.0 : 0.5;
 	char rgb[8], num[32];
@@ -405,8 +331,8 @@ static int add_edge(Agraph_t *g, Agsym_t **sym, const struct edge *e, Agnode_t *
 	 * gprof2dot reads a caller entry (nc, cc, tt, ct) and shows cc, the primitive calls of
 	 * the pair: a recursive function's self-loop shows its calls from the outermost level.
 	 */
-	sb_clear(b);
-	sb_printf(b, "%.2f%%\\n%llu\xc3\x97", w * 100.0,
+	strbuf_clear(b);
+	strbuf_printf(b, "%.2f%%\\n%llu\xc3\x97", w * 100.0,
 		  (unsigned long long)(e->st.calls - e->st.rec_calls));
 	if (b->err)
 		return b->err;
@@ -425,7 +351,7 @@ static int add_edge(Agraph_t *g, Agsym_t **sym, const struct edge *e, Agnode_t *
 static int build(Agraph_t *g, const struct profile *p, const struct selection *sel)
 {
 	Agsym_t *sym[NATTRS];
-	struct sbuf b = { 0 };
+	struct strbuf b = { 0 };
 	Agnode_t **nodes;
 	uint32_t i;
 	int err = 0;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "out_collapsed.h"
+#include "strbuf.h"
 
 static uint64_t child_key(uint32_t parent, uint32_t func)
 {
@@ -228,39 +229,13 @@ int fold_thread_label(const struct profile *p, uint32_t thread, char *buf, size_
 	return snprintf(buf, len, "%s", mine);
 }
 
-/* A growable string; err is sticky so that callers check once. */
-struct sbuf {
-	char *s;
-	size_t len, cap;
-	int err;
-};
-
-static void sb_reserve(struct sbuf *b, size_t more)
-{
-	char *s;
-	size_t cap;
-
-	if (b->err || b->len + more + 1 <= b->cap)
-		return;
-	cap = b->cap ? b->cap : 256;
-	while (cap < b->len + more + 1)
-		cap *= 2;
-	s = realloc(b->s, cap);
-	if (!s) {
-		b->err = -ENOMEM;
-		return;
-	}
-	b->s = s;
-	b->cap = cap;
-}
-
 /* Appends s with what would break the format made harmless: ';' splits frames, a line break
  * ends the record. */
-static void sb_frame_text(struct sbuf *b, const char *s)
+static void sb_frame_text(struct strbuf *b, const char *s)
 {
 	size_t n = strlen(s), i;
 
-	sb_reserve(b, n);
+	strbuf_reserve(b, n);
 	if (b->err)
 		return;
 	for (i = 0; i < n; i++) {
@@ -271,45 +246,9 @@ static void sb_frame_text(struct sbuf *b, const char *s)
 	b->s[b->len] = '\0';
 }
 
-static void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		b->err = b->err ? b->err : -EINVAL;
-		return;
-	}
-	sb_reserve(b, (size_t)n);
-	if (b->err)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
-
-/* Writes out what is buffered once there is enough of it (or at the end). */
-static int flush(struct sbuf *b, struct outfile *out, size_t min)
-{
-	int err;
-
-	if (b->err)
-		return b->err;
-	if (b->len < min || !b->len)
-		return 0;
-	err = outfile__write(out, b->s, b->len);
-	b->len = 0;
-	return err;
-}
-
 int collapsed_write(const struct profile *p, bool per_thread, struct outfile *out)
 {
-	struct sbuf path = { 0 }, buf = { 0 };
+	struct strbuf path = { 0 }, buf = { .out = out };
 	uint64_t cum_ns = 0, written_us = 0, v;
 	size_t *off = NULL; /* off[d]: length of the path down to depth d */
 	uint32_t i, maxd = 0;
@@ -331,7 +270,7 @@ int collapsed_write(const struct profile *p, bool per_thread, struct outfile *ou
 
 		path.len = n->depth > 1 ? off[n->depth - 1] : 0;
 		if (n->depth > 1)
-			sb_printf(&path, ";");
+			strbuf_printf(&path, ";");
 		if (n->func == CT_NONE) {
 			char label[THREAD_NAME_LEN + 32];
 
@@ -341,9 +280,9 @@ int collapsed_write(const struct profile *p, bool per_thread, struct outfile *ou
 			const struct func *fn = &p->funcs[n->func];
 
 			sb_frame_text(&path, fn->name);
-			sb_printf(&path, " (");
+			strbuf_printf(&path, " (");
 			sb_frame_text(&path, fn->filename);
-			sb_printf(&path, ":%d)", fn->firstlineno);
+			strbuf_printf(&path, ":%d)", fn->firstlineno);
 		}
 		if (path.err) {
 			err = path.err;
@@ -358,11 +297,11 @@ int collapsed_write(const struct profile *p, bool per_thread, struct outfile *ou
 		if (!v)
 			continue;
 		written_us += v;
-		sb_printf(&buf, "%.*s %" PRIu64 "\n", (int)path.len, path.s, v);
-		err = flush(&buf, out, 1 << 16);
+		strbuf_printf(&buf, "%.*s %" PRIu64 "\n", (int)path.len, path.s, v);
+		err = strbuf_flush(&buf, 1 << 16);
 	}
 	if (!err)
-		err = flush(&buf, out, 0);
+		err = strbuf_flush(&buf, 0);
 out:
 	free(off);
 	free(path.s);

@@ -12,6 +12,7 @@
 #include "flamegraph_assets.h"
 #include "out_collapsed.h"
 #include "out_flamegraph.h"
+#include "strbuf.h"
 
 #define FG_WIDTH 1200
 #define FG_PAD 10
@@ -25,115 +26,6 @@
 #define FG_CHAR_W 7.22
 #define FG_LABEL_MAX 512
 
-struct wbuf {
-	char *s;
-	size_t len, cap;
-	int err; /* sticky: checked when flushing */
-	struct outfile *out;
-};
-
-static void wb_reserve(struct wbuf *b, size_t more)
-{
-	size_t cap;
-	char *s;
-
-	if (b->err || b->len + more + 1 <= b->cap)
-		return;
-	cap = b->cap ? b->cap : 1 << 16;
-	while (cap < b->len + more + 1)
-		cap *= 2;
-	s = realloc(b->s, cap);
-	if (!s) {
-		b->err = -ENOMEM;
-		return;
-	}
-	b->s = s;
-	b->cap = cap;
-}
-
-static void wb_put(struct wbuf *b, const char *s, size_t n)
-{
-	wb_reserve(b, n);
-	if (b->err)
-		return;
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-}
-
-static void wb_puts(struct wbuf *b, const char *s)
-{
-	wb_put(b, s, strlen(s));
-}
-
-static void wb_printf(struct wbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void wb_printf(struct wbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		b->err = b->err ? b->err : -EINVAL;
-		return;
-	}
-	wb_reserve(b, (size_t)n);
-	if (b->err)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
-
-/* Hands what is buffered to the outfile once there is enough of it (min 0: all of it). */
-static int wb_flush(struct wbuf *b, size_t min)
-{
-	int err;
-
-	if (b->err)
-		return b->err;
-	if (!b->len || b->len < min)
-		return 0;
-	err = outfile__write(b->out, b->s, b->len);
-	b->len = 0;
-	if (err)
-		b->err = err;
-	return err;
-}
-
-/*
- * Length of the UTF-8 sequence at s (n bytes left) if valid and allowed in XML, else 0.
- * Python strings can hold lone surrogates, which XML forbids as much as broken UTF-8.
- */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	for (i = 1; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
-	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
-		return 0; /* overlong, surrogate, beyond U+10FFFF */
-	if (s[0] == 0xef && s[1] == 0xbf && s[2] >= 0xbe)
-		return 0; /* U+FFFE, U+FFFF: not XML characters */
-	return len;
-}
-
 /* Number of characters put_text() would write for s (each bad byte is one). */
 static size_t text_chars(const char *s)
 {
@@ -141,7 +33,7 @@ static size_t text_chars(const char *s)
 	size_t n = strlen(s), i = 0, chars = 0, l;
 
 	while (i < n) {
-		l = utf8_len(u + i, n - i);
+		l = xml_utf8_len(u + i, n - i);
 		i += l ? l : 1;
 		chars++;
 	}
@@ -153,7 +45,7 @@ static size_t text_chars(const char *s)
  * markup characters as entities, control characters (line breaks too: a title's lines are
  * ours) as spaces, bytes that are not valid UTF-8 as U+FFFD.
  */
-static void put_text(struct wbuf *b, const char *s, size_t max)
+static void put_text(struct strbuf *b, const char *s, size_t max)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t n = strlen(s), i = 0, l, chars;
@@ -161,28 +53,28 @@ static void put_text(struct wbuf *b, const char *s, size_t max)
 	for (chars = 0; i < n && chars < max; chars++) {
 		unsigned char c = u[i];
 
-		l = utf8_len(u + i, n - i);
+		l = xml_utf8_len(u + i, n - i);
 		if (!l) {
-			wb_puts(b, "\xef\xbf\xbd");
+			strbuf_puts(b, "\xef\xbf\xbd");
 			i++;
 			continue;
 		}
 		if (l > 1)
-			wb_put(b, s + i, l);
+			strbuf_put(b, s + i, l);
 		else if (c == '&')
-			wb_puts(b, "&amp;");
+			strbuf_puts(b, "&amp;");
 		else if (c == '<')
-			wb_puts(b, "&lt;");
+			strbuf_puts(b, "&lt;");
 		else if (c == '>')
-			wb_puts(b, "&gt;");
+			strbuf_puts(b, "&gt;");
 		else if (c == '"')
-			wb_puts(b, "&quot;");
+			strbuf_puts(b, "&quot;");
 		else if (c == '\'')
-			wb_puts(b, "&apos;");
+			strbuf_puts(b, "&apos;");
 		else if (c < 0x20 || c == 0x7f)
-			wb_puts(b, " ");
+			strbuf_puts(b, " ");
 		else
-			wb_put(b, s + i, 1);
+			strbuf_put(b, s + i, 1);
 		i += l;
 	}
 }
@@ -241,7 +133,7 @@ static uint32_t skip_subtree(const struct fold *f, uint32_t i)
 }
 
 /* One frame: <g data-x data-w data-d><title>name, file:line, times</title><rect/><text/></g> */
-static void put_frame(struct wbuf *b, const struct layout *l, uint32_t i, uint64_t x)
+static void put_frame(struct strbuf *b, const struct layout *l, uint32_t i, uint64_t x)
 {
 	const struct fold_node *n = &l->f->nodes[i];
 	const struct func *fn = n->func == CT_NONE ? NULL : &l->p->funcs[n->func];
@@ -254,14 +146,14 @@ static void put_frame(struct wbuf *b, const struct layout *l, uint32_t i, uint64
 	const char *base;
 
 	fmt_ns(tot, sizeof(tot), n->total_ns);
-	wb_printf(b, "<g %sdata-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%u\"><title>",
+	strbuf_printf(b, "<g %sdata-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%u\"><title>",
 		  fn ? "" : "class=\"r\" ", x, n->total_ns, n->depth);
 	if (fn) {
 		put_text(b, fn->name, SIZE_MAX);
-		wb_puts(b, "\n");
+		strbuf_puts(b, "\n");
 		put_text(b, fn->filename, SIZE_MAX);
 		fmt_ns(self, sizeof(self), n->self_ns);
-		wb_printf(b, ":%d\n%s (%.2f%%), self %s (%.2f%%), %" PRIu64 " call%s",
+		strbuf_printf(b, ":%d\n%s (%.2f%%), self %s (%.2f%%), %" PRIu64 " call%s",
 			  fn->firstlineno, tot, pct, self, 100.0 * n->self_ns / l->total, n->calls,
 			  n->calls == 1 ? "" : "s");
 		/* the label: name (file's base name:line), as the script rebuilds it */
@@ -278,56 +170,56 @@ static void put_frame(struct wbuf *b, const struct layout *l, uint32_t i, uint64
 			snprintf(loc, sizeof(loc), "tid %" PRIu32, l->p->threads[n->thread]->tid);
 		}
 		put_text(b, name, SIZE_MAX);
-		wb_puts(b, "\n");
+		strbuf_puts(b, "\n");
 		put_text(b, loc, SIZE_MAX);
-		wb_printf(b, "\n%s (%.2f%%)", tot, pct);
+		strbuf_printf(b, "\n%s (%.2f%%)", tot, pct);
 		snprintf(label, sizeof(label), "%s", name);
 		snprintf(colour, sizeof(colour), "#c4c4cc");
 	}
-	wb_printf(b, "</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" fill=\"%s\"/>",
+	strbuf_printf(b, "</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" fill=\"%s\"/>",
 		  FG_PAD + px, y, pw, FG_FRAME_H - 1, colour);
 	fit = pw > 6 ? (size_t)((pw - 6) / FG_CHAR_W) : 0;
 	if (fit >= 3) {
 		/* baseline 12 px below the frame's top (the script places added labels so too) */
-		wb_printf(b, "<text x=\"%.2f\" y=\"%u\">", FG_PAD + px + 3, y + 12);
+		strbuf_printf(b, "<text x=\"%.2f\" y=\"%u\">", FG_PAD + px + 3, y + 12);
 		chars = text_chars(label);
 		if (chars > fit) {
 			put_text(b, label, fit - 1);
-			wb_puts(b, "\xe2\x80\xa6"); /* ellipsis */
+			strbuf_puts(b, "\xe2\x80\xa6"); /* ellipsis */
 		} else {
 			put_text(b, label, SIZE_MAX);
 		}
-		wb_puts(b, "</text>");
+		strbuf_puts(b, "</text>");
 	}
-	wb_puts(b, "</g>\n");
+	strbuf_puts(b, "</g>\n");
 }
 
-static void put_head(struct wbuf *b, const struct layout *l, const char *title, uint32_t kept,
+static void put_head(struct strbuf *b, const struct layout *l, const char *title, uint32_t kept,
 		     uint32_t dropped)
 {
 	unsigned height = FG_TOP + (l->maxd + 1) * FG_FRAME_H + FG_BOTTOM;
 	char tot[32];
 
-	wb_printf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+	strbuf_printf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		     "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%u\" "
 		     "height=\"%u\" viewBox=\"0 0 %u %u\" data-pad=\"%u\" data-fw=\"%u\" "
 		     "data-total=\"%" PRIu64 "\" data-cw=\"%.2f\">\n",
 		  FG_WIDTH, height, FG_WIDTH, height, FG_PAD, FG_FW, l->total, FG_CHAR_W);
-	wb_printf(b, "<style>\n%s</style>\n", flamegraph_css);
-	wb_printf(b, "<rect width=\"100%%\" height=\"100%%\" fill=\"#f7f7f2\"/>\n"
+	strbuf_printf(b, "<style>\n%s</style>\n", flamegraph_css);
+	strbuf_printf(b, "<rect width=\"100%%\" height=\"100%%\" fill=\"#f7f7f2\"/>\n"
 		     "<text id=\"title\" x=\"%u\" y=\"24\">",
 		  FG_WIDTH / 2);
 	put_text(b, title ? title : "Flame Graph", SIZE_MAX);
 	fmt_ns(tot, sizeof(tot), l->total);
-	wb_printf(b, "</text>\n<text id=\"subtitle\" x=\"%u\" y=\"44\">", FG_WIDTH / 2);
+	strbuf_printf(b, "</text>\n<text id=\"subtitle\" x=\"%u\" y=\"44\">", FG_WIDTH / 2);
 	if (!l->total)
-		wb_puts(b, "No call was recorded");
+		strbuf_puts(b, "No call was recorded");
 	else
-		wb_printf(b, "Wall time %s in %" PRIu32 " thread%s; %" PRIu32 " frames, %" PRIu32
+		strbuf_printf(b, "Wall time %s in %" PRIu32 " thread%s; %" PRIu32 " frames, %" PRIu32
 			     " under %.1f px left out. Hover: details; click: zoom; Ctrl-F: search",
 			  tot, l->p->nthreads, l->p->nthreads == 1 ? "" : "s", kept, dropped,
 			  FG_MIN_PX);
-	wb_printf(b, "</text>\n"
+	strbuf_printf(b, "</text>\n"
 		     "<text id=\"reset\" class=\"btn h\" x=\"%u\" y=\"70\">Reset zoom</text>\n"
 		     "<foreignObject x=\"%u\" y=\"54\" width=\"260\" height=\"24\">"
 		     "<input xmlns=\"http://www.w3.org/1999/xhtml\" id=\"search\" type=\"search\" "
@@ -343,7 +235,7 @@ int flamegraph_write(const struct profile *p, bool per_thread, const char *title
 		     struct outfile *out)
 {
 	struct layout l = { .p = p, .per_thread = per_thread };
-	struct wbuf b = { .out = out };
+	struct strbuf b = { .out = out };
 	uint64_t *cursor = NULL; /* cursor[d]: where the next frame at depth d starts */
 	uint32_t *size = NULL, i, maxd = 0, kept = 0, dropped = 0;
 	struct fold f;
@@ -392,13 +284,13 @@ int flamegraph_write(const struct profile *p, bool per_thread, const char *title
 			continue;
 		}
 		put_frame(&b, &l, i, x);
-		wb_flush(&b, 1 << 16);
+		strbuf_flush(&b, 1 << 16);
 		i = fold_next(&f, i);
 	}
-	wb_printf(&b, "</g>\n<g id=\"tip\" class=\"h\"><rect rx=\"3\"/><text y=\"0\"/></g>\n"
+	strbuf_printf(&b, "</g>\n<g id=\"tip\" class=\"h\"><rect rx=\"3\"/><text y=\"0\"/></g>\n"
 		      "<script><![CDATA[\n%s]]></script>\n</svg>\n",
 		  flamegraph_js);
-	err = wb_flush(&b, 0);
+	err = strbuf_flush(&b, 0);
 out:
 	free(b.s);
 	free(size);
