@@ -14,15 +14,8 @@ static uint32_t add(struct calltree *ct, uint32_t parent, uint32_t func, uint32_
 {
 	struct ct_node *n;
 
-	if (ct->n == ct->cap) {
-		uint32_t cap = ct->cap ? ct->cap * 2 : 256;
-
-		n = realloc(ct->nodes, (size_t)cap * sizeof(*n));
-		if (!n)
-			return CT_NONE;
-		ct->nodes = n;
-		ct->cap = cap;
-	}
+	if (array_grow((void **)&ct->nodes, &ct->cap, sizeof(*n), ct->n + 1))
+		return CT_NONE;
 	n = &ct->nodes[ct->n];
 	memset(n, 0, sizeof(*n));
 	n->func = func;

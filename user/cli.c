@@ -72,23 +72,23 @@ static const struct argp_option record_options[] = {
 	{ "output", 'o', "FILE", 0, "Write the pstats profile to FILE (default pyuprof-PID.prof)", 2 },
 	{ "top", OPT_TOP, "N", 0, "Print the top N functions by cumulative time (default "
 	  STR(DEFAULT_TOP) ", 0 for none)", 2 },
-#define OUTPUT_OPTIONS                                                                              \
-	{ "svg", OPT_SVG, "FILE", 0, "Also draw the call graph (graphviz) as SVG", 2 },             \
-	{ "node-thres", OPT_NODE_THRES, "PCT", 0,                                                   \
-	  "Leave out of the call graph functions under PCT% of the total time (default "           \
-	  STR(DEFAULT_NODE_THRES) ")", 2 },                                                         \
-	{ "edge-thres", OPT_EDGE_THRES, "PCT", 0,                                                   \
-	  "Leave out of the call graph calls under PCT% of the total time (default "               \
-	  STR(DEFAULT_EDGE_THRES) ")", 2 },                                                         \
-	{ "flamegraph", OPT_FLAMEGRAPH, "FILE", 0,                                                  \
-	  "Also draw an interactive flame graph (SVG) of the exact stacks", 2 },                   \
-	{ "threads", OPT_THREADS, NULL, 0,                                                          \
-	  "One root per thread in the flame graph and collapsed stacks (default: merged)", 2 },    \
-	{ "collapsed", OPT_COLLAPSED, "FILE", 0,                                                    \
+#define OUTPUT_OPTIONS                                                                          \
+	{ "svg", OPT_SVG, "FILE", 0, "Also draw the call graph (graphviz) as SVG", 2 },         \
+	{ "node-thres", OPT_NODE_THRES, "PCT", 0,                                               \
+	  "Leave out of the call graph functions under PCT% of the total time (default "        \
+	  STR(DEFAULT_NODE_THRES) ")", 2 },                                                     \
+	{ "edge-thres", OPT_EDGE_THRES, "PCT", 0,                                               \
+	  "Leave out of the call graph calls under PCT% of the total time (default "            \
+	  STR(DEFAULT_EDGE_THRES) ")", 2 },                                                     \
+	{ "flamegraph", OPT_FLAMEGRAPH, "FILE", 0,                                              \
+	  "Also draw an interactive flame graph (SVG) of the exact stacks", 2 },                \
+	{ "threads", OPT_THREADS, NULL, 0,                                                      \
+	  "One root per thread in the flame graph and collapsed stacks (default: merged)", 2 }, \
+	{ "collapsed", OPT_COLLAPSED, "FILE", 0,                                                \
 	  "Also write folded stacks (self time in µs) for flamegraph.pl, inferno, speedscope", 2 }, \
-	{ "trace", OPT_TRACE, "FILE", 0,                                                            \
-	  "Also write a Chrome trace (JSON; gzip if FILE ends in .gz) for Perfetto", 2 },           \
-	{ "trace-min-us", OPT_TRACE_MIN, "N", 0,                                                    \
+	{ "trace", OPT_TRACE, "FILE", 0,                                                        \
+	  "Also write a Chrome trace (JSON; gzip if FILE ends in .gz) for Perfetto", 2 },       \
+	{ "trace-min-us", OPT_TRACE_MIN, "N", 0,                                                \
 	  "Leave calls shorter than N µs out of the trace (default 0)", 2 }
 	OUTPUT_OPTIONS,
 	{ "raw", OPT_RAW, "FILE", 0,

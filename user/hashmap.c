@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Open-addressing (linear probing) map for the per-event lookups of the profile builder. */
+/* Open-addressing (linear probing) map for the per-event lookups; array growth. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "hashmap.h"
@@ -14,6 +15,23 @@ void u64_map_free(struct u64_map *m)
 	free(m->keys);
 	free(m->vals);
 	u64_map_init(m);
+}
+
+int array_grow(void **arr, uint32_t *cap, size_t elem, uint32_t need)
+{
+	uint32_t ncap = *cap ? *cap : 64;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	n = realloc(*arr, (size_t)ncap * elem);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = ncap;
+	return 0;
 }
 
 uint64_t hash_bytes(const void *p, size_t n, uint64_t seed)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * A small open-addressing hash map from non-zero 64-bit keys to 64-bit values (libbpf's
- * hashmap.h is not installed by Debian's libbpf-dev). Grows at 50% load.
+ * Small containers: an open-addressing hash map from non-zero 64-bit keys to 64-bit values
+ * (libbpf's hashmap.h is not installed by Debian's libbpf-dev; grows at 50% load), and the
+ * growth of the plain arrays the profile is made of.
  */
 #ifndef __PYUPROF_HASHMAP_H
 #define __PYUPROF_HASHMAP_H
@@ -23,6 +24,10 @@ uint64_t *u64_map_get(const struct u64_map *m, uint64_t key);
 uint64_t *u64_map_upsert(struct u64_map *m, uint64_t key);
 /* Removes key if present (backward-shift deletion keeps probes short). */
 void u64_map_del(struct u64_map *m, uint64_t key);
+
+/* Makes *arr (of *cap elements of elem bytes) hold at least need, doubling from 64.
+ * Returns 0 or -ENOMEM (the array is then unchanged). */
+int array_grow(void **arr, uint32_t *cap, size_t elem, uint32_t need);
 
 /* A 64-bit mix for keys and byte strings. */
 static inline uint64_t hash_u64(uint64_t x)

@@ -11,8 +11,9 @@
 #include "py_target.h"
 
 /*
- * Returns 0 with the child seized, in a ptrace-stop, and t filled, or -errno with why set; on error the child
- * is gone (reaped), and *exit_status holds its status if it ran and exited by itself (else -1).
+ * Returns 0 with the child seized, in a ptrace-stop, and t filled, or -errno with why set;
+ * on error the child is gone (reaped), and *exit_status holds its status if it ran and
+ * exited by itself (else -1).
  */
 int launch_start(char **argv, pid_t *pid, struct py_target *t, int *exit_status, char *why,
 		 size_t why_len);

@@ -22,15 +22,8 @@ static uint32_t fold_add(struct fold *f, uint32_t parent, uint32_t func, uint32_
 {
 	struct fold_node *n;
 
-	if (f->n == f->cap) {
-		uint32_t cap = f->cap ? f->cap * 2 : 256;
-
-		n = realloc(f->nodes, (size_t)cap * sizeof(*n));
-		if (!n)
-			return CT_NONE;
-		f->nodes = n;
-		f->cap = cap;
-	}
+	if (array_grow((void **)&f->nodes, &f->cap, sizeof(*n), f->n + 1))
+		return CT_NONE;
 	n = &f->nodes[f->n];
 	memset(n, 0, sizeof(*n));
 	n->func = func;

@@ -17,7 +17,8 @@ struct mapping {
 /* Reads the file-backed mappings of pid. Returns the count (>= 0) or -errno; *out is malloc'd. */
 int proc_maps(pid_t pid, struct mapping **out);
 
-/* Reads/writes exactly len bytes at addr in pid. Returns 0, -EFAULT on a short transfer, or -errno. */
+/* Reads/writes exactly len bytes at addr in pid. Returns 0, -EFAULT on a short transfer, or
+ * -errno. */
 int proc_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 int proc_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
 

@@ -45,23 +45,6 @@ void profile__free(struct profile *p)
 	free(p);
 }
 
-static int grow(void **arr, uint32_t *cap, size_t elem, uint32_t need)
-{
-	uint32_t ncap = *cap ? *cap : 64;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*arr, (size_t)ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
-
 static uint64_t key_hash(const char *filename, const char *name, int line)
 {
 	uint64_t h = hash_bytes(filename, strlen(filename), (uint64_t)line);
@@ -87,7 +70,7 @@ static uint32_t profile__func(struct profile *p, const char *filename, const cha
 		    !strcmp(f->filename, filename))
 			return (uint32_t)(*slot - 1);
 	}
-	if (grow((void **)&p->funcs, &p->funcs_cap, sizeof(*p->funcs), p->nfuncs + 1))
+	if (array_grow((void **)&p->funcs, &p->funcs_cap, sizeof(*p->funcs), p->nfuncs + 1))
 		return NO_ID;
 	f = &p->funcs[p->nfuncs];
 	memset(f, 0, sizeof(*f));
@@ -147,7 +130,7 @@ static uint32_t edge_of(struct profile *p, uint32_t caller, uint32_t callee)
 		return NO_ID;
 	if (*slot)
 		return (uint32_t)(*slot - 1);
-	if (grow((void **)&p->edges, &p->edges_cap, sizeof(*p->edges), p->nedges + 1)) {
+	if (array_grow((void **)&p->edges, &p->edges_cap, sizeof(*p->edges), p->nedges + 1)) {
 		u64_map_del(&p->edge_by_pair, edge_key(caller, callee));
 		return NO_ID;
 	}
@@ -180,7 +163,7 @@ static struct thread *thread_of(struct profile *p, uint32_t tid)
 	if (*slot)
 		return p->threads[*slot - 1];
 	t = calloc(1, sizeof(*t));
-	if (!t || grow((void **)&p->threads, &p->threads_cap, sizeof(*p->threads),
+	if (!t || array_grow((void **)&p->threads, &p->threads_cap, sizeof(*p->threads),
 		       p->nthreads + 1)) {
 		free(t);
 		u64_map_del(&p->thread_by_tid, tid_key(tid));
@@ -215,7 +198,7 @@ static int push(struct profile *p, struct thread *t, uint64_t frame, uint32_t fu
 	struct frame_entry *e, *parent;
 	uint64_t *level;
 
-	if (grow((void **)&t->stack, &t->cap, sizeof(*t->stack), t->depth + 1))
+	if (array_grow((void **)&t->stack, &t->cap, sizeof(*t->stack), t->depth + 1))
 		return -ENOMEM;
 	parent = real_below(t, t->depth);
 	e = &t->stack[t->depth++];

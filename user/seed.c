@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "hashmap.h"
 #include "proc.h"
 #include "raw.h"
 #include "seed.h"
@@ -71,23 +72,6 @@ static int read_code(const struct py_target *t, uint64_t code, uint32_t tid, uin
 	return 0;
 }
 
-static int grow(void **arr, uint32_t *cap, size_t elem, uint32_t need)
-{
-	void *n;
-	uint32_t c = *cap ? *cap : 64;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	n = realloc(*arr, (size_t)c * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = c;
-	return 0;
-}
-
 /* One thread: its frames innermost first into the seeds, outermost first. */
 static int walk_thread(struct seeds *s, const struct py_target *t, uint64_t tstate, uint32_t tid,
 		       uint64_t ts, struct u64_map *known, uint32_t *codes_cap,
@@ -118,7 +102,8 @@ static int walk_thread(struct seeds *s, const struct py_target *t, uint64_t tsta
 		if (!seen)
 			return -ENOMEM;
 		if (!*seen) {
-			err = grow((void **)&s->codes, codes_cap, sizeof(*s->codes), s->ncodes + 1);
+			err = array_grow((void **)&s->codes, codes_cap, sizeof(*s->codes),
+					 s->ncodes + 1);
 			if (err)
 				return err;
 			if (read_code(t, codes[i], tid, ts, &s->codes[s->ncodes]))
@@ -126,7 +111,8 @@ static int walk_thread(struct seeds *s, const struct py_target *t, uint64_t tsta
 			s->ncodes++;
 			*seen = 1;
 		}
-		err = grow((void **)&s->frames, frames_cap, sizeof(*s->frames), s->nframes + 1);
+		err = array_grow((void **)&s->frames, frames_cap, sizeof(*s->frames),
+				 s->nframes + 1);
 		if (err)
 			return err;
 		s->frames[s->nframes++] = (struct raw_seed){
