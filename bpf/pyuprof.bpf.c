@@ -19,9 +19,9 @@ const volatile struct py_offsets off = {};
 const volatile __u32 targ_tgid = 0;
 const volatile __u64 hook_value = 0;	   /* &_PyEval_EvalFrameDefault in the target */
 const volatile __u32 ob_type_off = 8, tp_name_off = 24; /* PyObject.ob_type, tp_name */
-const volatile __u32 want_recursion_bonus = 0;
+const volatile __u32 want_recursion_bonus = 0; /* 3.12: ask for each thread's budget raise */
 /* 3.13: PyHeapTypeObject._spec_cache.init and PyFunctionObject.func_code */
-const volatile __u32 spec_cache_init_off = 0, func_code_off = 0; /* 3.12: ask for each thread's budget raise */
+const volatile __u32 spec_cache_init_off = 0, func_code_off = 0;
 
 /* Set by user space: while 1, an interpreter found with a NULL eval_frame is reported. */
 __u32 hook_enabled = 0;
