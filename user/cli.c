@@ -38,6 +38,7 @@ enum {
 	OPT_THREADS,
 	OPT_NODE_THRES,
 	OPT_EDGE_THRES,
+	OPT_SUBPROCESSES,
 };
 
 static const char record_doc[] =
@@ -68,6 +69,10 @@ static const struct argp_option record_options[] = {
 	{ "duration", 'd', "SECONDS", 0,
 	  "Stop after SECONDS (decimals allowed); default: until Ctrl-C, SIGTERM, SIGHUP or the "
 	  "target exits", 1 },
+	{ "subprocesses", OPT_SUBPROCESSES, NULL, 0,
+	  "Also record the processes the target starts (fork, fork+exec, multiprocessing, "
+	  "subprocess), each from its first call: one profile per process (FILE.PID.prof) and "
+	  "their merge in FILE; the pictures show the merge. Not with --trace or --raw", 1 },
 	{ NULL, 0, NULL, 0, "Output:", 2 },
 	{ "output", 'o', "FILE", 0, "Write the pstats profile to FILE (default pyuprof-PID.prof)", 2 },
 	{ "top", OPT_TOP, "N", 0, "Print the top N functions by cumulative time (default "
@@ -222,6 +227,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case OPT_RAW:
 		env.raw = arg;
 		break;
+	case OPT_SUBPROCESSES:
+		env.subprocesses = true;
+		break;
 	case ARGP_KEY_ARG:
 		/* the first word that is not an option starts the command; the rest is its own */
 		env.command = &state->argv[state->next - 1];
@@ -232,6 +240,10 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 			usage_error(state, "give either --pid or a command, not both");
 		if (!env.pid && !env.command)
 			usage_error(state, "nothing to record: give --pid PID or -- COMMAND");
+		/* both stream the events of one process as they come */
+		if (env.subprocesses && (env.trace || env.raw))
+			usage_error(state, "--subprocesses cannot be combined with %s yet",
+				    env.trace ? "--trace" : "--raw");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

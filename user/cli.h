@@ -20,6 +20,7 @@ struct env {
 	double node_thres, edge_thres;
 	unsigned trace_min_us;
 	bool threads;
+	bool subprocesses; /* record: follow the processes the target starts */
 	unsigned ringbuf_mb;
 	unsigned top;
 	bool quiet, verbose, debug;

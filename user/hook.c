@@ -2,7 +2,7 @@
 /*
  * The writes themselves. process_vm_writev is not documented to store 8 bytes at once, and the
  * interpreter reads eval_frame at every call, so every function here is called with the target
- * stopped (tracee__stop_all), or with the thread that asked stopped by our signal: it holds the
+ * stopped (tracee__stop), or with the thread that asked stopped by our signal: it holds the
  * GIL, so no other thread of its interpreter runs Python code meanwhile.
  */
 #include <stdbool.h>
@@ -142,6 +142,37 @@ int hook_install(const struct py_target *t, struct hook_state *h)
 			break;
 	}
 	return err;
+}
+
+int hook_inherit(const struct py_target *t, struct hook_state *h, const struct hook_state *parent)
+{
+	const struct py_offsets_entry *o = t->offsets;
+	uint64_t interp, tstate, *seen;
+	int i, j;
+
+	memcpy(h->interp, parent->interp, sizeof(h->interp));
+	h->n = parent->n;
+	if (!o->c_recursion_bonus)
+		return 0;
+	/* the budgets in the copied thread states were raised in the parent already: mark them
+	 * for the child's thread (its tid is its pid), or they would be raised twice */
+	for (interp = first_interp(t), i = 0; interp && i < MAX_HOOKED_INTERPS; i++) {
+		if (proc_read(t->pid, interp + o->PyInterpreterState_threads_head, &tstate,
+			      sizeof(tstate)))
+			tstate = 0;
+		for (j = 0; tstate && j < MAX_THREADS; j++) {
+			seen = u64_map_upsert(&h->raised, hash_u64(tstate) ^ (uint64_t)t->pid);
+			if (!seen)
+				return -ENOMEM;
+			*seen = 1;
+			if (proc_read(t->pid, tstate + o->PyThreadState_next, &tstate,
+				      sizeof(tstate)))
+				break;
+		}
+		if (proc_read(t->pid, interp + o->PyInterpreterState_next, &interp, sizeof(interp)))
+			break;
+	}
+	return 0;
 }
 
 void hook_request(struct hook_state *h, const struct ev_request *r)

@@ -43,6 +43,9 @@ int hook_preinit(const struct py_target *t, struct hook_state *h);
  * budget (3.12). Returns 0 or -errno. */
 int hook_install(const struct py_target *t, struct hook_state *h);
 
+/* A process forked from one whose hook state is parent, stopped at its birth: its memory is a
+ * copy, so the parent's switches and raised budgets are already in it. Returns 0 or -errno. */
+int hook_inherit(const struct py_target *t, struct hook_state *h, const struct hook_state *parent);
 /* Notes one request from the BPF side. */
 void hook_request(struct hook_state *h, const struct ev_request *r);
 

@@ -17,48 +17,10 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "elf_syms.h"
 #include "launch.h"
 #include "log.h"
 #include "proc.h"
-
-enum image_kind { IMAGE_OTHER, IMAGE_HAS_PYTHON, IMAGE_NEEDS_LIBPYTHON };
-
-static enum image_kind classify_image(pid_t pid)
-{
-	char path[64];
-	struct elf_file *ef;
-	enum image_kind kind = IMAGE_OTHER;
-
-	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	ef = elf_file__open(path);
-	if (!ef)
-		return IMAGE_OTHER;
-	if (elf_file__has_sym(ef, "PyEval_EvalFrameEx"))
-		kind = IMAGE_HAS_PYTHON;
-	else if (elf_file__needs(ef, "libpython"))
-		kind = IMAGE_NEEDS_LIBPYTHON;
-	elf_file__close(ef);
-	return kind;
-}
-
-static bool libpython_mapped(pid_t pid)
-{
-	struct mapping *maps;
-	int n = proc_maps(pid, &maps), i;
-	bool found = false;
-
-	for (i = 0; i < n && !found; i++) {
-		const char *base = strrchr(maps[i].path, '/');
-
-		/* its data segment, writable: the loader maps it last, and the eval_frame
-		 * switch is written there before the interpreter starts */
-		found = base && !strncmp(base + 1, "libpython", 9) && maps[i].perms[1] == 'w';
-	}
-	if (n > 0)
-		free(maps);
-	return found;
-}
+#include "py_image.h"
 
 static void reap(pid_t pid)
 {
@@ -147,7 +109,7 @@ int launch_start(char **argv, pid_t *pidp, struct py_target *t, int *exit_status
 			continue;
 		sig = 0;
 		if (st >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {
-			enum image_kind kind = classify_image(pid);
+			enum py_image_kind kind = py_image_kind(pid);
 
 			if (kind == IMAGE_HAS_PYTHON)
 				goto found;
@@ -159,7 +121,7 @@ int launch_start(char **argv, pid_t *pidp, struct py_target *t, int *exit_status
 			/* syscall stops alternate entry/exit; look after each mmap returns */
 			in_syscall = !in_syscall;
 			if (!in_syscall && !ptrace(PTRACE_GETREGS, pid, NULL, &regs) &&
-			    regs.orig_rax == SYS_mmap && libpython_mapped(pid))
+			    regs.orig_rax == SYS_mmap && py_image_libpython_mapped(pid))
 				goto found;
 		} else if (st >> 16 != PTRACE_EVENT_STOP) {
 			sig = WSTOPSIG(st);

@@ -22,6 +22,8 @@
 #include "outputs.h"
 #include "raw.h"
 #include "proc.h"
+#include "proc_rec.h"
+#include "py_image.h"
 #include "profile.h"
 #include "py_target.h"
 #include "report.h"
@@ -144,13 +146,17 @@ static void print_notes(const struct profile *p, const struct hook_state *h,
 		     (unsigned long long)p->n.open_at_stop);
 }
 
+struct session;
+static void print_processes(const struct session *s);
+
 /*
- * Writes the outputs of a finished profile and prints the summary. Returns 0, or -errno when an
- * output could not be written or nothing was recorded.
+ * Writes the outputs of a finished profile and prints the summary (with a line per process
+ * when following, procs). Returns 0, or -errno when an output could not be written or nothing
+ * was recorded.
  */
 static int conclude(struct outputs *out, struct profile *p, const struct hook_state *h,
 		    const struct pyuprof_stats *bs, const char *version, bool exit_probe,
-		    double wall_s)
+		    double wall_s, const struct session *procs)
 {
 	uint64_t lost = bs->lost_calls + bs->lost_returns + bs->lost_codes + bs->lost_requests;
 	int err = outputs__write(out, p, env.node_thres, env.edge_thres, env.threads);
@@ -162,6 +168,8 @@ static int conclude(struct outputs *out, struct profile *p, const struct hook_st
 	if (env.top && !env.quiet)
 		report_print(stderr, p, env.top);
 	print_notes(p, h, bs, version, exit_probe);
+	if (procs)
+		print_processes(procs);
 	ilog("%llu calls, %u functions, %u threads, %llu lost events, %.3f s wall%s%s",
 	     (unsigned long long)p->n.calls, p->nfuncs, p->nthreads, (unsigned long long)lost,
 	     wall_s, out->paths.prof && !err ? "; wrote " : "",
@@ -169,76 +177,93 @@ static int conclude(struct outputs *out, struct profile *p, const struct hook_st
 	return err;
 }
 
-/* One recording: the target, the probes, the writes into the target, the profile. */
+/* One recording: the target and, following subprocesses, the processes it starts. */
 struct session {
-	pid_t pid;
-	bool launched, released, target_gone;
+	pid_t pid; /* the target */
+	bool launched, released, target_gone, follow;
 	int child_status; /* launch mode: the program's wait status, -1 until known */
-	struct py_target target;
-	struct tracer *tr;
-	struct tracee *held; /* 3.11+: the target under ptrace, for the writes */
-	struct hook_state hooks;
-	struct recorder rec;
-	struct seeds seeds; /* attach: the frames running then, applied before any event */
+	struct tracee *held; /* under ptrace (3.11+ for the writes, or to follow processes) */
+	struct proc_rec **procs; /* procs[0] is the target's */
+	uint32_t nprocs, procs_cap;
 	bool stopping;
 	bool status_shown; /* the live line is on the terminal: clear it before more output */
 };
 
+static struct proc_rec *find_proc(const struct session *s, pid_t pid)
+{
+	for (uint32_t i = 0; i < s->nprocs; i++)
+		if (s->procs[i]->pid == pid)
+			return s->procs[i];
+	return NULL;
+}
+
+static struct proc_rec *add_proc(struct session *s, pid_t pid, pid_t parent)
+{
+	struct proc_rec *pr;
+
+	if (array_grow((void **)&s->procs, &s->procs_cap, sizeof(*s->procs), s->nprocs + 1))
+		return NULL;
+	pr = proc_rec__new(pid, parent, s->held);
+	if (pr)
+		s->procs[s->nprocs++] = pr;
+	return pr;
+}
+
 /* A thread stopped by our signal: read its request, then do it while it stands still. */
-static void on_request(void *ctx, pid_t tid)
+static void on_request(void *ctx, pid_t pid, pid_t tid)
 {
 	struct session *s = ctx;
+	struct proc_rec *pr = find_proc(s, pid);
 	int err;
 
-	tracer__consume(s->tr);
+	if (!pr || !pr->tr)
+		return;
+	tracer__consume(pr->tr);
 	if (s->stopping)
 		return;
-	err = hook_service(&s->target, &s->hooks, tid);
+	err = hook_service(&pr->target, &pr->hooks, tid);
 	if (err)
-		wlog("cannot write into pid %d: %s", s->pid, strerror(-err));
+		wlog("cannot write into pid %d: %s", pid, strerror(-err));
 }
 
 /* Launch or find the target and attach; on return the program runs and is recorded. */
 static int start(struct session *s)
 {
+	struct proc_rec *pr = add_proc(s, env.pid, 0);
 	bool writes;
 	char why[512] = "";
 	int err;
 
+	if (!pr)
+		return -ENOMEM;
 	if (s->launched) {
-		err = launch_start(env.command, &s->pid, &s->target, &s->child_status, why,
+		err = launch_start(env.command, &s->pid, &pr->target, &s->child_status, why,
 				   sizeof(why));
 		if (err) {
 			elog("%s", why);
 			return err;
 		}
-		child_pid = s->pid;
+		child_pid = pr->pid = pr->rec.live_pid = s->pid;
 	} else {
 		s->pid = env.pid;
-		err = py_target__find(s->pid, &s->target, why, sizeof(why));
+		err = py_target__find(s->pid, &pr->target, why, sizeof(why));
 		if (err) {
 			elog("cannot record pid %d: %s", s->pid, why);
 			return err;
 		}
 	}
-	vlog("Python %s in %s (pid %d), %d return sites", s->target.version, s->target.path,
-	     s->pid, s->target.nret);
-	s->rec.target_version = s->target.version;
-	s->rec.hooks = &s->hooks;
-	s->rec.live_pid = s->pid;
-	writes = s->target.offsets->bpf.PyInterpreterState_eval_frame != 0;
+	pr->has_target = true;
+	writes = pr->target.offsets->bpf.PyInterpreterState_eval_frame != 0;
 
 	if (s->launched) {
-		err = tracer__start(&s->tr, &s->target, env.ringbuf_mb, recorder__handle, &s->rec);
+		err = proc_rec__start(pr, REC_LAUNCHED, NULL, env.ringbuf_mb, now_ns(), why,
+				      sizeof(why));
 		if (err) {
-			elog("cannot attach probes to pid %d: %s", s->pid, errstr(err));
+			elog("cannot record pid %d: %s", s->pid, why);
 			return err;
 		}
-		/* written before the interpreter starts: its first call is already seen */
-		err = writes ? hook_preinit(&s->target, &s->hooks) : 0;
-		if (!err)
-			err = writes ? tracee__adopt(&s->held, s->pid, on_request, s)
-				     : launch_release(s->pid);
+		err = writes || s->follow ? tracee__adopt(&s->held, s->pid, s->follow, on_request, s)
+					  : launch_release(s->pid);
 		if (err) {
 			elog("cannot start %s: %s", env.command[0], strerror(-err));
 			return err;
@@ -247,64 +272,179 @@ static int start(struct session *s)
 	} else {
 		/* attach: with the target stopped, check the layout on its live frames, take
 		 * those frames as they are, attach, switch inlining off; then let it run */
-		err = tracee__seize(&s->held, s->pid, on_request, s);
+		err = tracee__seize(&s->held, s->pid, s->follow, on_request, s);
 		if (!err)
-			err = tracee__stop_all(s->held);
+			err = tracee__stop(s->held, s->pid);
 		if (err) {
 			elog("cannot stop pid %d: %s%s", s->pid, strerror(-err),
 			     err == -EPERM ? " (is it traced by a debugger?)" : "");
 			return err;
 		}
-		err = py_target__check_live(&s->target, why, sizeof(why));
+		pr->rec.held = s->held;
+		err = proc_rec__start(pr, REC_ATTACHED, NULL, env.ringbuf_mb, now_ns(), why,
+				      sizeof(why));
 		if (err) {
 			elog("cannot record pid %d: %s", s->pid, why);
 			return err;
 		}
-		err = seeds__walk(&s->seeds, &s->target, s->held, now_ns());
-		if (!err)
-			err = tracer__start(&s->tr, &s->target, env.ringbuf_mb, recorder__handle,
-					    &s->rec);
-		if (err) {
-			elog("cannot attach probes to pid %d: %s", s->pid, errstr(err));
-			return err;
-		}
-		err = writes ? hook_install(&s->target, &s->hooks) : 0;
-		if (err) {
-			elog("cannot switch the call inlining of pid %d off: %s", s->pid,
-			     strerror(-err));
-			return err;
-		}
-		tracee__resume_all(s->held);
-		if (!writes) { /* nothing to write into it: no need to hold it */
+		tracee__resume(s->held, s->pid);
+		if (!writes && !s->follow) { /* nothing to write into it: no need to hold it */
 			tracee__release(s->held);
 			s->held = NULL;
 		}
 	}
-	s->rec.held = s->held;
+	pr->rec.held = s->held;
 	if (s->held)
-		tracer__signal_requests(s->tr, true);
+		tracer__signal_requests(pr->tr, true);
 	return 0;
+}
+
+/* Following: starts recording a process of the target's, stopped; it runs on either way. */
+static void follow_start(struct session *s, struct proc_rec *pr, enum rec_start how)
+{
+	char why[512] = "";
+	int err;
+
+	err = proc_rec__start(pr, how, find_proc(s, pr->parent), env.ringbuf_mb, now_ns(), why,
+			      sizeof(why));
+	if (!err) {
+		err = seeds__apply(&pr->seeds, &pr->rec);
+		if (err)
+			snprintf(why, sizeof(why), "%s", strerror(-err));
+	}
+	if (err) {
+		wlog("pid %d (started by pid %d) is not recorded: %s", pr->pid, pr->parent, why);
+		proc_rec__end(pr, now_ns());
+		proc_rec__restore(pr);
+		return;
+	}
+	tracer__signal_requests(pr->tr, true);
+	vlog("recording pid %d (Python %s), started by pid %d", pr->pid, pr->version, pr->parent);
+}
+
+/* Following: a process of the target's was born, exec'd, loaded libpython or ended. It stands
+ * stopped (but at its end) until it is resumed here. */
+static void on_proc_event(struct session *s, const struct proc_event *ev)
+{
+	struct proc_rec *pr = find_proc(s, ev->kind == PROC_FORK ? ev->child : ev->pid);
+	struct proc_rec *parent = find_proc(s, ev->pid);
+
+	switch (ev->kind) {
+	case PROC_FORK:
+		/* its first stop may not have come in yet: wait for it */
+		if (tracee__stop(s->held, ev->child))
+			return; /* gone already (or it ran on: then it is not followed) */
+		if (!pr)
+			pr = add_proc(s, ev->child, ev->pid);
+		/* a vfork child runs in its parent's memory until it execs: nothing to record
+		 * yet; a fork child of a recorded process runs on in its frames */
+		if (pr && !ev->vfork && parent && parent->tr && !s->stopping)
+			follow_start(s, pr, REC_FORKED);
+		tracee__resume(s->held, ev->child);
+		return;
+	case PROC_EXEC:
+		if (!pr)
+			pr = add_proc(s, ev->pid, 0);
+		if (pr) {
+			proc_rec__end(pr, now_ns());
+			proc_rec__drop_image(pr);
+		}
+		if (pr && !s->stopping) {
+			enum py_image_kind kind = py_image_kind(ev->pid);
+
+			if (kind == IMAGE_HAS_PYTHON) {
+				follow_start(s, pr, REC_LAUNCHED);
+			} else if (kind == IMAGE_NEEDS_LIBPYTHON) {
+				/* resumed, one system call at a time, until PROC_LOADED */
+				if (!tracee__watch_loader(s->held, ev->pid))
+					return;
+			}
+		}
+		tracee__resume(s->held, ev->pid);
+		return;
+	case PROC_LOADED:
+		if (pr && !s->stopping)
+			follow_start(s, pr, REC_LAUNCHED);
+		tracee__resume(s->held, ev->pid);
+		return;
+	case PROC_EXIT:
+		if (pr) {
+			pr->gone = true;
+			proc_rec__end(pr, now_ns());
+		}
+		return;
+	}
+}
+
+static uint64_t total_calls(const struct session *s)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < s->nprocs; i++)
+		n += s->procs[i]->rec.prof->n.calls;
+	return n;
 }
 
 /* The live line on a terminal: how the recording goes, redrawn in place once a second. */
 static void show_status(struct session *s, uint64_t start_ns, uint64_t *last_ns,
 			uint64_t *last_calls)
 {
-	struct pyuprof_stats b;
-	uint64_t now = now_ns(), calls = s->rec.prof->n.calls;
+	struct pyuprof_stats b = { 0 };
+	uint64_t now = now_ns(), calls = total_calls(s), lost = 0;
+	uint32_t funcs = 0, threads = 0, i;
 
 	if (now - *last_ns < 1000000000ull)
 		return;
-	tracer__counters(s->tr, &b);
-	fprintf(stderr, "\rpyuprof: %.0f s, %llu calls (%.0f/s), %u functions, %u threads, %llu lost"
-		"\033[K", (now - start_ns) / 1e9, (unsigned long long)calls,
-		(calls - *last_calls) / ((now - *last_ns) / 1e9), s->rec.prof->nfuncs,
-		s->rec.prof->nthreads,
-		(unsigned long long)(b.lost_calls + b.lost_returns + b.lost_codes +
-				     b.lost_requests));
+	for (i = 0; i < s->nprocs; i++) {
+		struct proc_rec *pr = s->procs[i];
+
+		if (pr->tr)
+			tracer__counters(pr->tr, &b);
+		lost += b.lost_calls + b.lost_returns + b.lost_codes + b.lost_requests +
+			pr->bstats.lost_calls + pr->bstats.lost_returns + pr->bstats.lost_codes +
+			pr->bstats.lost_requests;
+		funcs += pr->rec.prof->nfuncs;
+		threads += pr->rec.prof->nthreads;
+		memset(&b, 0, sizeof(b));
+	}
+	fprintf(stderr, "\rpyuprof: %.0f s, %llu calls (%.0f/s), %u functions, %u threads, ",
+		(now - start_ns) / 1e9, (unsigned long long)calls,
+		(calls - *last_calls) / ((now - *last_ns) / 1e9), funcs, threads);
+	if (s->follow)
+		fprintf(stderr, "%u processes, ", s->nprocs);
+	fprintf(stderr, "%llu lost\033[K", (unsigned long long)lost);
 	*last_ns = now;
 	*last_calls = calls;
 	s->status_shown = true;
+}
+
+/* Handles what the probes of every recorded process sent. Returns 0 or -errno (fatal). */
+static int consume_all(struct session *s)
+{
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		struct proc_rec *pr = s->procs[i];
+		int err;
+
+		if (!pr->tr)
+			continue;
+		err = tracer__consume(pr->tr);
+		if (err < 0) {
+			elog("reading events failed: %s", errstr(err));
+			return err;
+		}
+		if (!pr->rec.err)
+			continue;
+		if (i == 0)
+			return pr->rec.err;
+		/* a subprocess whose recording failed (said where it failed) is let go */
+		wlog("pid %d is no longer recorded", pr->pid);
+		proc_rec__end(pr, now_ns());
+		if (!tracee__stop(s->held, pr->pid)) {
+			proc_rec__restore(pr);
+			tracee__resume(s->held, pr->pid);
+		}
+	}
+	return 0;
 }
 
 /* Consumes events until a stop condition. Returns 0 or -errno. */
@@ -313,76 +453,167 @@ static int record(struct session *s, uint64_t deadline_ns)
 	/* attach mode only: a launched program writes to the same terminal */
 	bool live = !s->launched && !env.quiet && log_level >= LOG_INFO && isatty(STDERR_FILENO);
 	uint64_t start_ns = now_ns(), last_ns = start_ns, last_calls = 0;
-	struct pollfd pfd[2] = {
-		{ .fd = tracer__epoll_fd(s->tr), .events = POLLIN },
-		{ .fd = s->held ? tracee__fd(s->held) : -1, .events = POLLIN },
-	};
-	int err;
+	struct pollfd *pfd = NULL;
+	struct proc_event ev;
+	uint32_t cap = 0, n, i;
+	int err = 0;
 
 	while (!exiting) {
-		if (poll(pfd, 2, 100) < 0 && errno != EINTR)
-			return -errno;
-		err = tracer__consume(s->tr);
-		if (err < 0) {
-			elog("reading events failed: %s", errstr(err));
-			return err;
+		if (array_grow((void **)&pfd, &cap, sizeof(*pfd), s->nprocs + 1)) {
+			err = -ENOMEM;
+			break;
 		}
-		if (s->rec.err)
-			return s->rec.err;
+		n = 0;
+		pfd[n++] = (struct pollfd){ .fd = s->held ? tracee__fd(s->held) : -1,
+					    .events = POLLIN };
+		for (i = 0; i < s->nprocs; i++)
+			if (s->procs[i]->tr)
+				pfd[n++] = (struct pollfd){ .fd = tracer__epoll_fd(s->procs[i]->tr),
+							    .events = POLLIN };
+		if (poll(pfd, n, 100) < 0 && errno != EINTR) {
+			err = -errno;
+			break;
+		}
+		err = consume_all(s);
+		if (err)
+			break;
 		if (s->held && tracee__handle(s->held, &s->child_status) == -ESRCH) {
 			s->target_gone = true;
-			return 0;
+			break;
 		}
-		/* requests whose thread could not be signalled: do them with all stopped */
-		if (s->held && s->hooks.npending && !tracee__stop_all(s->held)) {
-			err = hook_service(&s->target, &s->hooks, 0);
-			tracee__resume_all(s->held);
+		while (s->held && tracee__next_event(s->held, &ev))
+			on_proc_event(s, &ev);
+		/* requests whose thread could not be signalled: do them with it stopped */
+		for (i = 0; s->held && i < s->nprocs; i++) {
+			struct proc_rec *pr = s->procs[i];
+
+			if (!pr->tr || !pr->hooks.npending || tracee__stop(s->held, pr->pid))
+				continue;
+			err = hook_service(&pr->target, &pr->hooks, 0);
+			tracee__resume(s->held, pr->pid);
 			if (err)
-				wlog("cannot write into pid %d: %s", s->pid, strerror(-err));
+				wlog("cannot write into pid %d: %s", pr->pid, strerror(-err));
+			err = 0;
 		}
 		if (live)
 			show_status(s, start_ns, &last_ns, &last_calls);
 		if (deadline_ns && now_ns() >= deadline_ns)
-			return 0;
+			break;
 		if (s->launched && !s->held) {
 			if (waitpid(s->pid, &s->child_status, WNOHANG) == s->pid) {
 				s->target_gone = true;
-				return 0;
+				break;
 			}
 		} else if (proc_alive(s->pid)) {
 			s->target_gone = true;
-			return 0;
+			break;
 		}
 	}
+	free(pfd);
+	return err;
+}
+
+/* Ends the recording and leaves every process as it was (but for the 3.12 budget raise). */
+static void stop(struct session *s, uint64_t stop_ns)
+{
+	uint32_t i;
+
+	/* from here on nothing asks for a write; then put each process back as it was */
+	s->stopping = true;
+	for (i = 0; i < s->nprocs; i++)
+		proc_rec__end(s->procs[i], stop_ns);
+	if (!s->held)
+		return;
+	for (i = 0; i < s->nprocs; i++) {
+		struct proc_rec *pr = s->procs[i];
+
+		if (!pr->has_target || pr->gone || !pr->hooks.n || (i == 0 && s->target_gone))
+			continue;
+		if (tracee__stop(s->held, pr->pid))
+			wlog("cannot stop pid %d to restore its eval_frame hook: left switched; the "
+			     "program runs correctly, only without call inlining", pr->pid);
+		else
+			proc_rec__restore(pr);
+	}
+	tracee__release(s->held);
+	s->held = NULL;
+}
+
+/* "out.prof" -> "out.PID.prof"; a name without ".prof" gets ".PID" at its end. */
+static char *process_path(const char *base, pid_t pid)
+{
+	size_t len = strlen(base);
+	char *path;
+
+	if (len > 5 && !strcmp(base + len - 5, ".prof")) {
+		if (asprintf(&path, "%.*s.%d.prof", (int)(len - 5), base, pid) < 0)
+			return NULL;
+	} else if (asprintf(&path, "%s.%d", base, pid) < 0) {
+		return NULL;
+	}
+	return path;
+}
+
+/*
+ * Following: each process that made calls gets its own profile, and the merge of them all
+ * (into *merged) is what the outputs show. Returns 0 or -errno.
+ */
+static int write_processes(struct session *s, const char *base, uint64_t stop_ns,
+			   struct profile **merged)
+{
+	struct profile *m = profile__new();
+	uint32_t i;
+	int err = m ? 0 : -ENOMEM;
+
+	for (i = 0; i < s->nprocs && !err; i++) {
+		struct proc_rec *pr = s->procs[i];
+
+		if (!pr->rec.prof->n.calls)
+			continue;
+		err = profile__merge(m, pr->rec.prof);
+		if (err)
+			break;
+		pr->written = process_path(base, pr->pid);
+		if (!pr->written) {
+			err = -ENOMEM;
+			break;
+		}
+		if (outputs__write_pstats(pr->written, pr->rec.prof)) {
+			free(pr->written);
+			pr->written = NULL;
+		}
+	}
+	if (err) {
+		profile__free(m);
+		return err;
+	}
+	profile__finish(m, stop_ns);
+	*merged = m;
 	return 0;
 }
 
-/* Ends the recording and leaves the target as it was (but for the 3.12 budget raise). */
-static void stop(struct session *s)
+/* Following: one line per process, in the order they were met. */
+static void print_processes(const struct session *s)
 {
-	/* from here on nothing asks for a write; then put the target back as it was */
-	s->stopping = true;
-	if (s->tr) {
-		tracer__stop_hook(s->tr);
-		tracer__detach(s->tr);
-	}
-	if (s->held) {
-		if (s->target_gone)
-			;
-		else if (tracee__stop_all(s->held))
-			wlog("cannot stop pid %d to restore its eval_frame hook: left switched; the "
-			     "program runs correctly, only without call inlining", s->pid);
-		else
-			hook_restore(&s->target, &s->hooks);
-		tracee__release(s->held);
-		s->held = NULL;
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		const struct proc_rec *pr = s->procs[i];
+		const struct profile *p = pr->rec.prof;
+		char from[48] = "";
+
+		if (!p->n.calls)
+			continue;
+		if (pr->parent)
+			snprintf(from, sizeof(from), ", started by %d", pr->parent);
+		ilog("pid %d (Python %s%s): %llu calls, %u functions, %u threads%s%s", pr->pid,
+		     pr->version, from, (unsigned long long)p->n.calls, p->nfuncs, p->nthreads,
+		     pr->written ? "; wrote " : "", pr->written ? pr->written : "");
 	}
 }
 
 /* pyuprof record: the profile's default name needs the pid, known only once started */
 static int cmd_record(void)
 {
-	struct session s = { .child_status = -1 };
+	struct session s = { .child_status = -1, .follow = env.subprocesses };
 	struct pyuprof_stats bstats = { 0 };
 	struct output_paths paths = {
 		.prof = env.output, .svg = env.svg, .flamegraph = env.flamegraph,
@@ -391,9 +622,12 @@ static int cmd_record(void)
 	struct raw_header rh = { .magic = RAW_MAGIC, .version = RAW_VERSION, .clock = 1 };
 	struct raw_end re = { .type = RAW_END };
 	char default_prof[64], tmp_prof[] = "pyuprof.prof";
+	struct profile *merged = NULL;
+	struct proc_rec *root = NULL;
 	struct outputs out;
 	const char *failed = NULL;
 	uint64_t start_ns, stop_ns;
+	uint32_t i;
 	int err, exit_code = 1;
 
 	if (!has_privileges()) {
@@ -411,13 +645,8 @@ static int cmd_record(void)
 	}
 	install_signals();
 	s.launched = env.command != NULL;
-	s.rec.prof = profile__new();
-	if (!s.rec.prof) {
-		err = -ENOMEM;
-		elog("out of memory");
-		goto cleanup;
-	}
 	err = start(&s);
+	root = s.nprocs ? s.procs[0] : NULL;
 	if (err)
 		goto cleanup;
 	if (!env.output) {
@@ -425,54 +654,69 @@ static int cmd_record(void)
 		snprintf(out.prof.path, sizeof(out.prof.path), "%s", default_prof);
 		out.paths.prof = default_prof;
 	}
-	ilog("recording pid %d (Python %s)%s", s.pid, s.target.version,
-	     s.launched ? "" : "; Ctrl-C to stop");
+	ilog("recording pid %d (Python %s)%s%s", s.pid, root->version,
+	     s.follow ? " and the processes it starts" : "", s.launched ? "" : "; Ctrl-C to stop");
 	start_ns = now_ns();
-	err = outputs__start_trace(&out, s.rec.prof, (uint32_t)s.pid, start_ns, env.trace_min_us);
+	err = outputs__start_trace(&out, root->rec.prof, (uint32_t)s.pid, start_ns,
+				   env.trace_min_us);
 	if (!err && env.raw) {
 		rh.pid = (__u32)s.pid;
 		rh.start_ns = start_ns;
-		rh.flags = s.target.exit_probe.offset ? RAW_FLAG_EXIT_PROBE : 0;
-		snprintf(rh.python, sizeof(rh.python), "%s", s.target.version);
+		rh.flags = root->target.exit_probe.offset ? RAW_FLAG_EXIT_PROBE : 0;
+		snprintf(rh.python, sizeof(rh.python), "%s", root->version);
 		err = raw_begin(&out.raw, &rh);
-		s.rec.raw = &out.raw;
+		root->rec.raw = &out.raw;
 	}
 	if (!err)
-		err = seeds__apply(&s.seeds, &s.rec);
+		err = seeds__apply(&root->seeds, &root->rec);
 	if (!err)
 		err = record(&s, env.duration > 0 ? start_ns + (uint64_t)(env.duration * 1e9) : 0);
-	stop_ns = s.rec.stop_ns = now_ns();
+	stop_ns = now_ns();
+	for (i = 0; i < s.nprocs; i++)
+		if (s.procs[i]->tr)
+			s.procs[i]->rec.stop_ns = stop_ns;
 	if (s.status_shown)
 		fputs("\r\033[K", stderr);
-	stop(&s);
-	tracer__counters(s.tr, &bstats);
+	stop(&s, stop_ns);
+	for (i = 0; i < s.nprocs; i++) {
+		struct proc_rec *pr = s.procs[i];
+
+		bstats.lost_calls += pr->bstats.lost_calls;
+		bstats.lost_returns += pr->bstats.lost_returns;
+		bstats.lost_codes += pr->bstats.lost_codes;
+		bstats.lost_requests += pr->bstats.lost_requests;
+		bstats.read_fail += pr->bstats.read_fail;
+		bstats.exit_unverified += pr->bstats.exit_unverified;
+		bstats.foreign_hook += pr->bstats.foreign_hook;
+	}
 	if (err)
 		goto cleanup;
-	profile__finish(s.rec.prof, stop_ns);
 	if (env.raw) {
 		re.stop_ns = stop_ns;
 		re.stats = bstats;
 		err = raw_record(&out.raw, &re, sizeof(re));
 	}
+	if (!err && s.follow)
+		err = write_processes(&s, out.paths.prof, stop_ns, &merged);
 	if (!err)
-		err = conclude(&out, s.rec.prof, &s.hooks, &bstats, s.target.version,
-			       s.target.exit_probe.offset != 0, (stop_ns - start_ns) / 1e9);
+		err = conclude(&out, merged ? merged : root->rec.prof, &root->hooks, &bstats,
+			       root->version, root->target.exit_probe.offset != 0,
+			       (stop_ns - start_ns) / 1e9, s.follow ? &s : NULL);
 	exit_code = err ? 1 : 0;
 
 cleanup:
 	outputs__abort(&out);
 	if (s.held) /* an error after the target was taken: put it back first */
-		stop(&s);
-	tracer__free(s.tr);
+		stop(&s, now_ns());
 	if (child_pid && !s.released)
 		launch_abort(child_pid); /* the program has not run any of its code */
 	else if (child_pid && s.child_status == -1)
 		while (waitpid(child_pid, &s.child_status, 0) < 0 && errno == EINTR)
 			;
-	py_target__free(&s.target);
-	hook_state_free(&s.hooks);
-	seeds__free(&s.seeds);
-	profile__free(s.rec.prof);
+	for (i = 0; i < s.nprocs; i++)
+		proc_rec__free(s.procs[i]);
+	free(s.procs);
+	profile__free(merged);
 	/* a launched program's own status wins, whatever happened to the profile */
 	if (s.released && s.child_status != -1)
 		return exit_status_of(s.child_status);
@@ -524,7 +768,8 @@ static int cmd_report(void)
 	} else {
 		profile__finish(rec.prof, end.stop_ns);
 		err = conclude(&out, rec.prof, &hooks, &end.stats, h.python,
-			       h.flags & RAW_FLAG_EXIT_PROBE, (end.stop_ns - h.start_ns) / 1e9);
+			       h.flags & RAW_FLAG_EXIT_PROBE, (end.stop_ns - h.start_ns) / 1e9,
+			       NULL);
 	}
 	outputs__abort(&out);
 	hook_state_free(&hooks);

@@ -113,6 +113,16 @@ int outputs__write(struct outputs *o, struct profile *p, double node_thres, doub
 	return err;
 }
 
+int outputs__write_pstats(const char *path, struct profile *p)
+{
+	struct outfile f = { .fd = -1 };
+	int err = outfile__open(&f, path);
+
+	if (!err)
+		err = write_pstats(p, &f);
+	return finish(&f, path, err);
+}
+
 void outputs__abort(struct outputs *o)
 {
 	if (o->ct) {

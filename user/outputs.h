@@ -36,6 +36,9 @@ int outputs__start_trace(struct outputs *o, struct profile *p, uint32_t pid, uin
 int outputs__write(struct outputs *o, struct profile *p, double node_thres, double edge_thres,
 		   bool per_thread);
 
+/* One more pstats file, written whole or not at all; a failure is reported. Returns 0 or
+ * -errno. */
+int outputs__write_pstats(const char *path, struct profile *p);
 /* Removes whatever is not committed. */
 void outputs__abort(struct outputs *o);
 

@@ -490,3 +490,80 @@ void profile__finish(struct profile *p, uint64_t stop_ns)
 		p->last_ns = stop_ns;
 	calltree__finish(&p->tree);
 }
+
+static void add_stats(struct call_stats *dst, const struct call_stats *src)
+{
+	dst->calls += src->calls;
+	dst->rec_calls += src->rec_calls;
+	dst->inline_ns += src->inline_ns;
+	dst->total_ns += src->total_ns;
+}
+
+int profile__merge(struct profile *dst, const struct profile *src)
+{
+	uint32_t *fmap = calloc(src->nfuncs + 1, sizeof(*fmap));
+	uint32_t *tmap = calloc(src->nthreads + 1, sizeof(*tmap));
+	uint32_t *nmap = calloc(src->tree.n + 1, sizeof(*nmap));
+	uint32_t i, e;
+	int err = -ENOMEM;
+
+	if (!fmap || !tmap || !nmap)
+		goto out;
+	for (i = 0; i < src->nfuncs; i++) {
+		const struct func *f = &src->funcs[i];
+
+		fmap[i] = profile__func(dst, f->filename, f->name, f->firstlineno);
+		if (fmap[i] == NO_ID)
+			goto out;
+		add_stats(&dst->funcs[fmap[i]].st, &f->st);
+	}
+	for (i = 0; i < src->nedges; i++) {
+		e = edge_of(dst, fmap[src->edges[i].caller], fmap[src->edges[i].callee]);
+		if (e == NO_ID)
+			goto out;
+		add_stats(&dst->edges[e].st, &src->edges[i].st);
+	}
+	for (i = 0; i < src->nthreads; i++) {
+		struct thread *t = thread_of(dst, src->threads[i]->tid);
+
+		if (!t)
+			goto out;
+		if (!t->name[0])
+			memcpy(t->name, src->threads[i]->name, sizeof(t->name));
+		tmap[i] = (uint32_t)u64_map_get(&dst->thread_by_tid, tid_key(t->tid))[0] - 1;
+	}
+	/* a node comes after its parent: map them in order */
+	for (i = 0; i < src->tree.n; i++) {
+		const struct ct_node *s = &src->tree.nodes[i];
+		struct ct_node *d;
+
+		nmap[i] = s->parent == CT_NONE ? dst->threads[tmap[s->thread]]->root
+					       : calltree__child(&dst->tree, nmap[s->parent],
+								 fmap[s->func]);
+		if (nmap[i] == CT_NONE)
+			goto out;
+		d = &dst->tree.nodes[nmap[i]];
+		d->total_ns += s->total_ns;
+		d->self_ns += s->self_ns;
+		d->calls += s->calls;
+	}
+	dst->n.calls += src->n.calls;
+	dst->n.recovered += src->n.recovered;
+	dst->n.inline_calls += src->n.inline_calls;
+	dst->n.closed_unseen += src->n.closed_unseen;
+	dst->n.unmatched_returns += src->n.unmatched_returns;
+	dst->n.unknown_code += src->n.unknown_code;
+	dst->n.not_calls += src->n.not_calls;
+	dst->n.open_at_stop += src->n.open_at_stop;
+	dst->n.seeded += src->n.seeded;
+	if (src->first_ns && (!dst->first_ns || src->first_ns < dst->first_ns))
+		dst->first_ns = src->first_ns;
+	if (src->last_ns > dst->last_ns)
+		dst->last_ns = src->last_ns;
+	err = 0;
+out:
+	free(fmap);
+	free(tmap);
+	free(nmap);
+	return err;
+}

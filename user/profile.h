@@ -128,6 +128,12 @@ int profile__seed(struct profile *p, uint32_t tid, uint64_t ts, uint64_t frame, 
 /* Closes every call still open at stop_ns, as cProfile does when it is disabled. */
 void profile__finish(struct profile *p, uint64_t stop_ns);
 
+/*
+ * Adds a finished profile (another process's) into dst: functions by (file, line, name), their
+ * edges, threads and call paths. Call profile__finish on dst again afterwards. Returns 0 or
+ * -ENOMEM.
+ */
+int profile__merge(struct profile *dst, const struct profile *src);
 /* The thread for tid, added if new; NULL on ENOMEM. */
 struct thread *profile__thread(struct profile *p, uint32_t tid);
 bool profile__has_thread(const struct profile *p, uint32_t tid);

@@ -135,7 +135,7 @@ int seeds__walk(struct seeds *s, const struct py_target *t, struct tracee *held,
 
 	memset(s, 0, sizeof(*s));
 	u64_map_init(&known);
-	nt = tracee__fs_bases(held, tids, bases, SEED_MAX_THREADS);
+	nt = tracee__fs_bases(held, t->pid, tids, bases, SEED_MAX_THREADS);
 	if (t->runtime_addr)
 		proc_read(t->pid, t->runtime_addr + o->PyRuntime_interpreters_head, &interp,
 			  sizeof(interp));

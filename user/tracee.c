@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * A small ptrace supervisor. Threads are seized with PTRACE_O_TRACECLONE, so threads started
- * later are held too, and PTRACE_O_TRACEEXEC, so an exec does not turn into a SIGTRAP. State
- * changes arrive as SIGCHLD on a signalfd. A stop that is not ours (a signal for the target, a
- * group-stop) is passed on at once: signals are re-injected, group-stops are LISTENed to.
+ * later are held too, and PTRACE_O_TRACEEXEC, so an exec does not turn into a SIGTRAP; when
+ * following, PTRACE_O_TRACEFORK and PTRACE_O_TRACEVFORK hold new processes from their birth.
+ * State changes arrive as SIGCHLD on a signalfd. A stop that is not ours (a signal for the
+ * target, a group-stop) is passed on at once: signals are re-injected, group-stops are
+ * LISTENed to.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -13,18 +15,24 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "hashmap.h"
 #include "log.h"
+#include "py_image.h"
 #include "tracee.h"
 
 #define HOLD_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC)
+#define FOLLOW_OPTIONS (PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACESYSGOOD)
 #define STOP_TIMEOUT_MS 3000
+#define MAX_QUEUED 1024
 
 enum hold_state {
 	HELD_RUNNING,
+	HELD_NEWBORN,	/* a new thread or process whose first stop has not been seen */
 	HELD_STOPPED,	/* in a ptrace-stop we keep, resumed with pending_sig */
 	HELD_LISTENING, /* in a group-stop of the target's own (SIGSTOP, Ctrl-Z) */
 	HELD_GONE,
@@ -32,56 +40,101 @@ enum hold_state {
 
 struct held {
 	pid_t tid;
+	pid_t pid; /* its process */
 	enum hold_state state;
 	int pending_sig;
-	bool expect; /* the BPF side sent it REQUEST_SIGNAL */
+	bool expect;	 /* the BPF side sent it REQUEST_SIGNAL */
+	bool stepping;	 /* resumed with PTRACE_SYSCALL: its loader is watched */
+	bool in_syscall; /* stepping: between a syscall's entry and exit stops */
 };
 
 struct tracee {
-	pid_t pid;
+	pid_t pid; /* the first process: its end ends the recording */
+	long options;
 	int sfd;
 	sigset_t old_mask;
 	struct held *th;
 	int n, cap;
-	bool stopping; /* stop_all in progress: keep every stop */
+	bool stopping; /* a stop is in progress: keep every stop of stop_pid (0: of all) */
+	pid_t stop_pid;
+	struct proc_event queue[MAX_QUEUED];
+	int qhead, qlen;
 	request_fn on_request;
 	void *ctx;
 };
 
-static struct held *find(struct tracee *t, pid_t tid, bool add)
+static struct held *find(const struct tracee *t, pid_t tid)
+{
+	for (int i = 0; i < t->n; i++)
+		if (t->th[i].tid == tid && t->th[i].state != HELD_GONE)
+			return &t->th[i];
+	return NULL;
+}
+
+static struct held *add(struct tracee *t, pid_t tid, pid_t pid, enum hold_state state)
 {
 	struct held *h;
 	int i;
 
+	/* reuse the slot of a thread that is gone, so a long run with many short threads does
+	 * not grow the table */
 	for (i = 0; i < t->n; i++)
-		if (t->th[i].tid == tid && t->th[i].state != HELD_GONE)
-			return &t->th[i];
-	if (!add)
-		return NULL;
-	if (t->n == t->cap) {
-		int cap = t->cap ? t->cap * 2 : 64;
+		if (t->th[i].state == HELD_GONE)
+			break;
+	if (i == t->n) {
+		if (t->n == t->cap) {
+			int cap = t->cap ? t->cap * 2 : 64;
 
-		h = realloc(t->th, cap * sizeof(*h));
-		if (!h)
-			return NULL;
-		t->th = h;
-		t->cap = cap;
+			h = realloc(t->th, cap * sizeof(*h));
+			if (!h)
+				return NULL;
+			t->th = h;
+			t->cap = cap;
+		}
+		t->n++;
 	}
-	h = &t->th[t->n++];
+	h = &t->th[i];
 	memset(h, 0, sizeof(*h));
 	h->tid = tid;
+	h->pid = pid;
+	h->state = state;
 	return h;
+}
+
+static bool keeps(const struct tracee *t, const struct held *h)
+{
+	return t->stopping && (!t->stop_pid || t->stop_pid == h->pid);
 }
 
 static void resume(struct held *h, int sig)
 {
-	if (ptrace(PTRACE_CONT, h->tid, NULL, (void *)(long)sig) && errno == ESRCH)
+	if (ptrace(h->stepping ? PTRACE_SYSCALL : PTRACE_CONT, h->tid, NULL, (void *)(long)sig) &&
+	    errno == ESRCH)
 		h->state = HELD_GONE;
 	else
 		h->state = HELD_RUNNING;
 }
 
-static int create(struct tracee **out, pid_t pid, request_fn on_request, void *ctx)
+static void queue(struct tracee *t, struct proc_event ev)
+{
+	if (t->qlen == MAX_QUEUED) {
+		wlog("too many processes started at once: pid %d is not followed", ev.child);
+		return;
+	}
+	t->queue[(t->qhead + t->qlen++) % MAX_QUEUED] = ev;
+}
+
+bool tracee__next_event(struct tracee *t, struct proc_event *ev)
+{
+	if (!t || !t->qlen)
+		return false;
+	*ev = t->queue[t->qhead];
+	t->qhead = (t->qhead + 1) % MAX_QUEUED;
+	t->qlen--;
+	return true;
+}
+
+static int create(struct tracee **out, pid_t pid, bool follow, request_fn on_request, void *ctx)
 {
 	struct tracee *t = calloc(1, sizeof(*t));
 	sigset_t chld;
@@ -90,6 +143,7 @@ static int create(struct tracee **out, pid_t pid, request_fn on_request, void *c
 	if (!t)
 		return -ENOMEM;
 	t->pid = pid;
+	t->options = HOLD_OPTIONS | (follow ? FOLLOW_OPTIONS : 0);
 	t->on_request = on_request;
 	t->ctx = ctx;
 	sigemptyset(&chld);
@@ -107,14 +161,14 @@ static int create(struct tracee **out, pid_t pid, request_fn on_request, void *c
 	return 0;
 }
 
-int tracee__seize(struct tracee **out, pid_t pid, request_fn on_request, void *ctx)
+int tracee__seize(struct tracee **out, pid_t pid, bool follow, request_fn on_request, void *ctx)
 {
 	struct tracee *t;
 	char path[64];
 	bool added;
 	int err;
 
-	err = create(&t, pid, on_request, ctx);
+	err = create(&t, pid, follow, on_request, ctx);
 	if (err)
 		return err;
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
@@ -131,19 +185,17 @@ int tracee__seize(struct tracee **out, pid_t pid, request_fn on_request, void *c
 		added = false;
 		while ((d = readdir(dir))) {
 			pid_t tid = (pid_t)atoi(d->d_name);
-			struct held *h;
 
-			if (tid <= 0 || find(t, tid, false))
+			if (tid <= 0 || find(t, tid))
 				continue;
-			if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)HOLD_OPTIONS)) {
+			if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)t->options)) {
 				if (errno == ESRCH)
 					continue;
 				err = -errno;
 				closedir(dir);
 				goto fail;
 			}
-			h = find(t, tid, true);
-			if (!h) {
+			if (!add(t, tid, pid, HELD_RUNNING)) {
 				err = -ENOMEM;
 				closedir(dir);
 				goto fail;
@@ -159,17 +211,17 @@ fail:
 	return err;
 }
 
-int tracee__adopt(struct tracee **out, pid_t pid, request_fn on_request, void *ctx)
+int tracee__adopt(struct tracee **out, pid_t pid, bool follow, request_fn on_request, void *ctx)
 {
 	struct tracee *t;
 	struct held *h;
-	int err = create(&t, pid, on_request, ctx);
+	int err = create(&t, pid, follow, on_request, ctx);
 
 	if (err)
 		return err;
-	h = find(t, pid, true);
+	h = add(t, pid, pid, HELD_STOPPED);
 	/* from now on pyuprof's death must not kill the program (launch set EXITKILL) */
-	if (!h || ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)(long)HOLD_OPTIONS)) {
+	if (!h || ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)t->options)) {
 		err = h ? -errno : -ENOMEM;
 		tracee__release(t);
 		return err;
@@ -186,10 +238,17 @@ int tracee__fd(const struct tracee *t)
 
 void tracee__expect_signal(struct tracee *t, pid_t tid)
 {
-	struct held *h = find(t, tid, true);
+	struct held *h = find(t, tid);
 
 	if (h)
 		h->expect = true;
+}
+
+pid_t tracee__pid_of(const struct tracee *t, pid_t tid)
+{
+	const struct held *h = find(t, tid);
+
+	return h ? h->pid : 0;
 }
 
 static bool is_stop_signal(int sig)
@@ -197,35 +256,131 @@ static bool is_stop_signal(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
-/* One wait status. Returns -ESRCH when the whole target is gone (exit or exec). */
+/* The process of a thread whose first stop came before its parent's clone or fork event. */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return tgid ? tgid : tid;
+}
+
+/* The threads of process pid are gone (exit or exec): forget them, but for keep. */
+static void forget_process(struct tracee *t, pid_t pid, pid_t keep)
+{
+	for (int i = 0; i < t->n; i++)
+		if (t->th[i].pid == pid && t->th[i].tid != keep)
+			t->th[i].state = HELD_GONE;
+}
+
+/* A fork, vfork or clone event of h: the new task is held from its first stop. */
+static int on_birth(struct tracee *t, struct held *h, int event)
+{
+	unsigned long msg = 0;
+	pid_t child;
+
+	if (ptrace(PTRACE_GETEVENTMSG, h->tid, NULL, &msg) || !msg)
+		return 0;
+	child = (pid_t)msg;
+	if (event == PTRACE_EVENT_CLONE) {
+		if (!find(t, child) && !add(t, child, h->pid, HELD_NEWBORN))
+			return -ENOMEM;
+		return 0;
+	}
+	if (!find(t, child) && !add(t, child, child, HELD_NEWBORN))
+		return -ENOMEM;
+	queue(t, (struct proc_event){ .kind = PROC_FORK, .pid = h->pid, .child = child,
+				      .vfork = event == PTRACE_EVENT_VFORK });
+	return 0;
+}
+
+/* A syscall stop of a process whose loader is watched: has it mapped libpython yet? */
+static void on_loader_step(struct tracee *t, struct held *h)
+{
+	struct user_regs_struct regs;
+
+	/* syscall stops alternate entry/exit; look after each mmap returns */
+	h->in_syscall = !h->in_syscall;
+	if (!h->in_syscall && !ptrace(PTRACE_GETREGS, h->tid, NULL, &regs) &&
+	    regs.orig_rax == SYS_mmap && py_image_libpython_mapped(h->pid)) {
+		h->stepping = false;
+		h->state = HELD_STOPPED;
+		queue(t, (struct proc_event){ .kind = PROC_LOADED, .pid = h->pid });
+		return;
+	}
+	resume(h, 0);
+}
+
+/* One wait status. Returns -ESRCH when the first process is gone (exit or exec). */
 static int dispatch(struct tracee *t, pid_t tid, int st, int *status)
 {
-	struct held *h = find(t, tid, true);
-	int sig, event;
+	struct held *h = find(t, tid);
+	int sig, event, err;
 
-	if (!h)
-		return -ENOMEM;
 	if (WIFEXITED(st) || WIFSIGNALED(st)) {
+		if (!h)
+			return 0;
 		h->state = HELD_GONE;
+		if (tid != h->pid)
+			return 0;
+		forget_process(t, tid, 0);
 		if (tid == t->pid) {
 			if (status)
 				*status = st;
 			return -ESRCH;
 		}
+		queue(t, (struct proc_event){ .kind = PROC_EXIT, .pid = tid, .status = st });
 		return 0;
 	}
 	if (!WIFSTOPPED(st))
 		return 0;
+	if (!h) {
+		/* its first stop came before its parent's event: find its process */
+		pid_t pid = tgid_of(tid);
+
+		h = add(t, tid, pid, HELD_NEWBORN);
+		if (!h)
+			return -ENOMEM;
+	}
 	sig = WSTOPSIG(st);
 	event = st >> 16;
+	if (h->state == HELD_NEWBORN) {
+		/* a new process waits for tracee__resume; a new thread runs on */
+		if (h->tid == h->pid || keeps(t, h))
+			h->state = HELD_STOPPED;
+		else
+			resume(h, 0);
+		return 0;
+	}
 	switch (event) {
 	case PTRACE_EVENT_EXEC:
-		/* another program now: the probes were on the old one */
+		/* another program now: the probes were on the old one. The thread that exec'd
+		 * now has the leader's tid; the others are gone. */
+		forget_process(t, h->pid, h->pid);
+		h = find(t, h->pid);
+		if (!h)
+			return 0;
 		h->state = HELD_STOPPED;
-		return -ESRCH;
+		if (h->pid == t->pid)
+			return -ESRCH;
+		queue(t, (struct proc_event){ .kind = PROC_EXEC, .pid = h->pid });
+		return 0;
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
 	case PTRACE_EVENT_CLONE:
-		/* the new thread reports its own first stop */
-		if (t->stopping)
+		err = on_birth(t, h, event);
+		if (err)
+			return err;
+		h = find(t, tid); /* the table may have moved */
+		if (keeps(t, h))
 			h->state = HELD_STOPPED;
 		else
 			resume(h, 0);
@@ -235,7 +390,7 @@ static int dispatch(struct tracee *t, pid_t tid, int st, int *status)
 			/* the target's own group-stop: stay stopped, wake on SIGCONT */
 			ptrace(PTRACE_LISTEN, tid, NULL, NULL);
 			h->state = HELD_LISTENING;
-		} else if (t->stopping) {
+		} else if (keeps(t, h)) {
 			h->state = HELD_STOPPED;
 		} else {
 			resume(h, 0);
@@ -244,21 +399,25 @@ static int dispatch(struct tracee *t, pid_t tid, int st, int *status)
 	default:
 		break;
 	}
+	if (h->stepping && sig == (SIGTRAP | 0x80)) {
+		on_loader_step(t, h);
+		return 0;
+	}
 	/* signal-delivery-stop */
 	if (sig == REQUEST_SIGNAL) {
 		/* the handler first reads the request, which marks the signal as ours; then the
 		 * thread's requests are done while it stands here */
 		if (t->on_request)
-			t->on_request(t->ctx, tid);
-		h = find(t, tid, true); /* the handler may have grown the table */
+			t->on_request(t->ctx, h->pid, tid);
+		h = find(t, tid); /* the handler may have grown the table */
 		if (!h)
-			return -ENOMEM;
+			return 0;
 		if (h->expect) {
 			h->expect = false;
 			sig = 0;
 		}
 	}
-	if (t->stopping) {
+	if (keeps(t, h)) {
 		h->state = HELD_STOPPED;
 		h->pending_sig = sig;
 	} else {
@@ -270,7 +429,7 @@ static int dispatch(struct tracee *t, pid_t tid, int st, int *status)
 static int drain(struct tracee *t, int *status)
 {
 	struct signalfd_siginfo si;
-	int st, err = 0;
+	int st, err = 0, e;
 	pid_t tid;
 
 	while (read(t->sfd, &si, sizeof(si)) == sizeof(si))
@@ -279,8 +438,9 @@ static int drain(struct tracee *t, int *status)
 		tid = waitpid(-1, &st, __WALL | WNOHANG);
 		if (tid <= 0)
 			return tid < 0 && errno != ECHILD && errno != EINTR ? -errno : err;
-		if (dispatch(t, tid, st, status) == -ESRCH)
-			err = -ESRCH;
+		e = dispatch(t, tid, st, status);
+		if (e == -ESRCH || (e && !err))
+			err = e;
 	}
 }
 
@@ -289,46 +449,49 @@ int tracee__handle(struct tracee *t, int *status)
 	return drain(t, status);
 }
 
-static bool all_stopped(const struct tracee *t)
+static bool all_stopped(const struct tracee *t, pid_t pid)
 {
 	for (int i = 0; i < t->n; i++)
-		if (t->th[i].state == HELD_RUNNING)
+		if ((!pid || t->th[i].pid == pid) &&
+		    (t->th[i].state == HELD_RUNNING || t->th[i].state == HELD_NEWBORN))
 			return false;
 	return true;
 }
 
-int tracee__stop_all(struct tracee *t)
+int tracee__stop(struct tracee *t, pid_t pid)
 {
 	struct timespec ms = { 0, 1000000 };
 	int i, waited, err = 0;
 
 	t->stopping = true;
+	t->stop_pid = pid;
 	for (i = 0; i < t->n; i++)
-		if (t->th[i].state == HELD_RUNNING &&
+		if ((!pid || t->th[i].pid == pid) && t->th[i].state == HELD_RUNNING &&
 		    ptrace(PTRACE_INTERRUPT, t->th[i].tid, NULL, NULL) && errno == ESRCH)
 			t->th[i].state = HELD_GONE;
-	for (waited = 0; !all_stopped(t) && waited < STOP_TIMEOUT_MS; waited++) {
+	for (waited = 0; !all_stopped(t, pid) && waited < STOP_TIMEOUT_MS; waited++) {
 		err = drain(t, NULL);
 		if (err == -ESRCH)
 			return err;
-		if (!all_stopped(t))
+		if (!all_stopped(t, pid))
 			nanosleep(&ms, NULL);
 	}
-	if (!all_stopped(t)) {
-		dlog("some threads of pid %d did not stop", t->pid);
-		tracee__resume_all(t);
+	if (!all_stopped(t, pid)) {
+		dlog("some threads of pid %d did not stop", pid ? pid : t->pid);
+		tracee__resume(t, pid);
 		return -ETIMEDOUT;
 	}
 	return 0;
 }
 
-int tracee__resume_all(struct tracee *t)
+int tracee__resume(struct tracee *t, pid_t pid)
 {
-	t->stopping = false;
+	if (!pid || t->stop_pid == pid)
+		t->stopping = false;
 	for (int i = 0; i < t->n; i++) {
 		struct held *h = &t->th[i];
 
-		if (h->state == HELD_STOPPED) {
+		if (h->state == HELD_STOPPED && (!pid || h->pid == pid)) {
 			resume(h, h->pending_sig);
 			h->pending_sig = 0;
 		}
@@ -336,13 +499,25 @@ int tracee__resume_all(struct tracee *t)
 	return 0;
 }
 
-int tracee__fs_bases(struct tracee *t, pid_t *tids, uint64_t *bases, int max)
+int tracee__watch_loader(struct tracee *t, pid_t pid)
+{
+	struct held *h = find(t, pid);
+
+	if (!h || h->state != HELD_STOPPED)
+		return -ESRCH;
+	h->stepping = true;
+	h->in_syscall = false;
+	resume(h, 0);
+	return h->state == HELD_GONE ? -ESRCH : 0;
+}
+
+int tracee__fs_bases(struct tracee *t, pid_t pid, pid_t *tids, uint64_t *bases, int max)
 {
 	struct user_regs_struct regs;
 	int i, n = 0;
 
 	for (i = 0; i < t->n && n < max; i++) {
-		if (t->th[i].state == HELD_GONE || t->th[i].state == HELD_RUNNING ||
+		if (t->th[i].pid != pid || t->th[i].state != HELD_STOPPED ||
 		    ptrace(PTRACE_GETREGS, t->th[i].tid, NULL, &regs))
 			continue;
 		tids[n] = t->th[i].tid;
@@ -351,24 +526,33 @@ int tracee__fs_bases(struct tracee *t, pid_t *tids, uint64_t *bases, int max)
 	return n;
 }
 
-void tracee__release(struct tracee *t)
+void tracee__release_pid(struct tracee *t, pid_t pid)
 {
 	int i;
 
-	if (!t)
-		return;
 	/* a thread must be in a ptrace-stop to be detached */
-	if (tracee__stop_all(t) == -ETIMEDOUT)
+	if (tracee__stop(t, pid) == -ETIMEDOUT) {
 		t->stopping = true;
+		t->stop_pid = pid;
+	}
 	for (i = 0; i < t->n; i++) {
 		struct held *h = &t->th[i];
 
-		if (h->state == HELD_GONE)
+		if (h->state == HELD_GONE || (pid && h->pid != pid))
 			continue;
 		/* a signal held back goes to the target now; a pending request signal of ours
 		 * (REQUEST_SIGNAL) would be ignored by default */
 		ptrace(PTRACE_DETACH, h->tid, NULL, (void *)(long)h->pending_sig);
+		h->state = HELD_GONE;
 	}
+	t->stopping = false;
+}
+
+void tracee__release(struct tracee *t)
+{
+	if (!t)
+		return;
+	tracee__release_pid(t, 0);
 	close(t->sfd);
 	sigprocmask(SIG_SETMASK, &t->old_mask, NULL);
 	free(t->th);

@@ -5,11 +5,16 @@
  * memory, and (2) a thread the BPF side signals (SIGURG, REQUEST_SIGNAL) stops before its next
  * instruction while its request is done: no Python call can run in between. Every other signal
  * is passed on to the target unchanged.
+ *
+ * With follow set, the processes the target forks are held too, from their first instruction:
+ * each birth, exec and exit of one of them is queued as a struct proc_event, and a new process
+ * stays stopped until it is resumed, so that it can be recorded from its start.
  */
 #ifndef __PYUPROF_TRACEE_H
 #define __PYUPROF_TRACEE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <linux/types.h>
 #include <sys/types.h>
 #include "pyuprof.h" /* REQUEST_SIGNAL */
@@ -17,38 +22,56 @@
 struct tracee;
 
 /*
- * on_request(ctx, tid) is called for a thread stopped by our signal: it does that thread's
- * requests and returns; the thread then runs on.
+ * on_request(ctx, pid, tid) is called for a thread of process pid stopped by our signal: it
+ * does that thread's requests and returns; the thread then runs on.
  */
-typedef void (*request_fn)(void *ctx, pid_t tid);
+typedef void (*request_fn)(void *ctx, pid_t pid, pid_t tid);
+
+enum proc_event_kind {
+	PROC_FORK = 1, /* pid made child, which stands stopped until tracee__resume(child) */
+	PROC_EXEC,     /* pid exec'd another program; it stands stopped */
+	PROC_LOADED,   /* pid, watched with tracee__watch_loader, has libpython mapped; stopped */
+	PROC_EXIT,     /* pid is gone (status) */
+};
+
+struct proc_event {
+	enum proc_event_kind kind;
+	pid_t pid;
+	pid_t child;
+	bool vfork; /* PROC_FORK: child shares pid's memory until it execs or exits */
+	int status; /* PROC_EXIT: its wait status */
+};
 
 /* Seizes every thread of pid (attach mode). Returns 0 or -errno (EPERM: already traced). */
-int tracee__seize(struct tracee **out, pid_t pid, request_fn on_request, void *ctx);
-
+int tracee__seize(struct tracee **out, pid_t pid, bool follow, request_fn on_request, void *ctx);
 /* Takes over pid, seized and stopped by launch_start, and lets it run. Returns 0 or -errno. */
-int tracee__adopt(struct tracee **out, pid_t pid, request_fn on_request, void *ctx);
-
+int tracee__adopt(struct tracee **out, pid_t pid, bool follow, request_fn on_request, void *ctx);
 /* A descriptor that becomes readable when some thread of the target changed state. */
 int tracee__fd(const struct tracee *t);
-
 /*
- * Deals with every pending state change. Returns 0, or -ESRCH once the target is gone or has
- * exec'd another program (its wait status in *status if the leader exited, else untouched).
+ * Deals with every pending state change. Returns 0, or -ESRCH once the first process is gone
+ * or has exec'd another program (its wait status in *status if it exited, else untouched).
  */
 int tracee__handle(struct tracee *t, int *status);
-
+/* Takes the oldest queued process event. Returns false if there is none. */
+bool tracee__next_event(struct tracee *t, struct proc_event *ev);
 /* Marks that the BPF side signalled tid: its next REQUEST_SIGNAL is ours, not the target's. */
 void tracee__expect_signal(struct tracee *t, pid_t tid);
-
-/* Stops / resumes every thread. Returns 0 or -errno. */
-int tracee__stop_all(struct tracee *t);
-int tracee__resume_all(struct tracee *t);
-
-/* While stopped: the tids of the held threads and their FS bases (x86-64: pthread_self()).
- * Returns how many, at most max. */
-int tracee__fs_bases(struct tracee *t, pid_t *tids, uint64_t *bases, int max);
-
-/* Lets go of every thread (stopped or not); signals held back are delivered. NULL-safe. */
+/* Stops / resumes every thread of process pid, or of every process if pid is 0. */
+int tracee__stop(struct tracee *t, pid_t pid);
+int tracee__resume(struct tracee *t, pid_t pid);
+/* Lets the stopped process pid run one system call at a time until its loader has mapped
+ * libpython (PROC_LOADED). Returns 0 or -errno. */
+int tracee__watch_loader(struct tracee *t, pid_t pid);
+/* The process that thread tid belongs to, or 0 if tid is not held. */
+pid_t tracee__pid_of(const struct tracee *t, pid_t tid);
+/* While stopped: the tids of the held threads of pid and their FS bases (x86-64:
+ * pthread_self()). Returns how many, at most max. */
+int tracee__fs_bases(struct tracee *t, pid_t pid, pid_t *tids, uint64_t *bases, int max);
+/* Lets go of pid's threads, or of every thread if pid is 0 (stopped or not); signals held back
+ * are delivered. */
+void tracee__release_pid(struct tracee *t, pid_t pid);
+/* Lets go of every thread and frees t. NULL-safe. */
 void tracee__release(struct tracee *t);
 
 #endif /* __PYUPROF_TRACEE_H */

@@ -1,0 +1,113 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# --subprocesses: tests/targets/subprocesses.py runs work in a fork pool, a spawn pool, a
+# subprocess of the same interpreter, a forked child that does not exec, and itself, and
+# writes which process ran which tasks. For every process that ran tasks, its own profile
+# (out.PID.prof) must agree with cProfile's profile of the same tasks
+# (tools/cprofile_tasks.py) for every function below work(), and out.prof, the merge, with
+# the merge of those. On every interpreter present (one @test line each: bats 1.8 collects
+# tests from the file's text).
+
+load helpers
+
+check_subprocesses() {
+	local label=$1 fixture="$TARGETS/subprocesses.py" status=0 pid n=0
+	require_py "$label"
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	"$PYUPROF" record --subprocesses --top 0 -o out.prof -- "$PY" "$fixture" manifest.json \
+		>ours.out 2>ours.err || status=$?
+	if ((status != 0)); then
+		echo "pyuprof (or the fixture) exited with status $status:"
+		cat ours.err
+		return 1
+	fi
+	[[ $(summary_lost_events ours.err) == 0 ]] || { cat ours.err; return 1; }
+	for pid in $("$PY" -c 'import json, sys; print(" ".join(json.load(open(sys.argv[1]))))' \
+		manifest.json); do
+		if [[ ! -f out.$pid.prof ]]; then
+			echo "no profile for pid $pid, which ran $(grep -o "\"$pid\": [^]]*]]" manifest.json)"
+			cat ours.err
+			return 1
+		fi
+		# the summary names each process with its own file
+		grep -q "^pyuprof: pid $pid (Python .*wrote out.$pid.prof\$" ours.err ||
+			{ echo "pid $pid is not in the summary:"; cat ours.err; return 1; }
+		"$PY" "$TOOLS/cprofile_tasks.py" "$fixture" manifest.json "$pid" "truth.$pid.prof"
+		if ! "$PY" "$TOOLS/pstats_compare.py" "out.$pid.prof" "truth.$pid.prof" \
+			--file "$fixture" --below work >compare.out 2>&1; then
+			echo "pid $pid: $(grep -o "\"$pid\": [^]]*]]" manifest.json)"
+			cat compare.out
+			return 1
+		fi
+		n=$((n + 1))
+	done
+	# main, the fork pool (1-2 workers), the spawn pool (1-2), the subprocess, the child
+	((n >= 5)) || { echo "only $n processes ran tasks:"; cat manifest.json; return 1; }
+	"$PY" -c 'import pstats, sys; pstats.Stats(*sys.argv[2:]).dump_stats(sys.argv[1])' \
+		truth.prof truth.*.prof
+	"$PY" "$TOOLS/pstats_compare.py" out.prof truth.prof --file "$fixture" --below work
+}
+
+@test "subprocesses: each process's profile and their merge match cProfile (3.8)" {
+	check_subprocesses 3.8
+}
+
+@test "subprocesses: each process's profile and their merge match cProfile (3.9)" {
+	check_subprocesses 3.9
+}
+
+@test "subprocesses: each process's profile and their merge match cProfile (3.10)" {
+	check_subprocesses 3.10
+}
+
+@test "subprocesses: each process's profile and their merge match cProfile (3.11)" {
+	check_subprocesses 3.11
+}
+
+@test "subprocesses: each process's profile and their merge match cProfile (3.12)" {
+	check_subprocesses 3.12
+}
+
+@test "subprocesses: each process's profile and their merge match cProfile (3.13)" {
+	check_subprocesses 3.13
+}
+
+@test "subprocesses: each process's profile and their merge match cProfile (Debian 3.11)" {
+	check_subprocesses deb3.11
+}
+
+@test "subprocesses: attach mode follows the processes started after the attach" {
+	require_some_py
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	# the fixture waits for a go file, so that pyuprof is attached before any child starts
+	start_bg target.out target.err "$PY" "$TARGETS/subprocesses.py" manifest.json --wait go
+	TARGET=$BG_PID
+	wait_for_line target.out '^waiting' 20 "$TARGET"
+	start_bg rec.out rec.err "$PYUPROF" record --subprocesses --top 0 -o out.prof -p "$TARGET"
+	REC=$BG_PID
+	wait_for_line rec.err '^pyuprof: recording pid' 30 "$REC"
+	touch go
+	wait_exit "$TARGET" 120
+	[[ $EXIT_STATUS == 0 ]] || { cat target.err; return 1; }
+	wait_exit "$REC" 60
+	[[ $EXIT_STATUS == 0 ]] || { cat rec.err; return 1; }
+	for pid in $("$PY" -c 'import json, sys; print(" ".join(json.load(open(sys.argv[1]))))' \
+		manifest.json); do
+		[[ $pid == "$TARGET" ]] && continue
+		"$PY" "$TOOLS/cprofile_tasks.py" "$TARGETS/subprocesses.py" manifest.json "$pid" \
+			"truth.$pid.prof"
+		"$PY" "$TOOLS/pstats_compare.py" "out.$pid.prof" "truth.$pid.prof" \
+			--file "$TARGETS/subprocesses.py" --below work
+	done
+}
+
+@test "subprocesses: --trace and --raw are refused with --subprocesses (usage error)" {
+	require_some_py
+	run --separate-stderr "$PYUPROF" record --subprocesses --trace t.json -- "$PY" -c pass
+	[[ $status == 64 ]]
+	[[ $stderr == *"--subprocesses cannot be combined with --trace"* ]]
+	run --separate-stderr "$PYUPROF" record --subprocesses --raw r.raw -- "$PY" -c pass
+	[[ $status == 64 ]]
+}

@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Work spread over processes: a fork pool, a spawn pool, a subprocess of the same
+interpreter, a forked child that does not exec, and the parent itself.
+
+    subprocesses.py MANIFEST.json [--wait FILE]   (the parent; waits for FILE first)
+    subprocesses.py --child N         (the subprocess it starts)
+
+Every process runs KIND_task(n) for the tasks it is given; each calls work(n). The parent
+writes MANIFEST.json: {pid: [[kind, n], ...]}, the tasks each process ran, so that the
+same tasks can be run under cProfile (tests/tools/cprofile_tasks.py) for each process.
+"""
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import time
+
+
+def leaf(i):
+    return i * 2
+
+
+def fact(k):
+    return 1 if k <= 1 else k * fact(k - 1)
+
+
+def squares(n):
+    for i in range(n):
+        yield leaf(i)
+
+
+class Box:
+    def __init__(self, v):
+        self.v = v
+
+    def get(self):
+        return self.v
+
+
+def work(n):
+    total = 0
+    for i in range(10 * n):
+        total += leaf(i)
+    total += fact(n + 3)
+    total += sum(squares(n))
+    total += Box(n).get()
+    return total
+
+
+def main_task(n):
+    return work(n)
+
+
+def fork_task(n):
+    work(n)
+    return os.getpid(), ["fork", n]
+
+
+def spawn_task(n):
+    work(n)
+    return os.getpid(), ["spawn", n]
+
+
+def forkchild_task(n):
+    return work(n)
+
+
+def sub_task(n):
+    return work(n)
+
+
+def pool_tasks(method, task, ns, ran):
+    ctx = multiprocessing.get_context(method)
+    with ctx.Pool(2) as pool:
+        for pid, t in pool.map(task, ns, chunksize=1):
+            ran.setdefault(pid, []).append(t)
+
+
+def main(manifest, wait=None):
+    if wait:
+        print("waiting", flush=True)
+        while not os.path.exists(wait):
+            time.sleep(0.05)
+    ran = {os.getpid(): [["main", 2]]}
+    main_task(2)
+    pool_tasks("fork", fork_task, [1, 2, 3, 4], ran)
+    pool_tasks("spawn", spawn_task, [5, 6, 7], ran)
+    child = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", "4"])
+    if child.wait() != 0:
+        sys.exit("the subprocess failed")
+    ran[child.pid] = [["sub", 4]]
+    pid = os.fork()
+    if pid == 0:
+        forkchild_task(3)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    if status != 0:
+        sys.exit("the forked child failed")
+    ran[pid] = [["forkchild", 3]]
+    with open(manifest, "w") as f:
+        json.dump({str(k): v for k, v in ran.items()}, f)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--child":
+        sub_task(int(sys.argv[2]))
+    else:
+        main(sys.argv[1], sys.argv[3] if sys.argv[2:3] == ["--wait"] else None)

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Starting and ending the recording of one process. The process is stopped while it starts
+ * (launch: before its interpreter runs; attach: in the middle of its work; fork: at its birth),
+ * so the first call after it resumes is already seen, with inlining already off (3.11+).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "log.h"
+#include "proc_rec.h"
+
+struct proc_rec *proc_rec__new(pid_t pid, pid_t parent, struct tracee *held)
+{
+	struct proc_rec *pr = calloc(1, sizeof(*pr));
+
+	if (!pr)
+		return NULL;
+	pr->rec.prof = profile__new();
+	if (!pr->rec.prof) {
+		free(pr);
+		return NULL;
+	}
+	pr->pid = pid;
+	pr->parent = parent;
+	pr->rec.hooks = &pr->hooks;
+	pr->rec.live_pid = pid;
+	pr->rec.held = held;
+	pr->rec.target_version = pr->version;
+	return pr;
+}
+
+int proc_rec__start(struct proc_rec *pr, enum rec_start how, const struct proc_rec *parent,
+		    unsigned ringbuf_mb, uint64_t now_ns, char *why, size_t why_len)
+{
+	bool writes;
+	int err;
+
+	if (!pr->has_target) {
+		err = py_target__find(pr->pid, &pr->target, why, why_len);
+		if (err)
+			return err;
+		pr->has_target = true;
+	}
+	snprintf(pr->version, sizeof(pr->version), "%s", pr->target.version);
+	vlog("Python %s in %s (pid %d), %d return sites", pr->target.version, pr->target.path,
+	     pr->pid, pr->target.nret);
+	writes = pr->target.offsets->bpf.PyInterpreterState_eval_frame != 0;
+	/* with the process stopped: check the layout on its live frames, take those frames as
+	 * they are (a forked child runs on in its parent's frames) */
+	if (how == REC_ATTACHED) {
+		err = py_target__check_live(&pr->target, why, why_len);
+		if (err)
+			return err;
+	}
+	if (how != REC_LAUNCHED) {
+		seeds__free(&pr->seeds);
+		err = seeds__walk(&pr->seeds, &pr->target, pr->rec.held, now_ns);
+		if (err) {
+			snprintf(why, why_len, "cannot read its running frames: %s", strerror(-err));
+			return err;
+		}
+	}
+	err = tracer__start(&pr->tr, &pr->target, ringbuf_mb, recorder__handle, &pr->rec);
+	if (err) {
+		snprintf(why, why_len, "cannot attach probes: %s", errstr(err));
+		return err;
+	}
+	if (!writes)
+		return 0;
+	if (how == REC_LAUNCHED) /* before the interpreter starts: its first call is seen */
+		err = hook_preinit(&pr->target, &pr->hooks);
+	else if (how == REC_ATTACHED)
+		err = hook_install(&pr->target, &pr->hooks);
+	else
+		err = hook_inherit(&pr->target, &pr->hooks, &parent->hooks);
+	if (err)
+		snprintf(why, why_len, "cannot switch its call inlining off: %s", strerror(-err));
+	return err;
+}
+
+static void add_counters(struct pyuprof_stats *sum, const struct pyuprof_stats *s)
+{
+	sum->lost_calls += s->lost_calls;
+	sum->lost_returns += s->lost_returns;
+	sum->lost_codes += s->lost_codes;
+	sum->lost_requests += s->lost_requests;
+	sum->read_fail += s->read_fail;
+	sum->exit_unverified += s->exit_unverified;
+	sum->foreign_hook += s->foreign_hook;
+}
+
+void proc_rec__end(struct proc_rec *pr, uint64_t now_ns)
+{
+	struct pyuprof_stats s;
+
+	if (!pr->tr)
+		return;
+	tracer__stop_hook(pr->tr);
+	tracer__detach(pr->tr);
+	tracer__counters(pr->tr, &s);
+	add_counters(&pr->bstats, &s);
+	tracer__free(pr->tr);
+	pr->tr = NULL;
+	if (!pr->rec.stop_ns)
+		pr->rec.stop_ns = now_ns;
+	profile__finish(pr->rec.prof, pr->rec.stop_ns);
+}
+
+void proc_rec__restore(struct proc_rec *pr)
+{
+	if (pr->has_target && !pr->gone)
+		hook_restore(&pr->target, &pr->hooks);
+}
+
+void proc_rec__drop_image(struct proc_rec *pr)
+{
+	if (pr->has_target)
+		py_target__free(&pr->target);
+	pr->has_target = false;
+	hook_state_free(&pr->hooks);
+	memset(&pr->hooks, 0, sizeof(pr->hooks));
+	seeds__free(&pr->seeds);
+	/* a forked child that exec'd before making a call of its own leaves nothing: the frames
+	 * seeded at its birth were its parent's, still running there */
+	if (pr->rec.prof->n.calls == pr->rec.prof->n.seeded) {
+		struct profile *fresh = profile__new();
+
+		if (fresh) {
+			profile__free(pr->rec.prof);
+			pr->rec.prof = fresh;
+		}
+	}
+	/* the new image's calls are recorded again */
+	pr->rec.stop_ns = 0;
+	pr->rec.checks_ok = pr->rec.checks_bad = 0;
+}
+
+void proc_rec__free(struct proc_rec *pr)
+{
+	if (!pr)
+		return;
+	proc_rec__end(pr, 0);
+	if (pr->has_target)
+		py_target__free(&pr->target);
+	hook_state_free(&pr->hooks);
+	seeds__free(&pr->seeds);
+	profile__free(pr->rec.prof);
+	free(pr->written);
+	free(pr);
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The recording of one process: its interpreter, its probes, the writes into it and its own
+ * profile. A recording has one (the target) or, following subprocesses, one per process; an
+ * exec'd process keeps its profile across images.
+ */
+#ifndef __PYUPROF_PROC_REC_H
+#define __PYUPROF_PROC_REC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "events.h"
+#include "hook.h"
+#include "py_target.h"
+#include "seed.h"
+#include "tracee.h"
+#include "tracer.h"
+
+/* How a process comes to be recorded. */
+enum rec_start {
+	REC_LAUNCHED, /* stopped after exec, before its interpreter starts: nothing ran yet */
+	REC_ATTACHED, /* stopped in the middle of its work: its running frames are seeded */
+	REC_FORKED,   /* stopped at its birth by fork: a copy of a recorded parent */
+};
+
+struct proc_rec {
+	pid_t pid, parent; /* parent: the recorded process it was forked from, or 0 */
+	struct py_target target;
+	bool has_target;
+	struct tracer *tr; /* NULL when not recording (not Python, ended, or exec'd away) */
+	struct hook_state hooks;
+	struct recorder rec; /* rec.prof: this process's profile */
+	struct seeds seeds;
+	struct pyuprof_stats bstats; /* what the BPF side counted, over every image */
+	char version[32];	     /* of the last interpreter recorded, "" if none */
+	bool gone;		     /* exited: nothing to restore */
+	char *written;		     /* the profile written for it alone, if any */
+};
+
+/* A process not yet recorded; held is the shared ptrace hold. NULL on ENOMEM. */
+struct proc_rec *proc_rec__new(pid_t pid, pid_t parent, struct tracee *held);
+/*
+ * Starts recording pr (stopped as how says; target already found if has_target). parent is
+ * the forking process's recording for REC_FORKED. Returns 0, or -errno with why set.
+ */
+int proc_rec__start(struct proc_rec *pr, enum rec_start how, const struct proc_rec *parent,
+		    unsigned ringbuf_mb, uint64_t now_ns, char *why, size_t why_len);
+/* The probes go; what they sent is handled; frames still open are closed at now_ns. From then
+ * on nothing asks for a write. */
+void proc_rec__end(struct proc_rec *pr, uint64_t now_ns);
+/* pr stopped (tracee): puts its eval_frame hooks back. */
+void proc_rec__restore(struct proc_rec *pr);
+/* Forgets the interpreter of an image pr has exec'd away from (its profile stays). */
+void proc_rec__drop_image(struct proc_rec *pr);
+void proc_rec__free(struct proc_rec *pr);
+
+#endif /* __PYUPROF_PROC_REC_H */
