@@ -418,6 +418,22 @@ die()" >out 2>err || status=$?
 	for_each_py stop_with_sigterm
 }
 
+@test "record: attach ends on SIGHUP (the terminal went away), writes the profile, target carries on" {
+	require_bpf
+	stop_with_sighup() {
+		start_server
+		attach_pyuprof
+		run_rounds 1 2
+		kill -HUP "$REC"
+		wait_exit "$REC" 60
+		check_rec_status
+		assert_unharmed "$TARGET"
+		run_rounds 3 3
+		compare_rounds 2
+	}
+	for_each_py stop_with_sighup
+}
+
 @test "record: attach ends after -d seconds, writes the profile, target carries on" {
 	require_bpf
 	stop_after_duration() {

@@ -103,6 +103,47 @@ check_subprocesses() {
 	done
 }
 
+# stop_midway LABEL SIG: pyuprof attached with --subprocesses is stopped by SIG while the
+# fixture's children come and go; every process must carry on and compute right (the fixture
+# exits non-zero otherwise), and with SIGTERM the profiles are written.
+stop_midway() {
+	local label=$1 sig=$2 delay
+	PY=$(py_path "$label") || return 0
+	cd "$BATS_TEST_TMPDIR"
+	for delay in 1 2.5; do
+		rm -f go manifest.json ./*.prof
+		start_bg target.out target.err "$PY" "$TARGETS/subprocesses.py" manifest.json --wait go
+		TARGET=$BG_PID
+		wait_for_line target.out '^waiting' 20 "$TARGET"
+		start_bg rec.out rec.err "$PYUPROF" record --subprocesses -q -o out.prof -p "$TARGET"
+		REC=$BG_PID
+		wait_for_line rec.err '^pyuprof: recording pid' 30 "$REC" || true
+		sleep 0.5 # the attach is done shortly after that line
+		touch go
+		sleep "$delay"
+		kill "-$sig" "$REC"
+		wait_exit "$REC" 60
+		if [[ $sig == TERM && $EXIT_STATUS != 0 ]]; then
+			echo "$label, $sig after ${delay}s: pyuprof exited with $EXIT_STATUS"
+			cat rec.err
+			return 1
+		fi
+		wait_exit "$TARGET" 120
+		if [[ $EXIT_STATUS != 0 ]]; then
+			echo "$label, $sig after ${delay}s: the fixture exited with $EXIT_STATUS"
+			cat target.err
+			return 1
+		fi
+		[[ $sig == KILL ]] || "$PY" -c 'import pstats, sys; pstats.Stats(sys.argv[1])' out.prof
+	done
+}
+
+@test "subprocesses: SIGTERM or SIGKILL of pyuprof midway leaves every process correct" {
+	require_bpf
+	stop_midway 3.12 TERM
+	stop_midway 3.10 KILL
+}
+
 @test "subprocesses: --trace and --raw are refused with --subprocesses (usage error)" {
 	require_some_py
 	run --separate-stderr "$PYUPROF" record --subprocesses --trace t.json -- "$PY" -c pass

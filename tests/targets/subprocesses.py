@@ -53,13 +53,11 @@ def main_task(n):
 
 
 def fork_task(n):
-    work(n)
-    return os.getpid(), ["fork", n]
+    return os.getpid(), ["fork", n], work(n)
 
 
 def spawn_task(n):
-    work(n)
-    return os.getpid(), ["spawn", n]
+    return os.getpid(), ["spawn", n], work(n)
 
 
 def forkchild_task(n):
@@ -70,10 +68,17 @@ def sub_task(n):
     return work(n)
 
 
+# what work(n) gives, known before any process starts (a wrong result exits non-zero)
+EXPECTED = {1: 115, 2: 504, 3: 1599, 4: 6616, 5: 42795, 6: 366456, 7: 3633679}
+
+
 def pool_tasks(method, task, ns, ran):
     ctx = multiprocessing.get_context(method)
     with ctx.Pool(2) as pool:
-        for pid, t in pool.map(task, ns, chunksize=1):
+        for pid, t, result in pool.map(task, ns, chunksize=1):
+            if result != EXPECTED[t[1]]:
+                sys.exit("pid %d computed work(%d) = %d, not %d" % (pid, t[1], result,
+                                                                     EXPECTED[t[1]]))
             ran.setdefault(pid, []).append(t)
 
 
@@ -83,7 +88,8 @@ def main(manifest, wait=None):
         while not os.path.exists(wait):
             time.sleep(0.05)
     ran = {os.getpid(): [["main", 2]]}
-    main_task(2)
+    if main_task(2) != EXPECTED[2]:
+        sys.exit("work(2) is wrong in the parent")
     pool_tasks("fork", fork_task, [1, 2, 3, 4], ran)
     pool_tasks("spawn", spawn_task, [5, 6, 7], ran)
     child = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", "4"])
@@ -92,8 +98,7 @@ def main(manifest, wait=None):
     ran[child.pid] = [["sub", 4]]
     pid = os.fork()
     if pid == 0:
-        forkchild_task(3)
-        os._exit(0)
+        os._exit(0 if forkchild_task(3) == EXPECTED[3] else 1)
     _, status = os.waitpid(pid, 0)
     if status != 0:
         sys.exit("the forked child failed")
@@ -104,6 +109,7 @@ def main(manifest, wait=None):
 
 if __name__ == "__main__":
     if sys.argv[1] == "--child":
-        sub_task(int(sys.argv[2]))
+        n = int(sys.argv[2])
+        sys.exit(0 if sub_task(n) == EXPECTED[n] else "work(%d) is wrong in the subprocess" % n)
     else:
         main(sys.argv[1], sys.argv[3] if sys.argv[2:3] == ["--wait"] else None)
