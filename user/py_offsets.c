@@ -78,6 +78,7 @@ static const struct py_offsets_entry table[] = {
 		.PyFrame_localsplus = 360, /* gdb: offsetof(PyFrameObject, f_localsplus) */
 		.PyTypeObject_tp_basicsize = 32, /* gdb: offsetof(PyTypeObject, tp_basicsize) */
 		.PyTypeObject_tp_dictoffset = 288, /* gdb: offsetof(PyTypeObject, tp_dictoffset) */
+		.PyTypeObject_tp_flags = 168, /* gdb: offsetof(PyTypeObject, tp_flags) */
 		/* instance dicts are found through tp_dictoffset before 3.11 */
 		.PyHeapTypeObject_ht_cached_keys = 0,
 		.PyDictObject_ma_keys = 32, /* gdb: offsetof(PyDictObject, ma_keys) */
@@ -153,6 +154,7 @@ static const struct py_offsets_entry table[] = {
 		.PyFrame_localsplus = 360, /* gdb: offsetof(PyFrameObject, f_localsplus) */
 		.PyTypeObject_tp_basicsize = 32, /* gdb: offsetof(PyTypeObject, tp_basicsize) */
 		.PyTypeObject_tp_dictoffset = 288, /* gdb: offsetof(PyTypeObject, tp_dictoffset) */
+		.PyTypeObject_tp_flags = 168, /* gdb: offsetof(PyTypeObject, tp_flags) */
 		/* instance dicts are found through tp_dictoffset before 3.11 */
 		.PyHeapTypeObject_ht_cached_keys = 0,
 		.PyDictObject_ma_keys = 32, /* gdb: offsetof(PyDictObject, ma_keys) */
@@ -228,6 +230,7 @@ static const struct py_offsets_entry table[] = {
 		.PyFrame_localsplus = 352, /* gdb: offsetof(PyFrameObject, f_localsplus) */
 		.PyTypeObject_tp_basicsize = 32, /* gdb: offsetof(PyTypeObject, tp_basicsize) */
 		.PyTypeObject_tp_dictoffset = 288, /* gdb: offsetof(PyTypeObject, tp_dictoffset) */
+		.PyTypeObject_tp_flags = 168, /* gdb: offsetof(PyTypeObject, tp_flags) */
 		/* instance dicts are found through tp_dictoffset before 3.11 */
 		.PyHeapTypeObject_ht_cached_keys = 0,
 		.PyDictObject_ma_keys = 32, /* gdb: offsetof(PyDictObject, ma_keys) */
@@ -303,6 +306,7 @@ static const struct py_offsets_entry table[] = {
 		.PyFrame_localsplus = 72, /* gdb: offsetof(_PyInterpreterFrame, localsplus) */
 		.PyTypeObject_tp_basicsize = 32, /* gdb: offsetof(PyTypeObject, tp_basicsize) */
 		.PyTypeObject_tp_dictoffset = 288, /* gdb: offsetof(PyTypeObject, tp_dictoffset) */
+		.PyTypeObject_tp_flags = 168, /* gdb: offsetof(PyTypeObject, tp_flags) */
 		/* gdb: offsetof(PyHeapTypeObject, ht_cached_keys) */
 		.PyHeapTypeObject_ht_cached_keys = 872,
 		.PyDictObject_ma_keys = 32, /* gdb: offsetof(PyDictObject, ma_keys) */
@@ -378,6 +382,7 @@ static const struct py_offsets_entry table[] = {
 		.PyFrame_localsplus = 72, /* gdb: offsetof(_PyInterpreterFrame, localsplus) */
 		.PyTypeObject_tp_basicsize = 32, /* gdb: offsetof(PyTypeObject, tp_basicsize) */
 		.PyTypeObject_tp_dictoffset = 288, /* gdb: offsetof(PyTypeObject, tp_dictoffset) */
+		.PyTypeObject_tp_flags = 168, /* gdb: offsetof(PyTypeObject, tp_flags) */
 		/* gdb: offsetof(PyHeapTypeObject, ht_cached_keys) */
 		.PyHeapTypeObject_ht_cached_keys = 880,
 		.PyDictObject_ma_keys = 32, /* gdb: offsetof(PyDictObject, ma_keys) */
@@ -456,6 +461,7 @@ static const struct py_offsets_entry table[] = {
 		.PyFrame_localsplus = 72, /* gdb: offsetof(_PyInterpreterFrame, localsplus) */
 		.PyTypeObject_tp_basicsize = 32, /* gdb: offsetof(PyTypeObject, tp_basicsize) */
 		.PyTypeObject_tp_dictoffset = 288, /* gdb: offsetof(PyTypeObject, tp_dictoffset) */
+		.PyTypeObject_tp_flags = 168, /* gdb: offsetof(PyTypeObject, tp_flags) */
 		/* gdb: offsetof(PyHeapTypeObject, ht_cached_keys) */
 		.PyHeapTypeObject_ht_cached_keys = 880,
 		.PyDictObject_ma_keys = 32, /* gdb: offsetof(PyDictObject, ma_keys) */

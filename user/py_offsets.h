@@ -35,6 +35,7 @@ struct py_offsets_entry {
 	unsigned PyFrame_localsplus; /* f_localsplus (<= 3.10) or localsplus (3.11+) */
 	unsigned PyTypeObject_tp_basicsize;
 	unsigned PyTypeObject_tp_dictoffset;
+	unsigned PyTypeObject_tp_flags; /* 3.11+: Py_TPFLAGS_MANAGED_DICT, _INLINE_VALUES */
 	unsigned PyHeapTypeObject_ht_cached_keys; /* 3.11+: the keys an instance's values use */
 	unsigned PyDictObject_ma_keys;
 	unsigned PyDictObject_ma_values;
