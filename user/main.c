@@ -226,6 +226,7 @@ static int start(struct session *s)
 	s->rec.target_version = s->target.version;
 	s->rec.hooks = &s->hooks;
 	s->rec.live_pid = s->pid;
+	s->rec.target = &s->target;
 	writes = s->target.offsets->bpf.PyInterpreterState_eval_frame != 0;
 
 	if (s->launched) {
