@@ -66,7 +66,7 @@ static int python_name(const struct recorder *r, const void *data, char *out, si
 	}
 	for (i = 0; i < n; i++)
 		if (is_bootstrap(r, codes[i]) &&
-		    !thread_name__read(r->target, frames[i], codes[i], out, len))
+		    !thread_name__read(r->target, frames[i], codes[i], c->tid, out, len))
 			return 0;
 	/* the thread that imported threading, by CPython's own name for it */
 	if (c->tid == (__u32)r->live_pid) {

@@ -15,7 +15,9 @@
 #include "thread_name.h"
 
 #define MAX_ATTRS 128	/* Thread has about 15 attributes; subclasses add a few */
-#define NAME_ATTR "_name"
+#define ATTR_MAX 16	/* bytes of the attribute names we look up */
+#define LONG_DIGITS 24	/* offsetof(PyLongObject, ob_digit) (long_value.ob_digit in 3.12+) */
+#define LONG_SHIFT 30	/* bits per digit: a tid fits in one */
 #define WORD 8
 #define TPFLAGS_INLINE_VALUES (1ull << 2) /* 3.13 */
 #define TPFLAGS_MANAGED_DICT (1ull << 4)  /* 3.11+ */
@@ -46,18 +48,19 @@ static uint64_t rd_ptr(const struct py_target *t, uint64_t addr)
 	return v;
 }
 
-/* 1 if the str at key is "_name" (attribute names are interned ASCII strs). */
-static int is_name_key(const struct py_target *t, uint64_t key)
+/* 1 if the str at key is attr (attribute names are interned ASCII strs). */
+static int is_key(const struct py_target *t, uint64_t key, const char *attr)
 {
-	char buf[sizeof(NAME_ATTR)];
+	char buf[ATTR_MAX];
 	uint32_t len;
 
 	return py_target__read_str(t, key, buf, sizeof(buf), &len) == STR_ASCII &&
-	       len == strlen(NAME_ATTR) && !memcmp(buf, NAME_ATTR, len);
+	       len == strlen(attr) && !memcmp(buf, attr, len);
 }
 
-/* Looks "_name" up in keys; the value is in the entry, or values[i] for a split table. */
-static int keys_lookup(const struct py_target *t, uint64_t keys, uint64_t values, uint64_t *value)
+/* Looks attr up in keys; the value is in the entry, or values[i] for a split table. */
+static int keys_lookup(const struct py_target *t, uint64_t keys, uint64_t values,
+		       const char *attr, uint64_t *value)
 {
 	const struct py_offsets_entry *o = t->offsets;
 	unsigned esize = o->PyDictKeyEntry_size, koff = o->PyDictKeyEntry_me_key;
@@ -94,7 +97,7 @@ static int keys_lookup(const struct py_target *t, uint64_t keys, uint64_t values
 		return -EFAULT;
 	for (i = 0; i < nentries; i++) {
 		memcpy(&key, entries + i * esize + koff, sizeof(key));
-		if (!key || !is_name_key(t, key))
+		if (!key || !is_key(t, key, attr))
 			continue;
 		if (values)
 			return rd(t, values + i * WORD, value, sizeof(*value));
@@ -104,7 +107,8 @@ static int keys_lookup(const struct py_target *t, uint64_t keys, uint64_t values
 	return -ENOENT;
 }
 
-static int dict_lookup(const struct py_target *t, uint64_t dict, uint64_t *value)
+static int dict_lookup(const struct py_target *t, uint64_t dict, const char *attr,
+		       uint64_t *value)
 {
 	const struct py_offsets_entry *o = t->offsets;
 	uint64_t keys = rd_ptr(t, dict + o->PyDictObject_ma_keys);
@@ -112,22 +116,23 @@ static int dict_lookup(const struct py_target *t, uint64_t dict, uint64_t *value
 
 	if (!keys)
 		return -EFAULT;
-	return keys_lookup(t, keys, values ? values + o->PyDictValues_values : 0, value);
+	return keys_lookup(t, keys, values ? values + o->PyDictValues_values : 0, attr, value);
 }
 
 /* An instance's values without a dict (3.11+): keyed by its class's cached shared keys. */
 static int values_lookup(const struct py_target *t, uint64_t type, uint64_t values,
-			 uint64_t *value)
+			 const char *attr, uint64_t *value)
 {
 	uint64_t keys = rd_ptr(t, type + t->offsets->PyHeapTypeObject_ht_cached_keys);
 
 	if (!keys)
 		return -ENOENT;
-	return keys_lookup(t, keys, values + t->offsets->PyDictValues_values, value);
+	return keys_lookup(t, keys, values + t->offsets->PyDictValues_values, attr, value);
 }
 
-/* The attribute `_name` of the instance obj. */
-static int attr_lookup(const struct py_target *t, uint64_t obj, uint64_t *value)
+/* The attribute attr of the instance obj. */
+static int attr_lookup(const struct py_target *t, uint64_t obj, const char *attr,
+		       uint64_t *value)
 {
 	const struct py_offsets_entry *o = t->offsets;
 	uint64_t type = rd_ptr(t, obj + o->PyObject_ob_type), dict, values;
@@ -146,50 +151,78 @@ static int attr_lookup(const struct py_target *t, uint64_t obj, uint64_t *value)
 		    off > 4096)
 			return -ENOENT;
 		dict = rd_ptr(t, obj + off);
-		return dict ? dict_lookup(t, dict, value) : -ENOENT;
+		return dict ? dict_lookup(t, dict, attr, value) : -ENOENT;
 	case DICT_MANAGED:
 		values = rd_ptr(t, obj - 4 * WORD);
 		if (values)
-			return values_lookup(t, type, values, value);
+			return values_lookup(t, type, values, attr, value);
 		dict = rd_ptr(t, obj - 3 * WORD);
-		return dict ? dict_lookup(t, dict, value) : -ENOENT;
+		return dict ? dict_lookup(t, dict, attr, value) : -ENOENT;
 	case DICT_OR_VALUES:
 		dict = rd_ptr(t, obj - 3 * WORD);
 		if (dict & 1) /* values are stored minus one, so that the word is odd */
-			return values_lookup(t, type, dict + 1, value);
-		return dict ? dict_lookup(t, dict, value) : -ENOENT;
+			return values_lookup(t, type, dict + 1, attr, value);
+		return dict ? dict_lookup(t, dict, attr, value) : -ENOENT;
 	case DICT_INLINE_VALUES:
 		dict = rd_ptr(t, obj - 3 * WORD);
 		if (dict)
-			return dict_lookup(t, dict, value);
+			return dict_lookup(t, dict, attr, value);
 		/* PyDictValues after the object: capacity, size, embedded, valid */
 		if (!(flags & TPFLAGS_INLINE_VALUES) ||
 		    rd(t, type + o->PyTypeObject_tp_basicsize, &basicsize, sizeof(basicsize)) ||
 		    basicsize <= 0 || basicsize > 4096 || rd(t, obj + basicsize + 3, &valid, 1))
 			return -EFAULT;
-		return valid ? values_lookup(t, type, obj + basicsize, value) : -ENOENT;
+		return valid ? values_lookup(t, type, obj + basicsize, attr, value) : -ENOENT;
 	}
 	return -ENOENT;
 }
 
-int thread_name__of_object(const struct py_target *t, uint64_t obj, char *out, size_t out_len)
+/* 1 if obj's type is named name (up to 7 bytes), 0 if not, -EFAULT if unreadable. */
+static int type_is(const struct py_target *t, uint64_t obj, const char *name)
+{
+	uint64_t type, tp_name;
+	char buf[8] = "";
+
+	if (!(type = rd_ptr(t, obj + t->offsets->PyObject_ob_type)) ||
+	    !(tp_name = rd_ptr(t, type + t->offsets->PyTypeObject_tp_name)) ||
+	    rd(t, tp_name, buf, strlen(name) + 1))
+		return -EFAULT;
+	return !memcmp(buf, name, strlen(name) + 1);
+}
+
+/*
+ * -ESTALE if the Thread has set its _native_id (first thing in _bootstrap_inner) to another
+ * thread's: its frame, once freed, may be in use by a later thread by the time we read it.
+ */
+static int check_native_id(const struct py_target *t, uint64_t obj, uint32_t tid)
+{
+	uint64_t id = 0;
+	uint32_t digit = 0;
+
+	if (attr_lookup(t, obj, "_native_id", &id) || !id || type_is(t, id, "int") != 1)
+		return 0; /* not set yet (None), or a threading without it */
+	if (rd(t, id + LONG_DIGITS, &digit, sizeof(digit)))
+		return -EFAULT;
+	return (digit & ((1u << LONG_SHIFT) - 1)) == tid ? 0 : -ESTALE;
+}
+
+int thread_name__of_object(const struct py_target *t, uint64_t obj, uint32_t tid, char *out,
+			   size_t out_len)
 {
 	char raw[256]; /* 64 characters of 4 bytes: more than a name gets */
-	uint64_t str = 0, type, tp_name;
-	char type_name[4];
+	uint64_t str = 0;
 	uint32_t len;
 	uint8_t kind;
 	int err;
 
-	err = attr_lookup(t, obj, &str);
+	err = tid ? check_native_id(t, obj, tid) : 0;
+	if (!err)
+		err = attr_lookup(t, obj, "_name", &str);
 	if (err)
 		return err;
-	if (!str || !(type = rd_ptr(t, str + t->offsets->PyObject_ob_type)) ||
-	    !(tp_name = rd_ptr(t, type + t->offsets->PyTypeObject_tp_name)) ||
-	    rd(t, tp_name, type_name, sizeof(type_name)))
-		return -EFAULT;
-	if (memcmp(type_name, "str", 4)) /* a subclass may store anything there */
-		return -EINVAL;
+	err = str ? type_is(t, str, "str") : -EFAULT;
+	if (err <= 0) /* 0: a subclass may store anything there */
+		return err ? err : -EINVAL;
 	kind = py_target__read_str(t, str, raw, sizeof(raw), &len);
 	if (kind == STR_UNREADABLE)
 		return -EFAULT;
@@ -197,8 +230,8 @@ int thread_name__of_object(const struct py_target *t, uint64_t obj, char *out, s
 	return 0;
 }
 
-int thread_name__read(const struct py_target *t, uint64_t frame, uint64_t code, char *out,
-		      size_t out_len)
+int thread_name__read(const struct py_target *t, uint64_t frame, uint64_t code, uint32_t tid,
+		      char *out, size_t out_len)
 {
 	uint64_t self;
 
@@ -208,5 +241,5 @@ int thread_name__read(const struct py_target *t, uint64_t frame, uint64_t code, 
 	self = rd_ptr(t, frame + t->offsets->PyFrame_localsplus);
 	if (!self)
 		return -ESTALE;
-	return thread_name__of_object(t, self, out, out_len);
+	return thread_name__of_object(t, self, tid, out, out_len);
 }

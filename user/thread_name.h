@@ -18,14 +18,16 @@
 bool thread_name__is_bootstrap(const char *filename, const char *name);
 
 /*
- * The name of the Thread whose bootstrap frame is frame, still running code, into out (UTF-8,
- * NUL-terminated, cut at a character boundary). Only reads the target. Returns 0, -ESTALE (the
- * frame runs something else now), -ENOENT (no `_name`), -EINVAL (not a str), -EFAULT.
+ * The name of the Thread whose bootstrap frame is frame, still running code in thread tid, into
+ * out (UTF-8, NUL-terminated, cut at a character boundary). Only reads the target. Returns 0,
+ * -ESTALE (the frame runs something else now, or the Thread is another thread's), -ENOENT (no
+ * `_name`), -EINVAL (not a str), -EFAULT.
  */
-int thread_name__read(const struct py_target *t, uint64_t frame, uint64_t code, char *out,
-		      size_t out_len);
+int thread_name__read(const struct py_target *t, uint64_t frame, uint64_t code, uint32_t tid,
+		      char *out, size_t out_len);
 
-/* The same from the Thread object itself (for tests). */
-int thread_name__of_object(const struct py_target *t, uint64_t obj, char *out, size_t out_len);
+/* The same from the Thread object itself; tid 0 skips the check of its _native_id. */
+int thread_name__of_object(const struct py_target *t, uint64_t obj, uint32_t tid, char *out,
+			   size_t out_len);
 
 #endif /* __PYUPROF_THREAD_NAME_H */

@@ -4,7 +4,8 @@
  * and Debian's /usr/bin/python3.11 starts threads whose attributes sit in each of the places
  * an instance keeps them (values, a materialised dict, a subclass with more attributes), and
  * prints each Thread's address and name; the names read from outside must be the same.
- * Objects that are not Threads, and bad addresses, must give an error and nothing else.
+ * Objects that are not Threads, bad addresses, and a Thread whose _native_id is another
+ * thread's, must give an error and nothing else.
  */
 #include <errno.h>
 #include <glob.h>
@@ -43,7 +44,7 @@ static const char script[] =
 	"for t in ts: t.start()\n"
 	"r = threading.Thread(name='first', target=work); r.start(); r.name = 'renamed'\n"
 	"for t in ts + [r, threading.main_thread()]:\n"
-	"    print('name %x %s' % (id(t), t.name.encode('utf-8').hex()))\n"
+	"    print('name %x %d %s' % (id(t), t.native_id, t.name.encode('utf-8').hex()))\n"
 	"for o in (12345678901, object(), {'_name': 'x'}, 'str'):\n"
 	"    print('bad %x' % id(o))\n"
 	"print('bad 1000')\n"
@@ -99,10 +100,11 @@ static void unhex(const char *hex, char *out, size_t size)
 static void check_python(const char *python)
 {
 	char *argv[] = { (char *)python, "-c", (char *)script, NULL };
-	char line[512], want[256], got[64], why[256];
+	char line[512], want[256], got[64], got2[64], why[256];
 	posix_spawn_file_actions_t fa;
 	int out[2], in[2], names = 0, bads = 0, err;
 	unsigned long long addr;
+	unsigned tid;
 	struct py_target t;
 	pid_t pid;
 	FILE *f;
@@ -127,10 +129,13 @@ static void check_python(const char *python)
 	while (!err && strncmp(line, "end", 3)) {
 		char hex[400] = "";
 
-		if (sscanf(line, "name %llx %399s", &addr, hex) == 2) {
+		if (sscanf(line, "name %llx %u %399s", &addr, &tid, hex) == 3) {
 			unhex(hex, want, sizeof(want));
 			got[0] = 0;
-			CHECK(thread_name__of_object(&t, addr, got, sizeof(got)) == 0);
+			CHECK(thread_name__of_object(&t, addr, tid, got, sizeof(got)) == 0);
+			/* a Thread that says it runs in another thread is refused */
+			CHECK(thread_name__of_object(&t, addr, tid + 1, got2, sizeof(got2)) ==
+			      -ESTALE);
 			if (strlen(want) < 40) {
 				CHECK(!strcmp(got, want));
 			} else { /* cut, with "..." */
@@ -143,7 +148,7 @@ static void check_python(const char *python)
 				printf("#   want '%s', got '%s'\n", want, got);
 			names++;
 		} else if (sscanf(line, "bad %llx", &addr) == 1) {
-			CHECK(thread_name__of_object(&t, addr, got, sizeof(got)) < 0);
+			CHECK(thread_name__of_object(&t, addr, 0, got, sizeof(got)) < 0);
 			bads++;
 		}
 		if (!fgets(line, sizeof(line), f))
