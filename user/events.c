@@ -41,19 +41,26 @@ static bool is_bootstrap(const struct recorder *r, uint64_t code)
 }
 
 /*
- * The threading name of a new thread from its first record: a thread started by threading
- * enters _bootstrap first (or shows it in the entered frame's chain; at attach, its outermost
- * seed), and that frame's self is the Thread. The frame is read now, while the thread most
- * likely still runs it; a thread already gone just keeps its kernel name.
+ * The threading name of a new thread from its first record. A thread started by threading
+ * enters _bootstrap first, where the BPF side sends its self (the Thread) at once, ahead of
+ * the call; failing that, the bootstrap frame of a call's chain or (at attach) of the
+ * thread's outermost seed is read now. A Thread already gone leaves the kernel's name.
  */
 static int python_name(const struct recorder *r, const void *data, char *out, size_t len)
 {
 	const struct ev_call *c = data;
 	const struct raw_seed *sd = data;
+	const struct ev_thread *th = data;
 	uint64_t frames[1 + CHAIN_LEN], codes[1 + CHAIN_LEN];
-	int i, n = 0;
+	int i, n = 0, err;
 
-	if (c->type == EV_CALL) {
+	if (c->type == EV_THREAD && is_bootstrap(r, th->code)) {
+		err = thread_name__of_object(r->target, th->self, th->tid, out, len);
+		if (!err)
+			return 0;
+		vlog("thread %u: no threading name from its Thread at %#llx (%s)", th->tid,
+		     (unsigned long long)th->self, strerror(-err));
+	} else if (c->type == EV_CALL) {
 		frames[n] = c->frame;
 		codes[n++] = c->code;
 		for (i = 0; i < CHAIN_LEN; i++) {
@@ -64,10 +71,15 @@ static int python_name(const struct recorder *r, const void *data, char *out, si
 		frames[n] = sd->frame;
 		codes[n++] = sd->code;
 	}
-	for (i = 0; i < n; i++)
-		if (is_bootstrap(r, codes[i]) &&
-		    !thread_name__read(r->target, frames[i], codes[i], c->tid, out, len))
+	for (i = 0; i < n; i++) {
+		if (!is_bootstrap(r, codes[i]))
+			continue;
+		err = thread_name__read(r->target, frames[i], codes[i], c->tid, out, len);
+		if (!err)
 			return 0;
+		vlog("thread %u: no threading name from its frame at %#llx (%s)", c->tid,
+		     (unsigned long long)frames[i], strerror(-err));
+	}
 	/* the thread that imported threading, by CPython's own name for it */
 	if (c->tid == (__u32)r->live_pid) {
 		snprintf(out, len, "%s", MAIN_THREAD_NAME);
@@ -160,7 +172,8 @@ int recorder__handle(void *ctx, void *data, size_t size)
 		if (err)
 			return r->err = err;
 	}
-	if (r->raw) {
+	/* a Thread object's address only matters live: its name is in the RAW_THREAD */
+	if (r->raw && c->type != EV_THREAD) {
 		err = raw_record(r->raw, data, (uint32_t)size);
 		if (err)
 			return r->err = err;
