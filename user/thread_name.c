@@ -192,7 +192,8 @@ static int type_is(const struct py_target *t, uint64_t obj, const char *name)
 
 /*
  * -ESTALE if the Thread has set its _native_id (first thing in _bootstrap_inner) to another
- * thread's: its frame, once freed, may be in use by a later thread by the time we read it.
+ * thread's: a frame or Thread read late may already belong to a later thread (3.8-3.10 reuse
+ * a code object's frame; freed objects and data stacks are reused).
  */
 static int check_native_id(const struct py_target *t, uint64_t obj, uint32_t tid)
 {
