@@ -22,11 +22,14 @@ const volatile __u32 ob_type_off = 8, tp_name_off = 24; /* PyObject.ob_type, tp_
 const volatile __u32 want_recursion_bonus = 0; /* 3.12: ask for each thread's budget raise */
 /* 3.13: PyHeapTypeObject._spec_cache.init and PyFunctionObject.func_code */
 const volatile __u32 spec_cache_init_off = 0, func_code_off = 0;
+const volatile __u32 localsplus_off = 0; /* the frame's first local (self of a method) */
 
 /* Set by user space: while 1, an interpreter found with a NULL eval_frame is reported. */
 __u32 hook_enabled = 0;
 /* Set by user space while it holds the target: a thread that asks is stopped by a signal */
 __u32 signal_requests = 0;
+/* threading's _bootstrap and _bootstrap_inner, once seen (note_code): their self is sent */
+__u64 bootstrap_codes[2] = {};
 struct pyuprof_stats stats = {};
 
 struct {
@@ -167,11 +170,55 @@ static __always_inline __u8 copy_str(char *dst, __u32 cap, __u64 str, __u32 *len
 	return (__u8)kind;
 }
 
+/*
+ * "_bootstrap" (slot 0) or "_bootstrap_inner" (slot 1) as copied, else -1. Only the name:
+ * user space checks the file (threading.py) before it trusts what note_thread sends.
+ */
+static __always_inline int bootstrap_slot(const char *name, __u32 len, __u8 kind)
+{
+	const char want[] = "_bootstrap_inner";
+	int i;
+
+	if (kind != STR_ASCII || (len != 10 && len != 16))
+		return -1;
+	for (i = 0; i < 16; i++)
+		if (i < len && name[i] != want[i])
+			return -1;
+	return len == 10 ? 0 : 1;
+}
+
+/*
+ * A thread entering threading's bootstrap: its Thread (self) is sent at once, and the
+ * consumer woken, so that user space reads the thread's name while the object still exists
+ * (a short thread is gone long before a batched wake-up).
+ */
+static __always_inline void note_thread(__u64 frame, __u64 code, __u32 tid, __u64 now)
+{
+	struct ev_thread *e;
+	__u64 self;
+
+	if (bpf_probe_read_user(&self, sizeof(self), (void *)(frame + localsplus_off)) || !self)
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		/* counted with the calls: struct pyuprof_stats is part of the raw format */
+		__sync_fetch_and_add(&stats.lost_calls, 1);
+		return;
+	}
+	e->type = EV_THREAD;
+	e->tid = tid;
+	e->ts_ns = now;
+	e->code = code;
+	e->self = self;
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
 /* Sends the identity of the code object at addr (window cw already read), then remembers it. */
 static __always_inline void note_code(__u64 addr, const void *cw, __u32 tid, __u64 now)
 {
 	__u64 tag = code_tag(cw), *known, type;
 	struct ev_code *e;
+	int slot;
 
 	known = bpf_map_lookup_elem(&codes, &addr);
 	if (known && *known == tag)
@@ -197,6 +244,9 @@ static __always_inline void note_code(__u64 addr, const void *cw, __u32 tid, __u
 				    FIELD(cw, off.PyCodeObject_co_filename, __u64), &e->filename_len);
 	e->name_kind = copy_str(e->name, FUNCNAME_BYTES, FIELD(cw, off.PyCodeObject_co_name, __u64),
 				&e->name_len);
+	slot = bootstrap_slot(e->name, e->name_len, e->name_kind);
+	if (slot >= 0)
+		bootstrap_codes[slot] = addr;
 	/* submit before remembering, so an entry naming this code never precedes its identity */
 	bpf_ringbuf_submit(e, wakeup_flags());
 	bpf_map_update_elem(&codes, &addr, &tag, BPF_ANY);
@@ -324,6 +374,8 @@ int BPF_KPROBE(on_eval_entry)
 		flags |= CALL_GEN_CREATE;
 
 	note_code(code, cw, tid, now);
+	if (code == bootstrap_codes[0] || code == bootstrap_codes[1])
+		note_thread(frame, code, tid, now);
 
 	/* The caller and its caller, with their code objects, let user space recover frames
 	 * entered without an event (calls CPython still inlines, lost events). fw and cw are

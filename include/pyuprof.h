@@ -20,6 +20,7 @@ enum ev_type {
 	EV_REQUEST = 4,
 	EV_INLINE_CALL = 5, /* struct ev_call of a call CPython runs inline: code only */
 	EV_EXIT = 6,	    /* struct ev_call of a frame exit (USDT): frame, code, chain[0] = caller */
+	EV_THREAD = 7,	    /* struct ev_thread: a thread enters threading's bootstrap */
 };
 
 /* ev_call.flags */
@@ -54,6 +55,16 @@ struct ev_return {
 	__u64 ts_ns;
 };
 _Static_assert(sizeof(struct ev_return) == 16, "ev_return layout");
+
+/* The Thread object (self) of a frame of threading's _bootstrap(_inner), sent on entry. */
+struct ev_thread {
+	__u32 type;
+	__u32 tid;
+	__u64 ts_ns;
+	__u64 code;
+	__u64 self;
+};
+_Static_assert(sizeof(struct ev_thread) == 32, "ev_thread layout");
 
 /* str_kind values: bytes per character of the copied string, 1 = ASCII or Latin-1 */
 #define STR_ASCII 0
@@ -107,7 +118,7 @@ _Static_assert(sizeof(struct ev_request) == 32, "ev_request layout");
 
 /* Counters kept by the BPF side; nothing it drops goes uncounted. */
 struct pyuprof_stats {
-	__u64 lost_calls;	/* ring buffer full */
+	__u64 lost_calls;	/* ring buffer full (also an ev_thread's) */
 	__u64 lost_returns;
 	__u64 lost_codes;
 	__u64 lost_requests;

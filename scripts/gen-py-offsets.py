@@ -96,7 +96,43 @@ OFFSETS = [
     ("PyFunctionObject_func_code", False,
      {8: (None, None), 13: ("PyFunctionObject", "func_code")},
      "only needed for the 3.13 class-call hole"),
+    # A threading.Thread's name (thread_name.c): self in its _bootstrap frame, then `_name` in
+    # the instance's attribute table (a dict, or 3.11+ values keyed by the type's shared keys)
+    ("PyFrame_localsplus", False, {8: ("PyFrameObject", "f_localsplus"),
+                                   11: (IFRAME, "localsplus")}, None),
+    ("PyTypeObject_tp_basicsize", False, {8: ("PyTypeObject", "tp_basicsize")}, None),
+    ("PyTypeObject_tp_dictoffset", False, {8: ("PyTypeObject", "tp_dictoffset")}, None),
+    ("PyTypeObject_tp_flags", False, {8: ("PyTypeObject", "tp_flags")}, None),
+    ("PyHeapTypeObject_ht_cached_keys", False,
+     {8: (None, None), 11: ("PyHeapTypeObject", "ht_cached_keys")},
+     "instance dicts are found through tp_dictoffset before 3.11"),
+    ("PyDictObject_ma_keys", False, {8: ("PyDictObject", "ma_keys")}, None),
+    ("PyDictObject_ma_values", False, {8: ("PyDictObject", "ma_values")}, None),
+    ("PyDictKeysObject_dk_size", False, {8: ("PyDictKeysObject", "dk_size"), 11: (None, None)},
+     "dk_log2_index_bytes since 3.11"),
+    ("PyDictKeysObject_dk_log2_index_bytes", False,
+     {8: (None, None), 11: ("PyDictKeysObject", "dk_log2_index_bytes")},
+     "dk_size before 3.11"),
+    ("PyDictKeysObject_dk_kind", False, {8: (None, None), 11: ("PyDictKeysObject", "dk_kind")},
+     "one entry layout before 3.11"),
+    ("PyDictKeysObject_dk_nentries", False, {8: ("PyDictKeysObject", "dk_nentries")}, None),
+    ("PyDictKeysObject_dk_indices", False, {8: ("PyDictKeysObject", "dk_indices")}, None),
+    ("PyDictKeyEntry_size", False, {8: ("PyDictKeyEntry", "sizeof")}, None),
+    ("PyDictKeyEntry_me_key", False, {8: ("PyDictKeyEntry", "me_key")}, None),
+    ("PyDictKeyEntry_me_value", False, {8: ("PyDictKeyEntry", "me_value")}, None),
+    ("PyDictUnicodeEntry_size", False, {8: (None, None), 11: ("PyDictUnicodeEntry", "sizeof")},
+     "no str-only entries before 3.11"),
+    ("PyDictUnicodeEntry_me_key", False,
+     {8: (None, None), 11: ("PyDictUnicodeEntry", "me_key")}, "no str-only entries before 3.11"),
+    ("PyDictUnicodeEntry_me_value", False,
+     {8: (None, None), 11: ("PyDictUnicodeEntry", "me_value")},
+     "no str-only entries before 3.11"),
+    ("PyDictValues_values", False, {8: (None, None), 11: ("PyDictValues", "values")},
+     "ma_values is a plain PyObject ** before 3.11"),
 ]
+
+DICT_KIND_NAMES = {0: "DICT_AT_OFFSET", 1: "DICT_MANAGED", 2: "DICT_OR_VALUES",
+                   3: "DICT_INLINE_VALUES"}
 
 # Output order: the order of the fields in the two headers.
 BPF_ORDER = ["eval_frame_arg", "interp_frame", "caller_mode", "has_tstate_arg", "frame_code",
@@ -112,7 +148,15 @@ USER_ORDER = ["PyObject_ob_type", "PyTypeObject_tp_name", "PyRuntime_interpreter
               "PyThreadState_native_thread_id", "PyThreadState_thread_id", "PyThreadState_frame",
               "PyInterpreterFrame_size",
               "PyCodeObject_co_qualname", "PyHeapTypeObject_spec_cache_init",
-              "PyFunctionObject_func_code", "c_recursion_bonus"]
+              "PyFunctionObject_func_code", "c_recursion_bonus", "dict_kind",
+              "PyFrame_localsplus", "PyTypeObject_tp_basicsize", "PyTypeObject_tp_dictoffset",
+              "PyTypeObject_tp_flags", "PyHeapTypeObject_ht_cached_keys", "PyDictObject_ma_keys",
+              "PyDictObject_ma_values",
+              "PyDictKeysObject_dk_size", "PyDictKeysObject_dk_log2_index_bytes",
+              "PyDictKeysObject_dk_kind", "PyDictKeysObject_dk_nentries",
+              "PyDictKeysObject_dk_indices", "PyDictKeyEntry_size", "PyDictKeyEntry_me_key",
+              "PyDictKeyEntry_me_value", "PyDictUnicodeEntry_size", "PyDictUnicodeEntry_me_key",
+              "PyDictUnicodeEntry_me_value", "PyDictValues_values"]
 
 
 class CheckError(Exception):
@@ -221,7 +265,9 @@ class Dwarf:
                        | {"PyThreadState", "struct _PyCFrame"})
         cmds = [("ptype " + t, "ptype /o " + t) for t in types]
         cmds.append(("proto", "whatis _PyEval_EvalFrameDefault"))
+        cmds.append(("dorv", "whatis PyDictOrValues"))
         out = gdb_run(lib, cmds)
+        self.has_dorv = "type = " in out.get("dorv", "")
         self.layouts = {}
         for t in types:
             try:
@@ -288,6 +334,18 @@ def derive_entry(dw, budget):
     else:
         raise CheckError("%s: no way to find the caller frame" % dw.lib)
     e["caller_mode"] = (mode, why)
+
+    # Where an instance keeps its attributes (the word positions come from CPython's inline
+    # accessors, which DWARF does not describe; checked in live 3.11.2/3.11.7/3.12.1/3.13.0)
+    if not dw.has("PyDictValues", "sizeof"):
+        kind, why = 0, "gdb: no PyDictValues: the dict is at tp_dictoffset"
+    elif dw.has("PyDictValues", "embedded"):
+        kind, why = 3, "gdb: PyDictValues.embedded: values inline after tp_basicsize"
+    elif dw.has_dorv:
+        kind, why = 2, "gdb: PyDictOrValues: one tagged word 3 words before the object"
+    else:
+        kind, why = 1, "gdb: PyDictValues, no PyDictOrValues: values/dict 4/3 words before"
+    e["dict_kind"] = (kind, why)
 
     for field, _, by, why0 in OFFSETS:
         t, path = pick(by, minor)
@@ -834,7 +892,8 @@ def format_table(entries, binary_notes):
             bpf.append((k, CALLER_MODE_NAMES[v] if k == "caller_mode" else v, why))
         out += format_block(3, bpf)
         out.append("\t\t},")
-        out += format_block(2, [(k, e[k][0], e[k][1]) for k in USER_ORDER])
+        out += format_block(2, [(k, DICT_KIND_NAMES[e[k][0]] if k == "dict_kind" else e[k][0],
+                                 e[k][1]) for k in USER_ORDER])
         out.append("\t},")
     out.append("};")
     return "\n".join(out)
@@ -846,9 +905,12 @@ def strip_c_comments(text):
 
 def parse_table(path):
     """{minor: {field: value}} from the table array of user/py_offsets.c."""
-    with open(os.path.join(REPO, "include", "py_offsets.h")) as f:
-        enum = {k: int(v) for k, v in re.findall(r"(CALLER_\w+)\s*=\s*(\d+)",
-                                                 strip_c_comments(f.read()))}
+    enum = {}
+    for header in (os.path.join(REPO, "include", "py_offsets.h"),
+                   os.path.join(REPO, "user", "py_offsets.h")):
+        with open(header) as f:
+            enum.update({k: int(v) for k, v in re.findall(r"((?:CALLER|DICT)_\w+)\s*=\s*(\d+)",
+                                                          strip_c_comments(f.read()))})
     with open(path) as f:
         text = strip_c_comments(f.read())
     m = re.search(r"struct\s+py_offsets_entry\s+\w+\s*\[\s*\]\s*=\s*(\{.*?\n\});", text, re.S)

@@ -243,6 +243,13 @@ for_each_py() {
 @test "record: threads on 3.12 matches cProfile" { check_fixture threads 3.12; }
 @test "record: threads on 3.13 matches cProfile" { check_fixture threads 3.13; }
 @test "record: threads on deb3.11 matches cProfile" { check_fixture threads deb3.11; }
+@test "record: thread_names on 3.8 matches cProfile" { check_fixture thread_names 3.8; }
+@test "record: thread_names on 3.9 matches cProfile" { check_fixture thread_names 3.9; }
+@test "record: thread_names on 3.10 matches cProfile" { check_fixture thread_names 3.10; }
+@test "record: thread_names on 3.11 matches cProfile" { check_fixture thread_names 3.11; }
+@test "record: thread_names on 3.12 matches cProfile" { check_fixture thread_names 3.12; }
+@test "record: thread_names on 3.13 matches cProfile" { check_fixture thread_names 3.13; }
+@test "record: thread_names on deb3.11 matches cProfile" { check_fixture thread_names deb3.11; }
 
 @test "record: unicode_names on 3.8 matches cProfile" { check_fixture unicode_names 3.8; }
 @test "record: unicode_names on 3.9 matches cProfile" { check_fixture unicode_names 3.9; }

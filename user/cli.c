@@ -88,7 +88,8 @@ static const struct argp_option record_options[] = {
 	{ "flamegraph", OPT_FLAMEGRAPH, "FILE", 0,                                              \
 	  "Also draw an interactive flame graph (SVG) of the exact stacks", 2 },                \
 	{ "threads", OPT_THREADS, NULL, 0,                                                      \
-	  "One root per thread in the flame graph and collapsed stacks (default: merged)", 2 }, \
+	  "One root per thread in the flame graph and collapsed stacks, named as threading "    \
+	  "names it, else by the kernel (default: merged)", 2 },                                \
 	{ "collapsed", OPT_COLLAPSED, "FILE", 0,                                                \
 	  "Also write folded stacks (self time in µs) for flamegraph.pl, inferno, speedscope", 2 }, \
 	{ "trace", OPT_TRACE, "FILE", 0,                                                        \

@@ -14,6 +14,79 @@
 #include "pystr.h"
 #include "pyuprof.h"
 #include "raw.h"
+#include "thread_name.h"
+
+/* Once per code object: remembers threading's bootstrap code, forgets a reused address. */
+static void note_bootstrap(struct recorder *r, uint64_t code, bool bootstrap)
+{
+	int i;
+
+	for (i = 0; i < r->nbootstrap; i++)
+		if (r->bootstrap[i] == code)
+			break;
+	if (i < r->nbootstrap && !bootstrap)
+		r->bootstrap[i] = r->bootstrap[--r->nbootstrap];
+	else if (i == r->nbootstrap && bootstrap && r->nbootstrap < BOOTSTRAP_CODES)
+		r->bootstrap[r->nbootstrap++] = code;
+}
+
+static bool is_bootstrap(const struct recorder *r, uint64_t code)
+{
+	int i;
+
+	for (i = 0; code && i < r->nbootstrap; i++)
+		if (r->bootstrap[i] == code)
+			return true;
+	return false;
+}
+
+/*
+ * The threading name of a new thread from its first record. A thread started by threading
+ * enters _bootstrap first, where the BPF side sends its self (the Thread) at once, ahead of
+ * the call; failing that, the bootstrap frame of a call's chain or (at attach) of the
+ * thread's outermost seed is read now. A Thread already gone leaves the kernel's name.
+ */
+static int python_name(const struct recorder *r, const void *data, char *out, size_t len)
+{
+	const struct ev_call *c = data;
+	const struct raw_seed *sd = data;
+	const struct ev_thread *th = data;
+	uint64_t frames[1 + CHAIN_LEN], codes[1 + CHAIN_LEN];
+	int i, n = 0, err;
+
+	if (c->type == EV_THREAD && is_bootstrap(r, th->code)) {
+		err = thread_name__of_object(r->target, th->self, th->tid, out, len);
+		if (!err)
+			return 0;
+		vlog("thread %u: no threading name from its Thread at %#llx (%s)", th->tid,
+		     (unsigned long long)th->self, strerror(-err));
+	} else if (c->type == EV_CALL) {
+		frames[n] = c->frame;
+		codes[n++] = c->code;
+		for (i = 0; i < CHAIN_LEN; i++) {
+			frames[n] = c->chain[i];
+			codes[n++] = c->chain_code[i];
+		}
+	} else if (c->type == RAW_SEED) {
+		frames[n] = sd->frame;
+		codes[n++] = sd->code;
+	}
+	for (i = 0; i < n; i++) {
+		if (!is_bootstrap(r, codes[i]))
+			continue;
+		err = thread_name__read(r->target, frames[i], codes[i], c->tid, out, len);
+		if (!err)
+			return 0;
+		vlog("thread %u: no threading name from its frame at %#llx (%s)", c->tid,
+		     (unsigned long long)frames[i], strerror(-err));
+	}
+	/* the thread that imported threading, by CPython's own name for it */
+	if (c->tid == (__u32)r->live_pid) {
+		snprintf(out, len, "%s", MAIN_THREAD_NAME);
+		return 0;
+	}
+	return -ENOENT;
+}
 
 static int on_code(struct recorder *r, const struct ev_code *e)
 {
@@ -34,6 +107,8 @@ static int on_code(struct recorder *r, const struct ev_code *e)
 			return r->err = -EINVAL;
 		}
 	}
+	if (r->target)
+		note_bootstrap(r, e->code, thread_name__is_bootstrap(filename, name));
 	return profile__code(r->prof, e->code, filename, name, e->firstlineno);
 }
 
@@ -49,9 +124,13 @@ static int on_thread(struct recorder *r, const struct raw_thread *t)
 	return 0;
 }
 
-/* Live: a thread seen for the first time is named (the raw recording keeps the name). */
-static int note_thread(struct recorder *r, __u32 tid)
+/*
+ * Live: a thread seen for the first time is named, by threading if it can be read, else by the
+ * kernel (comm); the raw recording keeps the name.
+ */
+static int note_thread(struct recorder *r, const void *data)
 {
+	__u32 tid = ((const struct ev_call *)data)->tid;
 	struct raw_thread t = { .type = RAW_THREAD, .tid = tid };
 	char path[64];
 	FILE *f;
@@ -59,12 +138,15 @@ static int note_thread(struct recorder *r, __u32 tid)
 
 	if (!r->live_pid || profile__has_thread(r->prof, tid))
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", r->live_pid, tid);
-	f = fopen(path, "re");
-	if (f) {
-		if (fgets(t.name, sizeof(t.name), f))
+	if (!r->target || python_name(r, data, t.name, sizeof(t.name))) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", r->live_pid, tid);
+		f = fopen(path, "re");
+		if (f) {
+			if (!fgets(t.name, sizeof(t.name), f))
+				t.name[0] = 0;
 			t.name[strcspn(t.name, "\n")] = 0;
-		fclose(f);
+			fclose(f);
+		}
 	}
 	if (r->raw) {
 		err = raw_record(r->raw, &t, sizeof(t));
@@ -86,11 +168,12 @@ int recorder__handle(void *ctx, void *data, size_t size)
 		return 0; /* made while the probes were being removed; not in the raw record */
 	if (c->type != EV_CODE && c->type != EV_REQUEST && c->type != RAW_THREAD) {
 		/* a seed's thread is named like any other (struct raw_seed starts with tid) */
-		err = note_thread(r, c->tid);
+		err = note_thread(r, data);
 		if (err)
 			return r->err = err;
 	}
-	if (r->raw) {
+	/* a Thread object's address only matters live: its name is in the RAW_THREAD */
+	if (r->raw && c->type != EV_THREAD) {
 		err = raw_record(r->raw, data, (uint32_t)size);
 		if (err)
 			return r->err = err;

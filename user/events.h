@@ -12,6 +12,7 @@
 #include "tracee.h"
 
 #define CODE_CHECKS 8 /* code objects whose type is checked: all must be "code" */
+#define BOOTSTRAP_CODES 8 /* threading's _bootstrap(_inner) code objects remembered */
 
 struct recorder {
 	struct profile *prof;
@@ -20,6 +21,9 @@ struct recorder {
 	struct tracee *held; /* NULL unless the target is held under ptrace */
 	uint64_t stop_ns; /* once set, the recording window is closed: later calls are ignored */
 	pid_t live_pid;	  /* 0 when replaying a raw recording */
+	const struct py_target *target; /* live: where thread names are read; else NULL */
+	uint64_t bootstrap[BOOTSTRAP_CODES]; /* code objects whose frames hold their Thread */
+	int nbootstrap;
 	struct outfile *raw; /* if set, every record is kept there (record --raw) */
 	int checks_ok, checks_bad;
 	int err; /* first fatal error (-ENOMEM, or -EINVAL when the offsets do not fit) */

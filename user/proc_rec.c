@@ -28,6 +28,7 @@ struct proc_rec *proc_rec__new(pid_t pid, pid_t parent, struct tracee *held)
 	pr->rec.live_pid = pid;
 	pr->rec.held = held;
 	pr->rec.target_version = pr->version;
+	pr->rec.target = &pr->target;
 	return pr;
 }
 

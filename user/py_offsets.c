@@ -73,6 +73,29 @@ static const struct py_offsets_entry table[] = {
 		.PyHeapTypeObject_spec_cache_init = 0, /* no inlined class call before 3.13 */
 		.PyFunctionObject_func_code = 0, /* only needed for the 3.13 class-call hole */
 		.c_recursion_bonus = 0, /* no C recursion budget before 3.12 */
+		/* gdb: no PyDictValues: the dict is at tp_dictoffset */
+		.dict_kind = DICT_AT_OFFSET,
+		.PyFrame_localsplus = 360, /* gdb: offsetof(PyFrameObject, f_localsplus) */
+		.PyTypeObject_tp_basicsize = 32, /* gdb: offsetof(PyTypeObject, tp_basicsize) */
+		.PyTypeObject_tp_dictoffset = 288, /* gdb: offsetof(PyTypeObject, tp_dictoffset) */
+		.PyTypeObject_tp_flags = 168, /* gdb: offsetof(PyTypeObject, tp_flags) */
+		/* instance dicts are found through tp_dictoffset before 3.11 */
+		.PyHeapTypeObject_ht_cached_keys = 0,
+		.PyDictObject_ma_keys = 32, /* gdb: offsetof(PyDictObject, ma_keys) */
+		.PyDictObject_ma_values = 40, /* gdb: offsetof(PyDictObject, ma_values) */
+		.PyDictKeysObject_dk_size = 8, /* gdb: offsetof(PyDictKeysObject, dk_size) */
+		.PyDictKeysObject_dk_log2_index_bytes = 0, /* dk_size before 3.11 */
+		.PyDictKeysObject_dk_kind = 0, /* one entry layout before 3.11 */
+		/* gdb: offsetof(PyDictKeysObject, dk_nentries) */
+		.PyDictKeysObject_dk_nentries = 32,
+		.PyDictKeysObject_dk_indices = 40, /* gdb: offsetof(PyDictKeysObject, dk_indices) */
+		.PyDictKeyEntry_size = 24, /* gdb: sizeof(PyDictKeyEntry) */
+		.PyDictKeyEntry_me_key = 8, /* gdb: offsetof(PyDictKeyEntry, me_key) */
+		.PyDictKeyEntry_me_value = 16, /* gdb: offsetof(PyDictKeyEntry, me_value) */
+		.PyDictUnicodeEntry_size = 0, /* no str-only entries before 3.11 */
+		.PyDictUnicodeEntry_me_key = 0, /* no str-only entries before 3.11 */
+		.PyDictUnicodeEntry_me_value = 0, /* no str-only entries before 3.11 */
+		.PyDictValues_values = 0, /* ma_values is a plain PyObject ** before 3.11 */
 	},
 	{
 		/* 3.9: DWARF of pyenv 3.9.18 */
@@ -126,6 +149,29 @@ static const struct py_offsets_entry table[] = {
 		.PyHeapTypeObject_spec_cache_init = 0, /* no inlined class call before 3.13 */
 		.PyFunctionObject_func_code = 0, /* only needed for the 3.13 class-call hole */
 		.c_recursion_bonus = 0, /* no C recursion budget before 3.12 */
+		/* gdb: no PyDictValues: the dict is at tp_dictoffset */
+		.dict_kind = DICT_AT_OFFSET,
+		.PyFrame_localsplus = 360, /* gdb: offsetof(PyFrameObject, f_localsplus) */
+		.PyTypeObject_tp_basicsize = 32, /* gdb: offsetof(PyTypeObject, tp_basicsize) */
+		.PyTypeObject_tp_dictoffset = 288, /* gdb: offsetof(PyTypeObject, tp_dictoffset) */
+		.PyTypeObject_tp_flags = 168, /* gdb: offsetof(PyTypeObject, tp_flags) */
+		/* instance dicts are found through tp_dictoffset before 3.11 */
+		.PyHeapTypeObject_ht_cached_keys = 0,
+		.PyDictObject_ma_keys = 32, /* gdb: offsetof(PyDictObject, ma_keys) */
+		.PyDictObject_ma_values = 40, /* gdb: offsetof(PyDictObject, ma_values) */
+		.PyDictKeysObject_dk_size = 8, /* gdb: offsetof(PyDictKeysObject, dk_size) */
+		.PyDictKeysObject_dk_log2_index_bytes = 0, /* dk_size before 3.11 */
+		.PyDictKeysObject_dk_kind = 0, /* one entry layout before 3.11 */
+		/* gdb: offsetof(PyDictKeysObject, dk_nentries) */
+		.PyDictKeysObject_dk_nentries = 32,
+		.PyDictKeysObject_dk_indices = 40, /* gdb: offsetof(PyDictKeysObject, dk_indices) */
+		.PyDictKeyEntry_size = 24, /* gdb: sizeof(PyDictKeyEntry) */
+		.PyDictKeyEntry_me_key = 8, /* gdb: offsetof(PyDictKeyEntry, me_key) */
+		.PyDictKeyEntry_me_value = 16, /* gdb: offsetof(PyDictKeyEntry, me_value) */
+		.PyDictUnicodeEntry_size = 0, /* no str-only entries before 3.11 */
+		.PyDictUnicodeEntry_me_key = 0, /* no str-only entries before 3.11 */
+		.PyDictUnicodeEntry_me_value = 0, /* no str-only entries before 3.11 */
+		.PyDictValues_values = 0, /* ma_values is a plain PyObject ** before 3.11 */
 	},
 	{
 		/* 3.10: DWARF of pyenv 3.10.13 */
@@ -179,6 +225,29 @@ static const struct py_offsets_entry table[] = {
 		.PyHeapTypeObject_spec_cache_init = 0, /* no inlined class call before 3.13 */
 		.PyFunctionObject_func_code = 0, /* only needed for the 3.13 class-call hole */
 		.c_recursion_bonus = 0, /* no C recursion budget before 3.12 */
+		/* gdb: no PyDictValues: the dict is at tp_dictoffset */
+		.dict_kind = DICT_AT_OFFSET,
+		.PyFrame_localsplus = 352, /* gdb: offsetof(PyFrameObject, f_localsplus) */
+		.PyTypeObject_tp_basicsize = 32, /* gdb: offsetof(PyTypeObject, tp_basicsize) */
+		.PyTypeObject_tp_dictoffset = 288, /* gdb: offsetof(PyTypeObject, tp_dictoffset) */
+		.PyTypeObject_tp_flags = 168, /* gdb: offsetof(PyTypeObject, tp_flags) */
+		/* instance dicts are found through tp_dictoffset before 3.11 */
+		.PyHeapTypeObject_ht_cached_keys = 0,
+		.PyDictObject_ma_keys = 32, /* gdb: offsetof(PyDictObject, ma_keys) */
+		.PyDictObject_ma_values = 40, /* gdb: offsetof(PyDictObject, ma_values) */
+		.PyDictKeysObject_dk_size = 8, /* gdb: offsetof(PyDictKeysObject, dk_size) */
+		.PyDictKeysObject_dk_log2_index_bytes = 0, /* dk_size before 3.11 */
+		.PyDictKeysObject_dk_kind = 0, /* one entry layout before 3.11 */
+		/* gdb: offsetof(PyDictKeysObject, dk_nentries) */
+		.PyDictKeysObject_dk_nentries = 32,
+		.PyDictKeysObject_dk_indices = 40, /* gdb: offsetof(PyDictKeysObject, dk_indices) */
+		.PyDictKeyEntry_size = 24, /* gdb: sizeof(PyDictKeyEntry) */
+		.PyDictKeyEntry_me_key = 8, /* gdb: offsetof(PyDictKeyEntry, me_key) */
+		.PyDictKeyEntry_me_value = 16, /* gdb: offsetof(PyDictKeyEntry, me_value) */
+		.PyDictUnicodeEntry_size = 0, /* no str-only entries before 3.11 */
+		.PyDictUnicodeEntry_me_key = 0, /* no str-only entries before 3.11 */
+		.PyDictUnicodeEntry_me_value = 0, /* no str-only entries before 3.11 */
+		.PyDictValues_values = 0, /* ma_values is a plain PyObject ** before 3.11 */
 	},
 	{
 		/* 3.11: DWARF of pyenv 3.11.7 */
@@ -232,6 +301,30 @@ static const struct py_offsets_entry table[] = {
 		.PyHeapTypeObject_spec_cache_init = 0, /* no inlined class call before 3.13 */
 		.PyFunctionObject_func_code = 0, /* only needed for the 3.13 class-call hole */
 		.c_recursion_bonus = 0, /* no C recursion budget before 3.12 */
+		/* gdb: PyDictValues, no PyDictOrValues: values/dict 4/3 words before */
+		.dict_kind = DICT_MANAGED,
+		.PyFrame_localsplus = 72, /* gdb: offsetof(_PyInterpreterFrame, localsplus) */
+		.PyTypeObject_tp_basicsize = 32, /* gdb: offsetof(PyTypeObject, tp_basicsize) */
+		.PyTypeObject_tp_dictoffset = 288, /* gdb: offsetof(PyTypeObject, tp_dictoffset) */
+		.PyTypeObject_tp_flags = 168, /* gdb: offsetof(PyTypeObject, tp_flags) */
+		/* gdb: offsetof(PyHeapTypeObject, ht_cached_keys) */
+		.PyHeapTypeObject_ht_cached_keys = 872,
+		.PyDictObject_ma_keys = 32, /* gdb: offsetof(PyDictObject, ma_keys) */
+		.PyDictObject_ma_values = 40, /* gdb: offsetof(PyDictObject, ma_values) */
+		.PyDictKeysObject_dk_size = 0, /* dk_log2_index_bytes since 3.11 */
+		/* gdb: offsetof(PyDictKeysObject, dk_log2_index_bytes) */
+		.PyDictKeysObject_dk_log2_index_bytes = 9,
+		.PyDictKeysObject_dk_kind = 10, /* gdb: offsetof(PyDictKeysObject, dk_kind) */
+		/* gdb: offsetof(PyDictKeysObject, dk_nentries) */
+		.PyDictKeysObject_dk_nentries = 24,
+		.PyDictKeysObject_dk_indices = 32, /* gdb: offsetof(PyDictKeysObject, dk_indices) */
+		.PyDictKeyEntry_size = 24, /* gdb: sizeof(PyDictKeyEntry) */
+		.PyDictKeyEntry_me_key = 8, /* gdb: offsetof(PyDictKeyEntry, me_key) */
+		.PyDictKeyEntry_me_value = 16, /* gdb: offsetof(PyDictKeyEntry, me_value) */
+		.PyDictUnicodeEntry_size = 16, /* gdb: sizeof(PyDictUnicodeEntry) */
+		.PyDictUnicodeEntry_me_key = 0, /* gdb: offsetof(PyDictUnicodeEntry, me_key) */
+		.PyDictUnicodeEntry_me_value = 8, /* gdb: offsetof(PyDictUnicodeEntry, me_value) */
+		.PyDictValues_values = 0, /* gdb: offsetof(PyDictValues, values) */
 	},
 	{
 		/* 3.12: DWARF of pyenv 3.12.1 */
@@ -284,6 +377,30 @@ static const struct py_offsets_entry table[] = {
 		.PyHeapTypeObject_spec_cache_init = 0, /* no inlined class call before 3.13 */
 		.PyFunctionObject_func_code = 0, /* only needed for the 3.13 class-call hole */
 		.c_recursion_bonus = 8500, /* 10000 - 1500, the budget _PyThreadState_New stores */
+		/* gdb: PyDictOrValues: one tagged word 3 words before the object */
+		.dict_kind = DICT_OR_VALUES,
+		.PyFrame_localsplus = 72, /* gdb: offsetof(_PyInterpreterFrame, localsplus) */
+		.PyTypeObject_tp_basicsize = 32, /* gdb: offsetof(PyTypeObject, tp_basicsize) */
+		.PyTypeObject_tp_dictoffset = 288, /* gdb: offsetof(PyTypeObject, tp_dictoffset) */
+		.PyTypeObject_tp_flags = 168, /* gdb: offsetof(PyTypeObject, tp_flags) */
+		/* gdb: offsetof(PyHeapTypeObject, ht_cached_keys) */
+		.PyHeapTypeObject_ht_cached_keys = 880,
+		.PyDictObject_ma_keys = 32, /* gdb: offsetof(PyDictObject, ma_keys) */
+		.PyDictObject_ma_values = 40, /* gdb: offsetof(PyDictObject, ma_values) */
+		.PyDictKeysObject_dk_size = 0, /* dk_log2_index_bytes since 3.11 */
+		/* gdb: offsetof(PyDictKeysObject, dk_log2_index_bytes) */
+		.PyDictKeysObject_dk_log2_index_bytes = 9,
+		.PyDictKeysObject_dk_kind = 10, /* gdb: offsetof(PyDictKeysObject, dk_kind) */
+		/* gdb: offsetof(PyDictKeysObject, dk_nentries) */
+		.PyDictKeysObject_dk_nentries = 24,
+		.PyDictKeysObject_dk_indices = 32, /* gdb: offsetof(PyDictKeysObject, dk_indices) */
+		.PyDictKeyEntry_size = 24, /* gdb: sizeof(PyDictKeyEntry) */
+		.PyDictKeyEntry_me_key = 8, /* gdb: offsetof(PyDictKeyEntry, me_key) */
+		.PyDictKeyEntry_me_value = 16, /* gdb: offsetof(PyDictKeyEntry, me_value) */
+		.PyDictUnicodeEntry_size = 16, /* gdb: sizeof(PyDictUnicodeEntry) */
+		.PyDictUnicodeEntry_me_key = 0, /* gdb: offsetof(PyDictUnicodeEntry, me_key) */
+		.PyDictUnicodeEntry_me_value = 8, /* gdb: offsetof(PyDictUnicodeEntry, me_value) */
+		.PyDictValues_values = 0, /* gdb: offsetof(PyDictValues, values) */
 	},
 	{
 		/* 3.13: DWARF of pyenv 3.13.0 */
@@ -339,6 +456,30 @@ static const struct py_offsets_entry table[] = {
 		.PyHeapTypeObject_spec_cache_init = 920,
 		.PyFunctionObject_func_code = 48, /* gdb: offsetof(PyFunctionObject, func_code) */
 		.c_recursion_bonus = 0, /* budget is already 10000 */
+		/* gdb: PyDictValues.embedded: values inline after tp_basicsize */
+		.dict_kind = DICT_INLINE_VALUES,
+		.PyFrame_localsplus = 72, /* gdb: offsetof(_PyInterpreterFrame, localsplus) */
+		.PyTypeObject_tp_basicsize = 32, /* gdb: offsetof(PyTypeObject, tp_basicsize) */
+		.PyTypeObject_tp_dictoffset = 288, /* gdb: offsetof(PyTypeObject, tp_dictoffset) */
+		.PyTypeObject_tp_flags = 168, /* gdb: offsetof(PyTypeObject, tp_flags) */
+		/* gdb: offsetof(PyHeapTypeObject, ht_cached_keys) */
+		.PyHeapTypeObject_ht_cached_keys = 880,
+		.PyDictObject_ma_keys = 32, /* gdb: offsetof(PyDictObject, ma_keys) */
+		.PyDictObject_ma_values = 40, /* gdb: offsetof(PyDictObject, ma_values) */
+		.PyDictKeysObject_dk_size = 0, /* dk_log2_index_bytes since 3.11 */
+		/* gdb: offsetof(PyDictKeysObject, dk_log2_index_bytes) */
+		.PyDictKeysObject_dk_log2_index_bytes = 9,
+		.PyDictKeysObject_dk_kind = 10, /* gdb: offsetof(PyDictKeysObject, dk_kind) */
+		/* gdb: offsetof(PyDictKeysObject, dk_nentries) */
+		.PyDictKeysObject_dk_nentries = 24,
+		.PyDictKeysObject_dk_indices = 32, /* gdb: offsetof(PyDictKeysObject, dk_indices) */
+		.PyDictKeyEntry_size = 24, /* gdb: sizeof(PyDictKeyEntry) */
+		.PyDictKeyEntry_me_key = 8, /* gdb: offsetof(PyDictKeyEntry, me_key) */
+		.PyDictKeyEntry_me_value = 16, /* gdb: offsetof(PyDictKeyEntry, me_value) */
+		.PyDictUnicodeEntry_size = 16, /* gdb: sizeof(PyDictUnicodeEntry) */
+		.PyDictUnicodeEntry_me_key = 0, /* gdb: offsetof(PyDictUnicodeEntry, me_key) */
+		.PyDictUnicodeEntry_me_value = 8, /* gdb: offsetof(PyDictUnicodeEntry, me_value) */
+		.PyDictValues_values = 8, /* gdb: offsetof(PyDictValues, values) */
 	},
 };
 

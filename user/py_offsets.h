@@ -29,6 +29,39 @@ struct py_offsets_entry {
 	unsigned PyHeapTypeObject_spec_cache_init; /* 3.13: __init__ of a specialised class call */
 	unsigned PyFunctionObject_func_code;	  /* 3.13, with the field above */
 	unsigned c_recursion_bonus;		  /* 3.12: units added to each thread's budget */
+
+	/* A threading.Thread's name (thread_name.c): self in its frame, then `_name` */
+	unsigned dict_kind; /* enum dict_kind: where an instance keeps its attributes */
+	unsigned PyFrame_localsplus; /* f_localsplus (<= 3.10) or localsplus (3.11+) */
+	unsigned PyTypeObject_tp_basicsize;
+	unsigned PyTypeObject_tp_dictoffset;
+	unsigned PyTypeObject_tp_flags; /* 3.11+: Py_TPFLAGS_MANAGED_DICT, _INLINE_VALUES */
+	unsigned PyHeapTypeObject_ht_cached_keys; /* 3.11+: the keys an instance's values use */
+	unsigned PyDictObject_ma_keys;
+	unsigned PyDictObject_ma_values;
+	unsigned PyDictKeysObject_dk_size;	      /* <= 3.10 */
+	unsigned PyDictKeysObject_dk_log2_index_bytes; /* 3.11+ */
+	unsigned PyDictKeysObject_dk_kind;	      /* 3.11+ */
+	unsigned PyDictKeysObject_dk_nentries;
+	unsigned PyDictKeysObject_dk_indices;
+	unsigned PyDictKeyEntry_size;
+	unsigned PyDictKeyEntry_me_key;
+	unsigned PyDictKeyEntry_me_value;
+	unsigned PyDictUnicodeEntry_size; /* 3.11+: entries of str-only keys have no hash */
+	unsigned PyDictUnicodeEntry_me_key;
+	unsigned PyDictUnicodeEntry_me_value;
+	unsigned PyDictValues_values; /* 3.11+; 3.13 puts a header before the values */
+};
+
+/*
+ * Where an instance of a plain Python class keeps its attributes (checked in live processes
+ * of each build: CPython's accessors for these are inline functions that DWARF does not show).
+ */
+enum dict_kind {
+	DICT_AT_OFFSET = 0,	/* <= 3.10: a dict pointer at tp_dictoffset */
+	DICT_MANAGED = 1,	/* 3.11: values pointer 4 words before the object, dict 3 before */
+	DICT_OR_VALUES = 2,	/* 3.12: 3 words before: a dict, or values - 1 (odd: tagged) */
+	DICT_INLINE_VALUES = 3, /* 3.13: dict 3 words before, else values at tp_basicsize */
 };
 
 /* Returns the entry for major.minor.patch, or NULL (errno = ENOTSUP) if unsupported. */

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "proc.h"
 #include "py_target.h"
+#include "pyuprof.h"
 
 #define EVAL_SYM "_PyEval_EvalFrameDefault"
 
@@ -272,6 +273,37 @@ uint64_t py_target__current_frame(const struct py_target *t, uint64_t tstate)
 			    sizeof(cframe)) && cframe)
 		proc_read(t->pid, cframe + o->bpf.PyCFrame_current_frame, &frame, sizeof(frame));
 	return frame;
+}
+
+/* A str's characters, raw, as the BPF side copies them (copy_str in pyuprof.bpf.c). */
+uint8_t py_target__read_str(const struct py_target *t, uint64_t str, char *dst, size_t cap,
+			    uint32_t *len_out)
+{
+	const struct py_offsets *o = &t->offsets->bpf;
+	uint32_t state, kind;
+	uint64_t data;
+	int64_t len;
+	size_t n;
+
+	*len_out = 0;
+	if (proc_read(t->pid, str + o->PyUnicode_length, &len, sizeof(len)) ||
+	    proc_read(t->pid, str + o->PyUnicode_state, &state, sizeof(state)) || len < 0 ||
+	    !(state & (1 << 5)))
+		return STR_UNREADABLE;
+	kind = (state >> 2) & 7;
+	if (state & (1 << 6)) {
+		data = str + o->PyASCIIObject_size;
+		kind = STR_ASCII;
+	} else {
+		data = str + o->PyCompactUnicodeObject_size;
+	}
+	n = (size_t)len * (kind ? kind : 1);
+	if (n > cap)
+		n = cap;
+	*len_out = (__u32)len;
+	if (n && proc_read(t->pid, data, dst, n))
+		return STR_UNREADABLE;
+	return (uint8_t)kind;
 }
 
 /* 1 if code's type is named "code", 0 if not, -1 if unreadable. */

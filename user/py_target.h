@@ -52,6 +52,14 @@ void py_target__free(struct py_target *t);
 /* The frame the thread state tstate is running (read from the target), or 0. */
 uint64_t py_target__current_frame(const struct py_target *t, uint64_t tstate);
 
+/*
+ * A str's characters, raw, as the BPF side copies them (copy_str in pyuprof.bpf.c): up to cap
+ * bytes into dst, its length in characters into *len_out. Returns the STR_* kind, or
+ * STR_UNREADABLE.
+ */
+uint8_t py_target__read_str(const struct py_target *t, uint64_t str, char *dst, size_t cap,
+			    uint32_t *len_out);
+
 int py_target__check_live(const struct py_target *t, char *why, size_t why_len);
 
 #endif /* __PYUPROF_PY_TARGET_H */

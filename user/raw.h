@@ -31,7 +31,7 @@ struct raw_header {
 _Static_assert(sizeof(struct raw_header) == 64, "raw_header layout");
 
 enum raw_type {
-	RAW_THREAD = 100, /* a thread's name, before its first event */
+	RAW_THREAD = 100, /* a thread's name (threading's, else comm), before its first event */
 	RAW_END = 101,	  /* the stop, and what the BPF side counted */
 	RAW_SEED = 102,	  /* a frame running at attach (seed.h), outermost first per thread */
 };

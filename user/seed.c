@@ -15,37 +15,6 @@
 #define SEED_MAX_THREADS 4096
 #define SEED_MAX_INTERPS 64
 
-/* A str's characters, raw, as the BPF side copies them (copy_str in pyuprof.bpf.c). */
-static __u8 read_str(const struct py_target *t, uint64_t str, char *dst, size_t cap,
-		     __u32 *len_out)
-{
-	const struct py_offsets *o = &t->offsets->bpf;
-	uint32_t state, kind;
-	uint64_t data;
-	int64_t len;
-	size_t n;
-
-	*len_out = 0;
-	if (proc_read(t->pid, str + o->PyUnicode_length, &len, sizeof(len)) ||
-	    proc_read(t->pid, str + o->PyUnicode_state, &state, sizeof(state)) || len < 0 ||
-	    !(state & (1 << 5)))
-		return STR_UNREADABLE;
-	kind = (state >> 2) & 7;
-	if (state & (1 << 6)) {
-		data = str + o->PyASCIIObject_size;
-		kind = STR_ASCII;
-	} else {
-		data = str + o->PyCompactUnicodeObject_size;
-	}
-	n = (size_t)len * (kind ? kind : 1);
-	if (n > cap)
-		n = cap;
-	*len_out = (__u32)len;
-	if (n && proc_read(t->pid, data, dst, n))
-		return STR_UNREADABLE;
-	return (__u8)kind;
-}
-
 /* Fills e with code's identity; returns 0, or -EINVAL if it is not a readable code object. */
 static int read_code(const struct py_target *t, uint64_t code, uint32_t tid, uint64_t ts,
 		     struct ev_code *e)
@@ -66,9 +35,9 @@ static int read_code(const struct py_target *t, uint64_t code, uint32_t tid, uin
 	e->tid = tid;
 	e->ts_ns = ts;
 	e->code = code;
-	e->filename_kind = read_str(t, filename, e->filename, sizeof(e->filename),
+	e->filename_kind = py_target__read_str(t, filename, e->filename, sizeof(e->filename),
 				    &e->filename_len);
-	e->name_kind = read_str(t, fname, e->name, sizeof(e->name), &e->name_len);
+	e->name_kind = py_target__read_str(t, fname, e->name, sizeof(e->name), &e->name_len);
 	return 0;
 }
 

@@ -56,6 +56,7 @@ int tracer__start(struct tracer **out, const struct py_target *t, unsigned ringb
 	skel->rodata->tp_name_off = t->offsets->PyTypeObject_tp_name;
 	skel->rodata->spec_cache_init_off = t->offsets->PyHeapTypeObject_spec_cache_init;
 	skel->rodata->func_code_off = t->offsets->PyFunctionObject_func_code;
+	skel->rodata->localsplus_off = t->offsets->PyFrame_localsplus;
 	skel->rodata->want_recursion_bonus = t->offsets->c_recursion_bonus != 0;
 	err = bpf_map__set_max_entries(skel->maps.events, ringbuf_mb << 20);
 	if (err)

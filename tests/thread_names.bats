@@ -1,0 +1,121 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Thread names (issue 4): the names the program gave its threads through threading (given,
+# default, non-ASCII, and a thread that starts and finishes while recorded) are the roots of
+# the --threads flame graph and collapsed stacks and the trace's thread_name metadata, in
+# launch and attach mode on every interpreter, and report gives them back from --raw. The
+# expected names and tids are what tests/targets/thread_names.py prints about itself. Its
+# counts against cProfile are checked with the other fixtures in record.bats.
+
+load helpers
+
+FIXTURE="$TARGETS/thread_names.py"
+OUTPUTS=(--collapsed c.txt --trace t.json --flamegraph f.svg --threads)
+
+# check_names DIR: DIR/target.err has the fixture's "thread TID NAME" lines; DIR/t.json,
+# DIR/c.txt and DIR/f.svg must name every one of those threads by the fixture's name.
+check_names() {
+	"$PY" - "$1" <<'PYEOF'
+import json, os, sys, xml.etree.ElementTree as E
+d = sys.argv[1]
+want = {}
+with open(os.path.join(d, "target.err"), encoding="utf-8") as f:
+    for line in f:
+        if line.startswith("thread "):
+            _, tid, name = line.rstrip("\n").split(" ", 2)
+            want[int(tid)] = name
+bad = [] if len(want) == 5 else ["the fixture printed %d threads, not 5" % len(want)]
+with open(os.path.join(d, "t.json"), encoding="utf-8") as f:
+    trace = json.load(f)
+events = trace["traceEvents"] if isinstance(trace, dict) else trace
+got = {e["tid"]: e["args"]["name"] for e in events
+       if e.get("ph") == "M" and e.get("name") == "thread_name"}
+bad += ["trace: tid %d is %r, not %r" % (t, got.get(t), n) for t, n in want.items()
+        if got.get(t) != n]
+with open(os.path.join(d, "c.txt"), encoding="utf-8") as f:
+    roots = {line.split(";", 1)[0] for line in f}
+S = "{http://www.w3.org/2000/svg}"
+frames = [g for g in E.parse(os.path.join(d, "f.svg")).getroot().iter(S + "g")
+          if g.get("id") == "frames"][0]
+svg_roots = {g.find(S + "title").text.split("\n")[0] for g in frames if g.get("data-d") == "1"}
+for n in want.values():
+    if n not in roots:
+        bad.append("collapsed: no root %r in %s" % (n, sorted(roots)))
+    if n not in svg_roots:
+        bad.append("flame graph: no thread %r in %s" % (n, sorted(svg_roots)))
+print("\n".join(bad) if bad else "names: " + ", ".join(sorted(want.values())))
+sys.exit(1 if bad else 0)
+PYEOF
+}
+
+# check_report: report from rec/r.raw (no root needed) writes the same outputs, names and all.
+check_report() {
+	mkdir -p "$BATS_TEST_TMPDIR/rep"
+	cp "$BATS_TEST_TMPDIR/rec/r.raw" "$BATS_TEST_TMPDIR/rec/target.err" "$BATS_TEST_TMPDIR/rep/"
+	chmod -R a+rwX "$BATS_TEST_TMPDIR/rep"
+	cd "$BATS_TEST_TMPDIR/rep"
+	run -0 --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$PYUPROF" report r.raw -o p.prof "${OUTPUTS[@]}"
+	for f in p.prof c.txt t.json f.svg; do
+		cmp "$BATS_TEST_TMPDIR/rec/$f" "$f"
+	done
+	run -0 check_names .
+}
+
+# check_launch LABEL: every thread starts and finishes while recorded.
+check_launch() {
+	require_py "$1"
+	require_bpf
+	mkdir -p "$BATS_TEST_TMPDIR/rec"
+	cd "$BATS_TEST_TMPDIR/rec"
+	"$PYUPROF" record -q -o p.prof --raw r.raw "${OUTPUTS[@]}" -- "$PY" "$FIXTURE" \
+		>target.out 2>target.err
+	run -0 check_names .
+	echo "$output"
+	check_report
+}
+
+# check_attach LABEL: three threads run at attach; the short-lived one starts and finishes
+# while attached (the fixture waits for "go", the test for its "late done").
+check_attach() {
+	local target rec
+	require_py "$1"
+	require_bpf
+	mkdir -p "$BATS_TEST_TMPDIR/rec"
+	cd "$BATS_TEST_TMPDIR/rec"
+	start_bg target.out target.err "$PY" "$FIXTURE" --attach "$BATS_TEST_TMPDIR/rec"
+	target=$BG_PID
+	wait_for_line target.out '^ready' 20 "$target"
+	start_bg rec.out rec.err "$PYUPROF" record -p "$target" -o p.prof --raw r.raw "${OUTPUTS[@]}"
+	rec=$BG_PID
+	wait_for_line rec.err '^pyuprof: recording pid' 20 "$rec"
+	touch go
+	wait_for_line target.out '^late done' 20 "$target"
+	kill -TERM "$rec"
+	wait_exit "$rec" 30
+	cat rec.err
+	((EXIT_STATUS == 0))
+	assert_unharmed "$target"
+	touch stop
+	wait_exit "$target" 20
+	((EXIT_STATUS == 0))
+	run -0 check_names .
+	echo "$output"
+	check_report
+}
+
+@test "thread names: launch on 3.8, and report from --raw" { check_launch 3.8; }
+@test "thread names: launch on 3.9, and report from --raw" { check_launch 3.9; }
+@test "thread names: launch on 3.10, and report from --raw" { check_launch 3.10; }
+@test "thread names: launch on 3.11, and report from --raw" { check_launch 3.11; }
+@test "thread names: launch on 3.12, and report from --raw" { check_launch 3.12; }
+@test "thread names: launch on 3.13, and report from --raw" { check_launch 3.13; }
+@test "thread names: launch on deb3.11, and report from --raw" { check_launch deb3.11; }
+
+@test "thread names: attach on 3.8, and report from --raw" { check_attach 3.8; }
+@test "thread names: attach on 3.9, and report from --raw" { check_attach 3.9; }
+@test "thread names: attach on 3.10, and report from --raw" { check_attach 3.10; }
+@test "thread names: attach on 3.11, and report from --raw" { check_attach 3.11; }
+@test "thread names: attach on 3.12, and report from --raw" { check_attach 3.12; }
+@test "thread names: attach on 3.13, and report from --raw" { check_attach 3.13; }
+@test "thread names: attach on deb3.11, and report from --raw" { check_attach deb3.11; }
