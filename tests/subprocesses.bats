@@ -103,6 +103,28 @@ check_subprocesses() {
 	done
 }
 
+@test "subprocesses: a subprocess of another interpreter is recorded with its own layout" {
+	local parent child cpy pid
+	require_bpf
+	for pair in 3.12:3.8 3.8:deb3.11 3.13:3.11; do
+		parent=${pair%%:*} child=${pair#*:}
+		PY=$(py_path "$parent") && cpy=$(py_path "$child") || continue
+		mkdir -p "$BATS_TEST_TMPDIR/$parent-$child"
+		cd "$BATS_TEST_TMPDIR/$parent-$child"
+		SUBPROCESS_PYTHON=$cpy "$PYUPROF" record --subprocesses --top 0 -o out.prof -- \
+			"$PY" "$TARGETS/subprocesses.py" manifest.json >out 2>err || { cat err; return 1; }
+		pid=$("$PY" -c 'import json, sys
+print(*[p for p, t in json.load(open(sys.argv[1])).items() if t == [["sub", 4]]])' manifest.json)
+		# with the child's own version (the patch level is not always known)
+		grep -Eq "^pyuprof: pid $pid \(Python $("$cpy" -c 'import sys
+print("%d\\.%d" % sys.version_info[:2])')(\.[0-9]+)?, started by" err || { cat err; return 1; }
+		"$cpy" "$TOOLS/cprofile_tasks.py" "$TARGETS/subprocesses.py" manifest.json "$pid" \
+			truth.prof
+		"$cpy" "$TOOLS/pstats_compare.py" "out.$pid.prof" truth.prof \
+			--file "$TARGETS/subprocesses.py" --below work
+	done
+}
+
 # stop_midway LABEL SIG: pyuprof attached with --subprocesses is stopped by SIG while the
 # fixture's children come and go; every process must carry on and compute right (the fixture
 # exits non-zero otherwise), and with SIGTERM the profiles are written.

@@ -5,8 +5,8 @@ interpreter, a forked child that does not exec, and the parent itself.
     subprocesses.py MANIFEST.json [--wait FILE]   (the parent; waits for FILE first)
     subprocesses.py --child N         (the subprocess it starts)
 
-Every process runs KIND_task(n) for the tasks it is given; each calls work(n). The parent
-writes MANIFEST.json: {pid: [[kind, n], ...]}, the tasks each process ran, so that the
+Every process runs KIND_task(n) for the tasks it is given; each calls work(n). The subprocess
+runs $SUBPROCESS_PYTHON if set (another interpreter). The parent writes MANIFEST.json: {pid: [[kind, n], ...]}, the tasks each process ran, so that the
 same tasks can be run under cProfile (tests/tools/cprofile_tasks.py) for each process.
 """
 import json
@@ -92,7 +92,8 @@ def main(manifest, wait=None):
         sys.exit("work(2) is wrong in the parent")
     pool_tasks("fork", fork_task, [1, 2, 3, 4], ran)
     pool_tasks("spawn", spawn_task, [5, 6, 7], ran)
-    child = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", "4"])
+    python = os.environ.get("SUBPROCESS_PYTHON", sys.executable)  # another interpreter
+    child = subprocess.Popen([python, os.path.abspath(__file__), "--child", "4"])
     if child.wait() != 0:
         sys.exit("the subprocess failed")
     ran[child.pid] = [["sub", 4]]
