@@ -22,6 +22,18 @@ enum ev_type {
 	EV_EXIT = 6,	    /* struct ev_call of a frame exit (USDT): frame, code, chain[0] = caller */
 };
 
+/* Which probe fired: the attach cookie of each probe (one program serves them all). */
+enum probe_role {
+	PROBE_EVAL_ENTRY = 1,	 /* _PyEval_EvalFrameDefault's entry */
+	PROBE_EVAL_RETURN = 2,	 /* each of its ret instructions */
+	PROBE_FRAME_EXIT = 3,	 /* USDT python:function__return, instead of the ret sites */
+	PROBE_SETTER = 4,	 /* _PyInterpreterState_SetEvalFrameFunc's entry */
+	PROBE_SETTER_RET = 5,	 /* its ret instructions */
+	PROBE_PERF_INIT = 6,	 /* _PyPerfTrampoline_Init's entry */
+	PROBE_PERF_INIT_RET = 7, /* its ret instructions */
+	PROBE_INLINE_INIT = 8,	 /* _PyType_NewManagedObject (3.13.0's inline __init__) */
+};
+
 /* ev_call.flags */
 #define CALL_GEN_CREATE (1u << 0)  /* 3.11+: the frame that only creates a generator: not a call */
 

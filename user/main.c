@@ -181,6 +181,9 @@ struct session {
 	struct recorder rec;
 	struct seeds seeds; /* attach: the frames running then, applied before any event */
 	bool stopping;
+	/* CLOCK_MONOTONIC of pyuprof's start, of the probes in place, of the first event
+	 * handled, and how long detaching took: the attach latency (--verbose, the bench) */
+	uint64_t t_start, t_attached, t_first, detach_ns;
 	bool status_shown; /* the live line is on the terminal: clear it before more output */
 };
 
@@ -275,6 +278,7 @@ static int start(struct session *s)
 			return err;
 		}
 		tracee__resume_all(s->held);
+		s->t_attached = now_ns();
 		if (!writes) { /* nothing to write into it: no need to hold it */
 			tracee__release(s->held);
 			s->held = NULL;
@@ -327,6 +331,8 @@ static int record(struct session *s, uint64_t deadline_ns)
 			elog("reading events failed: %s", errstr(err));
 			return err;
 		}
+		if (err > 0 && !s->t_first)
+			s->t_first = now_ns();
 		if (s->rec.err)
 			return s->rec.err;
 		if (s->held && tracee__handle(s->held, &s->child_status) == -ESRCH) {
@@ -361,6 +367,8 @@ static int record(struct session *s, uint64_t deadline_ns)
 static void stop(struct session *s)
 {
 	/* from here on nothing asks for a write; then put the target back as it was */
+	uint64_t t0 = now_ns();
+
 	s->stopping = true;
 	if (s->tr) {
 		tracer__stop_hook(s->tr);
@@ -377,6 +385,7 @@ static void stop(struct session *s)
 		tracee__release(s->held);
 		s->held = NULL;
 	}
+	s->detach_ns = now_ns() - t0;
 }
 
 /* pyuprof record: the profile's default name needs the pid, known only once started */
@@ -410,6 +419,7 @@ static int cmd_record(void)
 		return 1;
 	}
 	install_signals();
+	s.t_start = now_ns();
 	s.launched = env.command != NULL;
 	s.rec.prof = profile__new();
 	if (!s.rec.prof) {
@@ -446,6 +456,10 @@ static int cmd_record(void)
 		fputs("\r\033[K", stderr);
 	stop(&s);
 	tracer__counters(s.tr, &bstats);
+	if (!s.launched)
+		vlog("attach: probes in place %.3f s after start, first event after %.3f s; "
+		     "detach took %.3f s", (s.t_attached - s.t_start) / 1e9,
+		     s.t_first ? (s.t_first - s.t_start) / 1e9 : -1.0, s.detach_ns / 1e9);
 	if (err)
 		goto cleanup;
 	profile__finish(s.rec.prof, stop_ns);
