@@ -42,6 +42,41 @@ struct {
 	__type(value, __u64);
 } codes SEC(".maps");
 
+/*
+ * A per-CPU direct-mapped cache in front of codes, and of raised_tstates' last hit: an entry
+ * looks up three code objects (its own, its caller's, their caller's), and a hash-map lookup
+ * (hashing, bucket walk, LRU bookkeeping) costs several times an array access, which the
+ * verifier inlines. A slot holds an address and its tag; a hit is what codes would answer.
+ */
+#define CODE_CACHE_SLOTS 512
+struct entry_cache {
+	__u64 addr[CODE_CACHE_SLOTS];
+	__u64 tag[CODE_CACHE_SLOTS];
+	struct {
+		__u64 tstate, tid;
+	} raised; /* the last thread state known to have its budget raised */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct entry_cache);
+} entry_cache SEC(".maps");
+
+static __always_inline __u32 cache_slot(__u64 addr)
+{
+	/* code objects are 16-byte aligned heap objects */
+	return (__u32)((addr >> 4) ^ (addr >> 13)) & (CODE_CACHE_SLOTS - 1);
+}
+
+static __always_inline struct entry_cache *get_cache(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&entry_cache, &zero);
+}
+
 /* interpreter -> time of our last request to switch its eval_frame (one at a time) */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -168,14 +203,23 @@ static __always_inline __u8 copy_str(char *dst, __u32 cap, __u64 str, __u32 *len
 }
 
 /* Sends the identity of the code object at addr (window cw already read), then remembers it. */
-static __always_inline void note_code(__u64 addr, const void *cw, __u32 tid, __u64 now)
+static __always_inline void note_code(__u64 addr, const void *cw, __u32 tid, __u64 now,
+				      struct entry_cache *cc)
 {
 	__u64 tag = code_tag(cw), *known, type;
+	__u32 slot = cache_slot(addr);
 	struct ev_code *e;
 
-	known = bpf_map_lookup_elem(&codes, &addr);
-	if (known && *known == tag)
+	if (cc && cc->addr[slot] == addr && cc->tag[slot] == tag)
 		return;
+	known = bpf_map_lookup_elem(&codes, &addr);
+	if (known && *known == tag) {
+		if (cc) {
+			cc->addr[slot] = addr;
+			cc->tag[slot] = tag;
+		}
+		return;
+	}
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		/* not remembered: the next entry of this code object tries again */
@@ -200,6 +244,26 @@ static __always_inline void note_code(__u64 addr, const void *cw, __u32 tid, __u
 	/* submit before remembering, so an entry naming this code never precedes its identity */
 	bpf_ringbuf_submit(e, wakeup_flags());
 	bpf_map_update_elem(&codes, &addr, &tag, BPF_ANY);
+	if (cc) {
+		cc->addr[slot] = addr;
+		cc->tag[slot] = tag;
+	}
+}
+
+/* Whether the identity of the code object at addr was sent (its tag unchecked). */
+static __always_inline bool code_known(__u64 addr, struct entry_cache *cc)
+{
+	__u32 slot = cache_slot(addr);
+
+	if (cc && cc->addr[slot] == addr)
+		return true;
+	if (!bpf_map_lookup_elem(&codes, &addr))
+		return false;
+	if (cc) { /* its tag is not known here: the entry's own check refreshes it */
+		cc->addr[slot] = addr;
+		cc->tag[slot] = 0;
+	}
+	return true;
 }
 
 static __always_inline void request(__u64 addr, __u32 what, __u32 tid, __u64 now)
@@ -253,15 +317,22 @@ static __always_inline void keep_hook(__u64 interp, __u32 what, __u32 tid, __u64
  * inlined, so a recursion that runs natively could raise RecursionError under us: ask for each
  * thread's budget to be raised once.
  */
-static __always_inline void raise_recursion_budget(__u64 tstate, __u32 tid, __u64 now)
+static __always_inline void raise_recursion_budget(__u64 tstate, __u32 tid, __u64 now,
+						   struct entry_cache *cc)
 {
 	struct tstate_key key = { .tstate = tstate, .tid = tid };
 	__u32 one = 1;
 
-	if (bpf_map_lookup_elem(&raised_tstates, &key))
+	if (cc && cc->raised.tstate == tstate && cc->raised.tid == tid)
 		return;
-	bpf_map_update_elem(&raised_tstates, &key, &one, BPF_ANY);
-	request(tstate, REQ_RECURSION, tid, now);
+	if (!bpf_map_lookup_elem(&raised_tstates, &key)) {
+		bpf_map_update_elem(&raised_tstates, &key, &one, BPF_ANY);
+		request(tstate, REQ_RECURSION, tid, now);
+	}
+	if (cc) {
+		cc->raised.tstate = tstate;
+		cc->raised.tid = tid;
+	}
 }
 
 /* The frame that was running when the eval function was entered (internals 9.3). */
@@ -289,12 +360,14 @@ static __noinline int eval_entry(struct pt_regs *ctx)
 	__u64 arg0, arg1, frame, tstate = 0, code, caller, back, now;
 	__u64 chain[CHAIN_LEN] = {}, chain_code[CHAIN_LEN] = {};
 	int i;
+	struct entry_cache *cc;
 	struct ev_call *e;
 	__u32 tid, flags = 0;
 
 	tid = current_tid();
 	if (!tid)
 		return 0;
+	cc = get_cache();
 	now = bpf_ktime_get_ns();
 	/* both loads unconditionally: the verifier refuses a ctx pointer with a variable offset */
 	arg0 = PT_REGS_PARM1(ctx);
@@ -315,14 +388,14 @@ static __noinline int eval_entry(struct pt_regs *ctx)
 			keep_hook(FIELD(tw, off.PyThreadState_interp, __u64), REQ_HOOK_ENTRY, tid,
 				  now);
 		if (want_recursion_bonus)
-			raise_recursion_budget(tstate, tid, now);
+			raise_recursion_budget(tstate, tid, now, cc);
 	}
 	/* 3.11+: calling a generator function runs a frame that only builds the generator */
 	if (off.interp_frame && FIELD(fw, off.frame_owner, __u8) == 0 &&
 	    (FIELD(cw, off.PyCodeObject_co_flags, __u32) & 0x3a0))
 		flags |= CALL_GEN_CREATE;
 
-	note_code(code, cw, tid, now);
+	note_code(code, cw, tid, now, cc);
 
 	/* The caller and its caller, with their code objects, let user space recover frames
 	 * entered without an event (calls CPython still inlines, lost events). fw and cw are
@@ -340,9 +413,9 @@ static __noinline int eval_entry(struct pt_regs *ctx)
 		chain_code[i] = FIELD(fw, off.frame_code, __u64);
 		caller = FIELD(fw, off.frame_back, __u64);
 		/* rare: a frame never entered through the eval function (inlined) */
-		if (chain_code[i] && !bpf_map_lookup_elem(&codes, &chain_code[i]) &&
+		if (chain_code[i] && !code_known(chain_code[i], cc) &&
 		    !read_user(cw, sizeof(cw), chain_code[i]))
-			note_code(chain_code[i], cw, tid, now);
+			note_code(chain_code[i], cw, tid, now, cc);
 	}
 	back = i == CHAIN_LEN ? caller : 0;
 
@@ -467,7 +540,7 @@ static __noinline int inline_init(struct pt_regs *ctx)
 	    read_user(cw, sizeof(cw), code))
 		return 0;
 	now = bpf_ktime_get_ns();
-	note_code(code, cw, tid, now);
+	note_code(code, cw, tid, now, get_cache());
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		__sync_fetch_and_add(&stats.lost_calls, 1);
@@ -508,7 +581,7 @@ static __noinline int frame_exit(struct pt_regs *ctx)
 	       (ctx->bp == FIELD(cw, off.PyCodeObject_co_filename, __u64) + off.PyASCIIObject_size ||
 		ctx->r12 == FIELD(cw, off.PyCodeObject_co_name, __u64) + off.PyASCIIObject_size);
 	if (sure)
-		note_code(code, cw, tid, now);
+		note_code(code, cw, tid, now, get_cache());
 	else
 		__sync_fetch_and_add(&stats.exit_unverified, 1);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
