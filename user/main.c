@@ -402,7 +402,7 @@ static int cmd_record(void)
 	char default_prof[64], tmp_prof[] = "pyuprof.prof";
 	struct outputs out;
 	const char *failed = NULL;
-	uint64_t start_ns, stop_ns;
+	uint64_t start_ns, stop_ns, run_ns = 0, runs = 0;
 	int err, exit_code = 1;
 
 	if (!has_privileges()) {
@@ -456,6 +456,9 @@ static int cmd_record(void)
 		fputs("\r\033[K", stderr);
 	stop(&s);
 	tracer__counters(s.tr, &bstats);
+	if (!tracer__run_time(s.tr, &run_ns, &runs) && runs) /* for the bench */
+		vlog("BPF: %llu probe runs, %.0f ns each", (unsigned long long)runs,
+		     (double)run_ns / (double)runs);
 	if (!s.launched)
 		vlog("attach: probes in place %.3f s after start, first event after %.3f s; "
 		     "detach took %.3f s", (s.t_attached - s.t_start) / 1e9,

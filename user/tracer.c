@@ -16,6 +16,7 @@
  * goes first, so that every call seen also has its return: in the multi link it comes first
  * in the array, which is the order the kernel unregisters in.
  */
+#include <bpf/bpf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +228,21 @@ void tracer__detach(struct tracer *tr)
 void tracer__counters(struct tracer *tr, struct pyuprof_stats *out)
 {
 	*out = tr->skel->bss->stats;
+}
+
+int tracer__run_time(struct tracer *tr, uint64_t *run_ns, uint64_t *runs)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	int err;
+
+	memset(&info, 0, sizeof(info));
+	err = bpf_obj_get_info_by_fd(bpf_program__fd(tr->skel->progs.on_probe), &info, &len);
+	if (err)
+		return err;
+	*run_ns = info.run_time_ns;
+	*runs = info.run_cnt;
+	return 0;
 }
 
 void tracer__free(struct tracer *tr)
