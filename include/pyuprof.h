@@ -11,7 +11,7 @@
 #define MAX_CODE_OBJECTS (1 << 17) /* code objects whose identity BPF remembers */
 #define MAX_INTERPRETERS 256
 #define REQUEST_RETRY_NS 20000000ULL /* ask again if a request is not done after 20 ms */
-#define DEFAULT_RINGBUF_MB 64
+#define DEFAULT_RINGBUF_MB 16
 
 enum ev_type {
 	EV_CALL = 1,
