@@ -23,11 +23,6 @@ const volatile __u32 want_recursion_bonus = 0; /* 3.12: ask for each thread's bu
 /* 3.13: PyHeapTypeObject._spec_cache.init and PyFunctionObject.func_code */
 const volatile __u32 spec_cache_init_off = 0, func_code_off = 0;
 
-/* 3.12+: each activation of the eval function links its frame to a C-stack entry frame */
-const volatile __u32 entry_shim = 0;
-/* 0 where exits come from the USDT probe, which also fires for frames run inline */
-const volatile __u32 use_shadow = 0;
-
 /* Set by user space: while 1, an interpreter found with a NULL eval_frame is reported. */
 __u32 hook_enabled = 0;
 /* Set by user space while it holds the target: a thread that asks is stopped by a signal */
@@ -80,72 +75,6 @@ static __always_inline struct entry_cache *get_cache(void)
 	__u32 zero = 0;
 
 	return bpf_map_lookup_elem(&entry_cache, &zero);
-}
-
-/*
- * Each thread's activations of the eval function, pushed at entry and popped at ret, with
- * what walking the frame chain from each frame gives. When a call is made from the frame on
- * top (nearly always), the chain is known without reading the caller frames from the target
- * (two reads of about 150 ns each per call). What an entry records is the same either way.
- * The top SHADOW_CAP activations are kept; deeper ones are read as before.
- */
-#define SHADOW_CAP 32
-struct shadow_frame {
-	__u64 frame, code;	/* the activation's frame and code object */
-	__u64 caller, caller_code, caller_back; /* chain from its frame's previous (<=3.11) */
-	__u32 depth;		/* its depth + 1; 0: no frame known (the entry was not read) */
-	__u32 pad;
-};
-
-struct shadow {
-	__u32 depth;
-	__u32 pad;
-	struct shadow_frame f[SHADOW_CAP];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct shadow);
-} shadows SEC(".maps");
-
-static __always_inline struct shadow *get_shadow(void)
-{
-	if (!use_shadow)
-		return NULL;
-	return bpf_task_storage_get(&shadows, bpf_get_current_task_btf(), 0,
-				    BPF_LOCAL_STORAGE_GET_F_CREATE);
-}
-
-/* The activation on top if it ran frame, else NULL. */
-static __always_inline struct shadow_frame *shadow_top(struct shadow *sh, __u64 frame)
-{
-	struct shadow_frame *f;
-
-	if (!sh || !sh->depth || !frame)
-		return NULL;
-	f = &sh->f[(sh->depth - 1) & (SHADOW_CAP - 1)];
-	/* depth tells an overwritten slot (SHADOW_CAP deeper) from the one we want */
-	return f->depth == sh->depth && f->frame == frame ? f : NULL;
-}
-
-/* frame 0: an activation that was not read; it is still popped by its ret. */
-static __always_inline void shadow_push(struct shadow *sh, __u64 frame, __u64 code,
-					const __u64 *chain, const __u64 *chain_code, __u64 back)
-{
-	struct shadow_frame *f;
-
-	if (!sh)
-		return;
-	f = &sh->f[sh->depth & (SHADOW_CAP - 1)];
-	sh->depth++;
-	f->depth = frame ? sh->depth : 0;
-	f->frame = frame;
-	f->code = code;
-	f->caller = chain[0];
-	f->caller_code = chain_code[0];
-	f->caller_back = chain[1];
 }
 
 /* interpreter -> time of our last request to switch its eval_frame (one at a time) */
@@ -431,35 +360,30 @@ static __noinline int eval_entry(struct pt_regs *ctx)
 	__u64 arg0, arg1, frame, tstate = 0, code, caller, back, now;
 	__u64 chain[CHAIN_LEN] = {}, chain_code[CHAIN_LEN] = {};
 	int i;
-	struct shadow_frame *top;
 	struct entry_cache *cc;
-	struct shadow *sh;
 	struct ev_call *e;
 	__u32 tid, flags = 0;
-	bool chain_ok = true;
 
 	tid = current_tid();
 	if (!tid)
 		return 0;
 	cc = get_cache();
-	sh = get_shadow();
 	now = bpf_ktime_get_ns();
 	/* both loads unconditionally: the verifier refuses a ctx pointer with a variable offset */
 	arg0 = PT_REGS_PARM1(ctx);
 	arg1 = PT_REGS_PARM2(ctx);
 	barrier_var(arg1);
 	frame = off.eval_frame_arg ? arg1 : arg0;
-	/* an activation not read is still pushed: its ret pops it */
 	if (read_user(fw, sizeof(fw), frame))
-		goto unread;
+		return 0;
 	code = FIELD(fw, off.frame_code, __u64);
 	if (read_user(cw, sizeof(cw), code))
-		goto unread;
+		return 0;
 
 	if (off.has_tstate_arg) {
 		tstate = arg0;
 		if (read_user(tw, sizeof(tw), tstate))
-			goto unread;
+			return 0;
 		if (off.PyInterpreterState_eval_frame)
 			keep_hook(FIELD(tw, off.PyThreadState_interp, __u64), REQ_HOOK_ENTRY, tid,
 				  now);
@@ -477,27 +401,10 @@ static __noinline int eval_entry(struct pt_regs *ctx)
 	 * entered without an event (calls CPython still inlines, lost events). fw and cw are
 	 * reused for it. */
 	caller = caller_frame(fw, tw);
-	top = shadow_top(sh, caller);
-	if (top) {
-		/* what the walk below would read: the caller's frame links to the entry frame
-		 * of its activation (3.12+) or to the caller it had when it was entered */
-		chain[0] = caller;
-		chain_code[0] = top->code;
-		if (!entry_shim) {
-			chain[1] = top->caller;
-			chain_code[1] = top->caller_code;
-			back = top->caller ? top->caller_back : 0;
-		} else {
-			back = 0;
-		}
-		goto emit;
-	}
 	for (i = 0; i < CHAIN_LEN && caller; i++) {
 		chain[i] = caller;
-		if (bpf_probe_read_user(fw, sizeof(fw), (void *)caller)) {
-			chain_ok = false;
+		if (bpf_probe_read_user(fw, sizeof(fw), (void *)caller))
 			break;
-		}
 		if (off.interp_frame && FIELD(fw, off.frame_owner, __u8) >= 3) {
 			/* a C-stack shim: no Python frame below it in this activation */
 			chain[i] = 0;
@@ -512,9 +419,6 @@ static __noinline int eval_entry(struct pt_regs *ctx)
 	}
 	back = i == CHAIN_LEN ? caller : 0;
 
-emit:
-	/* a frame whose chain could not be read is not used as a caller: read it again then */
-	shadow_push(sh, chain_ok ? frame : 0, code, chain, chain_code, back);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		__sync_fetch_and_add(&stats.lost_calls, 1);
@@ -534,22 +438,15 @@ emit:
 	e->pad = 0;
 	bpf_ringbuf_submit(e, wakeup_flags());
 	return 0;
-unread:
-	shadow_push(sh, 0, 0, chain, chain_code, 0);
-	return 0;
 }
 
 static __noinline int eval_return(void)
 {
 	struct ev_return *e;
-	struct shadow *sh;
 	__u32 tid = current_tid();
 
 	if (!tid)
 		return 0;
-	sh = get_shadow();
-	if (sh && sh->depth) /* 0: an activation entered before recording */
-		sh->depth--;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		__sync_fetch_and_add(&stats.lost_returns, 1);

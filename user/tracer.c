@@ -125,8 +125,6 @@ static int load(struct tracer *tr, const struct py_target *t, unsigned ringbuf_m
 	skel->rodata->spec_cache_init_off = t->offsets->PyHeapTypeObject_spec_cache_init;
 	skel->rodata->func_code_off = t->offsets->PyFunctionObject_func_code;
 	skel->rodata->want_recursion_bonus = t->offsets->c_recursion_bonus != 0;
-	skel->rodata->entry_shim = t->major == 3 && t->minor >= 12;
-	skel->rodata->use_shadow = !t->exit_probe.offset;
 	err = bpf_map__set_max_entries(skel->maps.events, ringbuf_mb << 20);
 	if (!err && multi)
 		err = bpf_program__set_expected_attach_type(skel->progs.on_probe,
