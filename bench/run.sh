@@ -9,7 +9,8 @@
 # probes at pyuprof's points and of pyuprof with kernel.bpf_stats_enabled, for the time spent
 # in the BPF programs themselves (not in the timed runs: the stats add two clock reads per
 # probe). Then the consumer alone on a replayed raw recording (bench/replay) and the attach
-# latency (bench/attach.sh). Writes bench/RESULTS.md. REPS (3), PYS (all present) and
+# latency (bench/attach.sh). Writes bench/RESULTS.md (keeping its hand-written "## Findings"
+# section). REPS (3), PYS (all present) and
 # WORKLOADS can be set. The 10-minute memory run is separate: make bench-soak (bench/soak.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -138,5 +139,10 @@ fi
 	echo
 	bench/attach.sh
 } >>"$out.tmp"
+# the hand-written findings at the end of the file are kept from one run to the next
+if [[ -f $out ]] && grep -q '^## Findings' "$out"; then
+	echo >>"$out.tmp"
+	sed -n '/^## Findings/,$p' "$out" >>"$out.tmp"
+fi
 mv "$out.tmp" "$out"
 echo "bench: wrote $out"
