@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * bench/replay FILE [REPS]: the user-space consumer alone, on a raw recording (record --raw).
- * Decompresses FILE into memory first (timed apart: that is gunzip's cost, not pyuprof's), then
- * feeds its records REPS times (3) to the recorder that `record` and `report` use, into a fresh
- * profile each time, and prints the best run's events per second. profile__finish and the
+ * Times gunzip alone first (decompressing into a small buffer), then decompresses FILE into
+ * memory and feeds its records REPS times (3) to the recorder that `record` and `report` use,
+ * into a fresh profile each time, and prints the best run's events per second. profile__finish and the
  * output writers are not timed: they run once per recording, not per event.
  */
 #include <fcntl.h>
@@ -43,7 +43,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "replay: %s is not a raw recording\n", argv[1]);
 		return 1;
 	}
+	/* gunzip alone: into one small buffer, so that no page fault is counted in it */
 	t0 = now_s();
+	gz = gzdopen(dup(fd), "rb");
+	gzbuffer(gz, 1 << 20);
+	while (gzread(gz, data, 1 << 20) > 0)
+		;
+	gzclose(gz);
+	gunzip_s = now_s() - t0;
+	/* then the whole stream into memory, for the handling runs */
+	lseek(fd, sizeof(h), SEEK_SET);
 	gz = gzdopen(fd, "rb");
 	gzbuffer(gz, 1 << 20);
 	while ((n = gzread(gz, data + len, (unsigned)(cap - len))) > 0) {
@@ -52,7 +61,6 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	gzclose(gz);
-	gunzip_s = now_s() - t0;
 
 	for (r = 0; r < reps; r++) {
 		struct recorder rc = { .hooks = &hooks, .target_version = h.python };

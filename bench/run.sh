@@ -60,7 +60,8 @@ bpf_per_call() {
 	calls=$(awk '/^elapsed/ {print $4}' <<<"$b")
 	awk -v c="$calls" '/^bpf_runs/ {printf "%.0f ", $2 * $4 / c}' <<<"$b"
 	sed -n 's/.*BPF: \([0-9]*\) probe runs, \([0-9.]*\) ns each.*/\1 \2/p' <<<"$p" |
-		awk -v c="$calls" '{printf "%.0f\n", $1 * $2 / c}'
+		awk -v c="$calls" '{printf "%.0f ", $1 * $2 / c}'
+	sed -n 's/.* \([0-9]*\) lost events.*/\1/p' <<<"$p"
 }
 
 stats() { # values... -> "min median"
@@ -76,7 +77,8 @@ stats() { # values... -> "min median"
 	echo "Per-call cost = (time - native time) / calls of the timed section, in ns (medians)."
 	echo "**pyuprof/bare** = pyuprof's per-call cost over the counting-only probes at the same"
 	echo "points (both; exit on deb3.11), same run. BPF ns/call: time inside the BPF programs per"
-	echo "Python call (kernel.bpf_stats_enabled, separate run), bare at the same points vs pyuprof."
+	echo "Python call (kernel.bpf_stats_enabled, separate run), bare at the same points vs pyuprof,"
+	echo "and the events pyuprof lost in that run (default settings)."
 	echo
 	echo "| python | workload | calls | native ms | mode | min ms | median ms | ns/call |"
 	echo "|---|---|---|---|---|---|---|---|"
@@ -108,10 +110,10 @@ for label in $PYS; do
 				"$(awk -v v="$mn" 'BEGIN {print v*1000}')" \
 				"$(awk -v v="$md" 'BEGIN {print v*1000}')" "$per" >>"$out.tmp"
 		done
-		read -r bb bp < <(bpf_per_call "$bare" "$py" "$w")
+		read -r bb bp lost < <(bpf_per_call "$bare" "$py" "$w")
 		awk -v p="${med[pyuprof]}" -v b="${med[$bare]}" -v n="${med[native]}" -v l="$label" \
-			-v w="$w" -v bb="$bb" -v bp="$bp" 'BEGIN {printf "| %s | %s | | | **pyuprof/bare** | | | **%.2f** |\n| %s | %s | | | BPF ns/call bare, pyuprof | | | %s, %s |\n",
-			l, w, (p - n) / (b - n), l, w, bb, bp}' >>"$out.tmp"
+			-v w="$w" -v bb="$bb" -v bp="$bp" -v lost="$lost" 'BEGIN {printf "| %s | %s | | | **pyuprof/bare** | | | **%.2f** |\n| %s | %s | | | BPF ns/call bare, pyuprof; lost events | | | %s, %s; %s |\n",
+			l, w, (p - n) / (b - n), l, w, bb, bp, lost}' >>"$out.tmp"
 		unset med
 	done
 done
