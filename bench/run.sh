@@ -40,7 +40,7 @@ run_mode() {
 	case $mode in
 	native) line=$("$py" $(workload_cmd "$w")) ;;
 	switch) line=$(build/bench/bare none -- "$py" $(workload_cmd "$w")) ;;
-	entry | ret | both | exit | uretprobe)
+	entry | ret | both | exit | preret | uretprobe)
 		line=$(build/bench/bare "$mode" -- "$py" $(workload_cmd "$w")) ;;
 	pyuprof) line=$(build/pyuprof record -q -o "$tmp/p.prof" -- "$py" $(workload_cmd "$w")) ;;
 	cprofile) line=$("$py" tests/tools/cprofile_run.py -o "$tmp/c.prof" $(workload_cmd "$w")) ;;
@@ -118,6 +118,45 @@ for label in $PYS; do
 	done
 done
 
+# where the exit probe can sit: fib only, per-call ns over native (median of REPS)
+{
+	echo
+	echo "## Exit probe placement (fib, ns per call over native, median of $REPS)"
+	echo
+	echo "entry: the entry probe alone. ret: + each ret (single-stepped). preret: + the instruction"
+	echo "before each ret instead (pop %r15, single-stepped too). exit: + USDT function__return"
+	echo "(a nop; Debian's 3.11 only). uretprobe: + a uretprobe (no trap on the way back, but the"
+	echo "kernel drops returns past 64 nested calls: not correct for pyuprof)."
+	echo
+	echo "| python | entry | both (entry + ret) | preret | exit | uretprobe |"
+	echo "|---|---|---|---|---|---|"
+} >>"$out.tmp"
+for label in $PYS; do
+	py=$(py_path "$label") || continue
+	row="| $label"
+	read -r _ nat < <(for ((r = 0; r < REPS; r++)); do run_mode native "$py" fib; done |
+		awk '{print $1}' | sort -g | awk '{a[NR]=$1} END {print "x", a[int((NR+1)/2)]}')
+	for mode in entry both preret exit uretprobe; do
+		if [[ $mode == exit && $label != deb3.11 ]]; then
+			row="$row | -"
+			continue
+		fi
+		vals=()
+		for ((r = 0; r < REPS; r++)); do
+			read -r secs calls < <(run_mode "$mode" "$py" fib 2>/dev/null) || true
+			[[ -n ${secs:-} ]] && vals+=("$secs")
+			secs=
+		done
+		if ((${#vals[@]})); then
+			read -r _ md < <(stats "${vals[@]}")
+			row="$row | $(awk -v m="$md" -v n="$nat" -v c="$calls" 'BEGIN {printf "%.0f", (m - n) * 1e9 / c}')"
+		else
+			row="$row | n/a"
+		fi
+	done
+	echo "$row |" >>"$out.tmp"
+done
+
 # the consumer alone: a raw recording of the compile workload, replayed
 if py=$(py_path 3.12); then
 	build/pyuprof record -q --raw="$tmp/c.raw" -o "$tmp/c.prof" -- "$py" bench/workloads/compile.py 2 >/dev/null
@@ -139,7 +178,7 @@ fi
 	echo
 	echo "## Attach latency (record -p on a target calling fib flat out; s, min/median of 5)"
 	echo
-	bench/attach.sh
+	REPS=5 bench/attach.sh
 } >>"$out.tmp"
 # the hand-written findings at the end of the file are kept from one run to the next
 if [[ -f $out ]] && grep -q '^## Findings' "$out"; then
