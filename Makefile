@@ -19,7 +19,7 @@ USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all deps demo test unit bench vmlinux clean install
+.PHONY: all deps demo test unit bench bench-soak vmlinux clean install
 all: $(OUTPUT)/pyuprof
 
 deps:
@@ -63,8 +63,12 @@ test: all unit
 demo: all
 	$(Q)scripts/demo.sh
 
-bench: all $(OUTPUT)/bench/bare
+bench: all $(OUTPUT)/bench/bare $(OUTPUT)/bench/replay
 	$(Q)bench/run.sh
+
+# ten minutes: pyuprof's peak RSS over a full-rate recording (bench/SOAK.md)
+bench-soak: all
+	$(Q)bench/soak.sh
 
 vmlinux:
 	$(Q)scripts/gen-vmlinux.sh $(VMLINUX)
@@ -89,6 +93,11 @@ $(OUTPUT)/bare.skel.h: $(OUTPUT)/bare.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name bare_bpf > $@.tmp && mv $@.tmp $@
 
 $(OUTPUT)/bench/bare: bench/bare.c $(OUTPUT)/bare.skel.h $(OUTPUT)/libpyuprof.a
+	$(Q)mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(OUTPUT)/libpyuprof.a $(LDLIBS) -o $@
+
+$(OUTPUT)/bench/replay: bench/replay.c $(OUTPUT)/libpyuprof.a
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $< $(OUTPUT)/libpyuprof.a $(LDLIBS) -o $@

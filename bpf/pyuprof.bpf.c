@@ -45,6 +45,41 @@ struct {
 	__type(value, __u64);
 } codes SEC(".maps");
 
+/*
+ * A per-CPU direct-mapped cache in front of codes, and of raised_tstates' last hit: an entry
+ * looks up three code objects (its own, its caller's, their caller's), and a hash-map lookup
+ * (hashing, bucket walk, LRU bookkeeping) costs several times an array access, which the
+ * verifier inlines. A slot holds an address and its tag; a hit is what codes would answer.
+ */
+#define CODE_CACHE_SLOTS 512
+struct entry_cache {
+	__u64 addr[CODE_CACHE_SLOTS];
+	__u64 tag[CODE_CACHE_SLOTS];
+	struct {
+		__u64 tstate, tid;
+	} raised; /* the last thread state known to have its budget raised */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct entry_cache);
+} entry_cache SEC(".maps");
+
+static __always_inline __u32 cache_slot(__u64 addr)
+{
+	/* code objects are 16-byte aligned heap objects */
+	return (__u32)((addr >> 4) ^ (addr >> 13)) & (CODE_CACHE_SLOTS - 1);
+}
+
+static __always_inline struct entry_cache *get_cache(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&entry_cache, &zero);
+}
+
 /* interpreter -> time of our last request to switch its eval_frame (one at a time) */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -214,15 +249,24 @@ static __always_inline void note_thread(__u64 frame, __u64 code, __u32 tid, __u6
 }
 
 /* Sends the identity of the code object at addr (window cw already read), then remembers it. */
-static __always_inline void note_code(__u64 addr, const void *cw, __u32 tid, __u64 now)
+static __always_inline void note_code(__u64 addr, const void *cw, __u32 tid, __u64 now,
+				      struct entry_cache *cc)
 {
 	__u64 tag = code_tag(cw), *known, type;
+	__u32 slot = cache_slot(addr);
 	struct ev_code *e;
-	int slot;
+	int bslot;
 
-	known = bpf_map_lookup_elem(&codes, &addr);
-	if (known && *known == tag)
+	if (cc && cc->addr[slot] == addr && cc->tag[slot] == tag)
 		return;
+	known = bpf_map_lookup_elem(&codes, &addr);
+	if (known && *known == tag) {
+		if (cc) {
+			cc->addr[slot] = addr;
+			cc->tag[slot] = tag;
+		}
+		return;
+	}
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		/* not remembered: the next entry of this code object tries again */
@@ -244,12 +288,32 @@ static __always_inline void note_code(__u64 addr, const void *cw, __u32 tid, __u
 				    FIELD(cw, off.PyCodeObject_co_filename, __u64), &e->filename_len);
 	e->name_kind = copy_str(e->name, FUNCNAME_BYTES, FIELD(cw, off.PyCodeObject_co_name, __u64),
 				&e->name_len);
-	slot = bootstrap_slot(e->name, e->name_len, e->name_kind);
-	if (slot >= 0)
-		bootstrap_codes[slot] = addr;
+	bslot = bootstrap_slot(e->name, e->name_len, e->name_kind);
+	if (bslot >= 0)
+		bootstrap_codes[bslot] = addr;
 	/* submit before remembering, so an entry naming this code never precedes its identity */
 	bpf_ringbuf_submit(e, wakeup_flags());
 	bpf_map_update_elem(&codes, &addr, &tag, BPF_ANY);
+	if (cc) {
+		cc->addr[slot] = addr;
+		cc->tag[slot] = tag;
+	}
+}
+
+/* Whether the identity of the code object at addr was sent (its tag unchecked). */
+static __always_inline bool code_known(__u64 addr, struct entry_cache *cc)
+{
+	__u32 slot = cache_slot(addr);
+
+	if (cc && cc->addr[slot] == addr)
+		return true;
+	if (!bpf_map_lookup_elem(&codes, &addr))
+		return false;
+	if (cc) { /* its tag is not known here: the entry's own check refreshes it */
+		cc->addr[slot] = addr;
+		cc->tag[slot] = 0;
+	}
+	return true;
 }
 
 static __always_inline void request(__u64 addr, __u32 what, __u32 tid, __u64 now)
@@ -303,15 +367,22 @@ static __always_inline void keep_hook(__u64 interp, __u32 what, __u32 tid, __u64
  * inlined, so a recursion that runs natively could raise RecursionError under us: ask for each
  * thread's budget to be raised once.
  */
-static __always_inline void raise_recursion_budget(__u64 tstate, __u32 tid, __u64 now)
+static __always_inline void raise_recursion_budget(__u64 tstate, __u32 tid, __u64 now,
+						   struct entry_cache *cc)
 {
 	struct tstate_key key = { .tstate = tstate, .tid = tid };
 	__u32 one = 1;
 
-	if (bpf_map_lookup_elem(&raised_tstates, &key))
+	if (cc && cc->raised.tstate == tstate && cc->raised.tid == tid)
 		return;
-	bpf_map_update_elem(&raised_tstates, &key, &one, BPF_ANY);
-	request(tstate, REQ_RECURSION, tid, now);
+	if (!bpf_map_lookup_elem(&raised_tstates, &key)) {
+		bpf_map_update_elem(&raised_tstates, &key, &one, BPF_ANY);
+		request(tstate, REQ_RECURSION, tid, now);
+	}
+	if (cc) {
+		cc->raised.tstate = tstate;
+		cc->raised.tid = tid;
+	}
 }
 
 /* The frame that was running when the eval function was entered (internals 9.3). */
@@ -332,20 +403,21 @@ static __always_inline __u64 caller_frame(const void *fw, const void *tw)
 	}
 }
 
-SEC("uprobe")
-int BPF_KPROBE(on_eval_entry)
+static __noinline int eval_entry(struct pt_regs *ctx)
 {
 	/* 8-byte aligned: the verifier refuses misaligned stack loads */
 	__u64 fw[FRAME_WINDOW / 8], tw[TSTATE_WINDOW / 8], cw[CODE_WINDOW / 8];
 	__u64 arg0, arg1, frame, tstate = 0, code, caller, back, now;
 	__u64 chain[CHAIN_LEN] = {}, chain_code[CHAIN_LEN] = {};
 	int i;
+	struct entry_cache *cc;
 	struct ev_call *e;
 	__u32 tid, flags = 0;
 
 	tid = current_tid();
 	if (!tid)
 		return 0;
+	cc = get_cache();
 	now = bpf_ktime_get_ns();
 	/* both loads unconditionally: the verifier refuses a ctx pointer with a variable offset */
 	arg0 = PT_REGS_PARM1(ctx);
@@ -366,14 +438,14 @@ int BPF_KPROBE(on_eval_entry)
 			keep_hook(FIELD(tw, off.PyThreadState_interp, __u64), REQ_HOOK_ENTRY, tid,
 				  now);
 		if (want_recursion_bonus)
-			raise_recursion_budget(tstate, tid, now);
+			raise_recursion_budget(tstate, tid, now, cc);
 	}
 	/* 3.11+: calling a generator function runs a frame that only builds the generator */
 	if (off.interp_frame && FIELD(fw, off.frame_owner, __u8) == 0 &&
 	    (FIELD(cw, off.PyCodeObject_co_flags, __u32) & 0x3a0))
 		flags |= CALL_GEN_CREATE;
 
-	note_code(code, cw, tid, now);
+	note_code(code, cw, tid, now, cc);
 	if (code == bootstrap_codes[0] || code == bootstrap_codes[1])
 		note_thread(frame, code, tid, now);
 
@@ -393,9 +465,9 @@ int BPF_KPROBE(on_eval_entry)
 		chain_code[i] = FIELD(fw, off.frame_code, __u64);
 		caller = FIELD(fw, off.frame_back, __u64);
 		/* rare: a frame never entered through the eval function (inlined) */
-		if (chain_code[i] && !bpf_map_lookup_elem(&codes, &chain_code[i]) &&
+		if (chain_code[i] && !code_known(chain_code[i], cc) &&
 		    !read_user(cw, sizeof(cw), chain_code[i]))
-			note_code(chain_code[i], cw, tid, now);
+			note_code(chain_code[i], cw, tid, now, cc);
 	}
 	back = i == CHAIN_LEN ? caller : 0;
 
@@ -420,8 +492,7 @@ int BPF_KPROBE(on_eval_entry)
 	return 0;
 }
 
-SEC("uprobe")
-int BPF_KPROBE(on_eval_return)
+static __noinline int eval_return(void)
 {
 	struct ev_return *e;
 	__u32 tid = current_tid();
@@ -441,9 +512,9 @@ int BPF_KPROBE(on_eval_return)
 }
 
 /* _PyInterpreterState_SetEvalFrameFunc(interp, func): remember interp for the return probe. */
-SEC("uprobe")
-int BPF_KPROBE(on_set_eval_frame, __u64 interp)
+static __noinline int set_eval_frame(struct pt_regs *ctx)
 {
+	__u64 interp = PT_REGS_PARM1(ctx);
 	__u32 tid = current_tid();
 
 	if (tid)
@@ -455,8 +526,7 @@ int BPF_KPROBE(on_set_eval_frame, __u64 interp)
  * At each ret of the setter: if it stored NULL (a PEP 523 user turning itself off; 3.11+ also
  * turns "set to the default evaluator" into NULL), ask for our value back at once.
  */
-SEC("uprobe")
-int BPF_KPROBE(on_set_eval_frame_ret)
+static __noinline int set_eval_frame_ret(void)
 {
 	__u32 tid = current_tid();
 	__u64 *interp;
@@ -476,23 +546,21 @@ int BPF_KPROBE(on_set_eval_frame_ret)
  * to start while any eval_frame hook is set, ours included: withdraw ours first. The
  * trampoline's own hook keeps inlining off; when it goes, the setter probe switches ours back.
  */
-SEC("uprobe")
-int BPF_KPROBE(on_perf_trampoline_init, int activate)
+static __noinline int perf_trampoline_init(struct pt_regs *ctx)
 {
 	__u32 tid = current_tid();
-	__u64 arg = activate;
+	__u64 arg = (int)PT_REGS_PARM1(ctx);
 
 	if (!tid)
 		return 0;
-	if (activate && hook_enabled)
+	if (arg && hook_enabled)
 		request(0, REQ_HOOK_YIELD, tid, bpf_ktime_get_ns());
 	bpf_map_update_elem(&perf_init_args, &tid, &arg, BPF_ANY);
 	return 0;
 }
 
 /* Its ret: turning the trampoline off stores NULL directly (3.12), past the setter probe. */
-SEC("uprobe")
-int BPF_KPROBE(on_perf_trampoline_init_ret)
+static __noinline int perf_trampoline_init_ret(void)
 {
 	__u32 tid = current_tid();
 	__u64 *activate;
@@ -513,10 +581,9 @@ int BPF_KPROBE(on_perf_trampoline_init_ret)
  * CALL_ALLOC_AND_ENTER_INIT, which then runs type.__init__ inline whatever eval_frame says:
  * a call no entry probe sees. Report it with its code object; its frame is not made yet.
  */
-SEC("uprobe")
-int BPF_KPROBE(on_inline_init, __u64 type)
+static __noinline int inline_init(struct pt_regs *ctx)
 {
-	__u64 cw[CODE_WINDOW / 8], init, code, now;
+	__u64 cw[CODE_WINDOW / 8], type = PT_REGS_PARM1(ctx), init, code, now;
 	struct ev_call *e;
 	__u32 tid = current_tid();
 
@@ -525,7 +592,7 @@ int BPF_KPROBE(on_inline_init, __u64 type)
 	    read_user(cw, sizeof(cw), code))
 		return 0;
 	now = bpf_ktime_get_ns();
-	note_code(code, cw, tid, now);
+	note_code(code, cw, tid, now, get_cache());
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		__sync_fetch_and_add(&stats.lost_calls, 1);
@@ -550,8 +617,7 @@ int BPF_KPROBE(on_inline_init, __u64 type)
  * Its arguments are the UTF-8 filename and name (rbp, r12); the exiting frame itself is in rbx
  * in that build, which the arguments confirm. Unconfirmed, the exit counts as a plain return.
  */
-SEC("uprobe")
-int BPF_KPROBE(on_frame_exit)
+static __noinline int frame_exit(struct pt_regs *ctx)
 {
 	__u64 fw[FRAME_WINDOW / 8], cw[CODE_WINDOW / 8], frame = ctx->bx, code = 0, now;
 	__u32 tid = current_tid();
@@ -567,7 +633,7 @@ int BPF_KPROBE(on_frame_exit)
 	       (ctx->bp == FIELD(cw, off.PyCodeObject_co_filename, __u64) + off.PyASCIIObject_size ||
 		ctx->r12 == FIELD(cw, off.PyCodeObject_co_name, __u64) + off.PyASCIIObject_size);
 	if (sure)
-		note_code(code, cw, tid, now);
+		note_code(code, cw, tid, now, get_cache());
 	else
 		__sync_fetch_and_add(&stats.exit_unverified, 1);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -585,5 +651,34 @@ int BPF_KPROBE(on_frame_exit)
 		e->chain[0] = FIELD(fw, off.frame_back, __u64);
 	}
 	bpf_ringbuf_submit(e, wakeup_flags());
+	return 0;
+}
+
+/*
+ * The one program behind every probe; the attach cookie says which probe fired. One program
+ * lets all probes share one uprobe_multi link, whose removal waits for one RCU grace period
+ * instead of one per probe (about 0.1-0.25 s each).
+ */
+SEC("uprobe")
+int on_probe(struct pt_regs *ctx)
+{
+	switch (bpf_get_attach_cookie(ctx)) {
+	case PROBE_EVAL_ENTRY:
+		return eval_entry(ctx);
+	case PROBE_EVAL_RETURN:
+		return eval_return();
+	case PROBE_FRAME_EXIT:
+		return frame_exit(ctx);
+	case PROBE_SETTER:
+		return set_eval_frame(ctx);
+	case PROBE_SETTER_RET:
+		return set_eval_frame_ret();
+	case PROBE_PERF_INIT:
+		return perf_trampoline_init(ctx);
+	case PROBE_PERF_INIT_RET:
+		return perf_trampoline_init_ret();
+	case PROBE_INLINE_INIT:
+		return inline_init(ctx);
+	}
 	return 0;
 }

@@ -11,7 +11,7 @@
 #define MAX_CODE_OBJECTS (1 << 17) /* code objects whose identity BPF remembers */
 #define MAX_INTERPRETERS 256
 #define REQUEST_RETRY_NS 20000000ULL /* ask again if a request is not done after 20 ms */
-#define DEFAULT_RINGBUF_MB 64
+#define DEFAULT_RINGBUF_MB 16
 
 enum ev_type {
 	EV_CALL = 1,
@@ -21,6 +21,18 @@ enum ev_type {
 	EV_INLINE_CALL = 5, /* struct ev_call of a call CPython runs inline: code only */
 	EV_EXIT = 6,	    /* struct ev_call of a frame exit (USDT): frame, code, chain[0] = caller */
 	EV_THREAD = 7,	    /* struct ev_thread: a thread enters threading's bootstrap */
+};
+
+/* Which probe fired: the attach cookie of each probe (one program serves them all). */
+enum probe_role {
+	PROBE_EVAL_ENTRY = 1,	 /* _PyEval_EvalFrameDefault's entry */
+	PROBE_EVAL_RETURN = 2,	 /* each of its ret instructions */
+	PROBE_FRAME_EXIT = 3,	 /* USDT python:function__return, instead of the ret sites */
+	PROBE_SETTER = 4,	 /* _PyInterpreterState_SetEvalFrameFunc's entry */
+	PROBE_SETTER_RET = 5,	 /* its ret instructions */
+	PROBE_PERF_INIT = 6,	 /* _PyPerfTrampoline_Init's entry */
+	PROBE_PERF_INIT_RET = 7, /* its ret instructions */
+	PROBE_INLINE_INIT = 8,	 /* _PyType_NewManagedObject (3.13.0's inline __init__) */
 };
 
 /* ev_call.flags */

@@ -186,6 +186,9 @@ struct session {
 	struct proc_rec **procs; /* procs[0] is the target's */
 	uint32_t nprocs, procs_cap;
 	bool stopping;
+	/* CLOCK_MONOTONIC of pyuprof's start, of the probes in place, of the first event
+	 * handled, and how long detaching took: the attach latency (--verbose, the bench) */
+	uint64_t t_start, t_attached, t_first, detach_ns;
 	bool status_shown; /* the live line is on the terminal: clear it before more output */
 };
 
@@ -288,6 +291,7 @@ static int start(struct session *s)
 			return err;
 		}
 		tracee__resume(s->held, s->pid);
+		s->t_attached = now_ns();
 		if (!writes && !s->follow) { /* nothing to write into it: no need to hold it */
 			tracee__release(s->held);
 			s->held = NULL;
@@ -432,6 +436,8 @@ static int consume_all(struct session *s)
 			elog("reading events failed: %s", errstr(err));
 			return err;
 		}
+		if (err > 0 && !s->t_first)
+			s->t_first = now_ns();
 		if (!pr->rec.err)
 			continue;
 		if (i == 0)
@@ -516,14 +522,17 @@ static int record(struct session *s, uint64_t deadline_ns)
 /* Ends the recording and leaves every process as it was (but for the 3.12 budget raise). */
 static void stop(struct session *s, uint64_t stop_ns)
 {
+	uint64_t t0 = now_ns();
 	uint32_t i;
 
 	/* from here on nothing asks for a write; then put each process back as it was */
 	s->stopping = true;
 	for (i = 0; i < s->nprocs; i++)
 		proc_rec__end(s->procs[i], stop_ns);
-	if (!s->held)
+	if (!s->held) {
+		s->detach_ns = now_ns() - t0;
 		return;
+	}
 	for (i = 0; i < s->nprocs; i++) {
 		struct proc_rec *pr = s->procs[i];
 
@@ -537,6 +546,7 @@ static void stop(struct session *s, uint64_t stop_ns)
 	}
 	tracee__release(s->held);
 	s->held = NULL;
+	s->detach_ns = now_ns() - t0;
 }
 
 /* "out.prof" -> "out.PID.prof"; a name without ".prof" gets ".PID" at its end. */
@@ -626,7 +636,7 @@ static int cmd_record(void)
 	struct proc_rec *root = NULL;
 	struct outputs out;
 	const char *failed = NULL;
-	uint64_t start_ns, stop_ns;
+	uint64_t start_ns, stop_ns, run_ns = 0, runs = 0;
 	uint32_t i;
 	int err, exit_code = 1;
 
@@ -644,6 +654,7 @@ static int cmd_record(void)
 		return 1;
 	}
 	install_signals();
+	s.t_start = now_ns();
 	s.launched = env.command != NULL;
 	err = start(&s);
 	root = s.nprocs ? s.procs[0] : NULL;
@@ -688,7 +699,16 @@ static int cmd_record(void)
 		bstats.read_fail += pr->bstats.read_fail;
 		bstats.exit_unverified += pr->bstats.exit_unverified;
 		bstats.foreign_hook += pr->bstats.foreign_hook;
+		run_ns += pr->bpf_run_ns;
+		runs += pr->bpf_runs;
 	}
+	if (runs) /* for the bench */
+		vlog("BPF: %llu probe runs, %.0f ns each", (unsigned long long)runs,
+		     (double)run_ns / (double)runs);
+	if (!s.launched && root && root->has_target)
+		vlog("attach: probes in place %.3f s after start, first event after %.3f s; "
+		     "detach took %.3f s", (s.t_attached - s.t_start) / 1e9,
+		     s.t_first ? (s.t_first - s.t_start) / 1e9 : -1.0, s.detach_ns / 1e9);
 	if (err)
 		goto cleanup;
 	if (env.raw) {

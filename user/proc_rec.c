@@ -95,6 +95,7 @@ static void add_counters(struct pyuprof_stats *sum, const struct pyuprof_stats *
 void proc_rec__end(struct proc_rec *pr, uint64_t now_ns)
 {
 	struct pyuprof_stats s;
+	uint64_t run_ns = 0, runs = 0;
 
 	if (!pr->tr)
 		return;
@@ -102,6 +103,10 @@ void proc_rec__end(struct proc_rec *pr, uint64_t now_ns)
 	tracer__detach(pr->tr);
 	tracer__counters(pr->tr, &s);
 	add_counters(&pr->bstats, &s);
+	if (!tracer__run_time(pr->tr, &run_ns, &runs)) {
+		pr->bpf_run_ns += run_ns;
+		pr->bpf_runs += runs;
+	}
 	tracer__free(pr->tr);
 	pr->tr = NULL;
 	if (!pr->rec.stop_ns)

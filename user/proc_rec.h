@@ -33,6 +33,7 @@ struct proc_rec {
 	struct recorder rec; /* rec.prof: this process's profile */
 	struct seeds seeds;
 	struct pyuprof_stats bstats; /* what the BPF side counted, over every image */
+	uint64_t bpf_run_ns, bpf_runs; /* its programs' run time (kernel.bpf_stats_enabled) */
 	char version[32];	     /* of the last interpreter recorded, "" if none */
 	bool gone;		     /* exited: nothing to restore */
 	char *written;		     /* the profile written for it alone, if any */

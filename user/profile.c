@@ -11,8 +11,6 @@
 #include <string.h>
 #include "profile.h"
 
-#define EDGE_LEVEL_KEY(e) ((1ULL << 40) + (e) + 1)
-#define FUNC_LEVEL_KEY(f) ((uint64_t)(f) + 1)
 
 struct profile *profile__new(void)
 {
@@ -31,7 +29,8 @@ void profile__free(struct profile *p)
 	}
 	for (i = 0; i < p->nthreads; i++) {
 		free(p->threads[i]->stack);
-		u64_map_free(&p->threads[i]->levels);
+		free(p->threads[i]->func_level);
+		free(p->threads[i]->edge_level);
 		free(p->threads[i]);
 	}
 	free(p->funcs);
@@ -155,13 +154,17 @@ bool profile__has_thread(const struct profile *p, uint32_t tid)
 
 static struct thread *thread_of(struct profile *p, uint32_t tid)
 {
-	uint64_t *slot = u64_map_upsert(&p->thread_by_tid, tid_key(tid));
+	uint64_t *slot;
 	struct thread *t;
 
+	/* events come in runs from one thread: skip the lookup while it lasts */
+	if (p->last_thread && p->last_thread->tid == tid)
+		return p->last_thread;
+	slot = u64_map_upsert(&p->thread_by_tid, tid_key(tid));
 	if (!slot)
 		return NULL;
 	if (*slot)
-		return p->threads[*slot - 1];
+		return p->last_thread = p->threads[*slot - 1];
 	t = calloc(1, sizeof(*t));
 	if (!t || array_grow((void **)&p->threads, &p->threads_cap, sizeof(*p->threads),
 		       p->nthreads + 1)) {
@@ -175,12 +178,26 @@ static struct thread *thread_of(struct profile *p, uint32_t tid)
 	*slot = ++p->nthreads;
 	if (t->root == CT_NONE)
 		return NULL;
-	return t;
+	return p->last_thread = t;
 }
 
 struct thread *profile__thread(struct profile *p, uint32_t tid)
 {
 	return thread_of(p, tid);
+}
+
+/* The recursion level counter at id in *arr, grown (zeroed) to hold it; NULL on ENOMEM. An
+ * array rather than a map: two increments per call and two decrements per return. */
+static uint32_t *level_of(uint32_t **arr, uint32_t *cap, uint32_t id)
+{
+	uint32_t old = *cap;
+
+	if (id >= old) {
+		if (array_grow((void **)arr, cap, sizeof(**arr), id + 1))
+			return NULL;
+		memset(*arr + old, 0, (size_t)(*cap - old) * sizeof(**arr));
+	}
+	return &(*arr)[id];
 }
 
 /* The nearest entry below index i (exclusive) that is a function, or NULL. */
@@ -196,7 +213,7 @@ static int push(struct profile *p, struct thread *t, uint64_t frame, uint32_t fu
 		bool counted)
 {
 	struct frame_entry *e, *parent;
-	uint64_t *level;
+	uint32_t *level;
 
 	if (array_grow((void **)&t->stack, &t->cap, sizeof(*t->stack), t->depth + 1))
 		return -ENOMEM;
@@ -222,12 +239,12 @@ static int push(struct profile *p, struct thread *t, uint64_t frame, uint32_t fu
 	 * shown as a caller too, so the calls made from it keep their context */
 	if (parent)
 		e->edge = edge_of(p, parent->func, func);
-	level = u64_map_upsert(&t->levels, FUNC_LEVEL_KEY(func));
+	level = level_of(&t->func_level, &t->func_level_cap, func);
 	if (!level)
 		return -ENOMEM;
 	++*level;
 	if (e->edge != NO_ID) {
-		level = u64_map_upsert(&t->levels, EDGE_LEVEL_KEY(e->edge));
+		level = level_of(&t->edge_level, &t->edge_level_cap, e->edge);
 		if (!level)
 			return -ENOMEM;
 		++*level;
@@ -237,7 +254,7 @@ static int push(struct profile *p, struct thread *t, uint64_t frame, uint32_t fu
 }
 
 /* One call ends: cumtime only for the outermost of nested calls of the same one (_lsprof). */
-static void account(struct call_stats *st, uint64_t *level, uint64_t tt, uint64_t it)
+static void account(struct call_stats *st, uint32_t *level, uint64_t tt, uint64_t it)
 {
 	if (level && --*level == 0)
 		st->total_ns += tt;
@@ -261,15 +278,15 @@ static void pop(struct profile *p, struct thread *t, uint64_t ts)
 	if (parent)
 		parent->subt += tt;
 
-	account(&p->funcs[e->func].st, u64_map_get(&t->levels, FUNC_LEVEL_KEY(e->func)), tt, it);
+	/* counted calls raised these levels at their push: both arrays hold the ids */
+	account(&p->funcs[e->func].st, &t->func_level[e->func], tt, it);
 	p->tree.nodes[e->node].total_ns += tt;
 	p->tree.nodes[e->node].self_ns += it;
 	p->tree.nodes[e->node].calls++;
 	if (p->on_call)
 		p->on_call(p->on_call_ctx, p->tree.nodes[t->root].thread, e->func, e->t0, ts);
 	if (e->edge != NO_ID)
-		account(&p->edges[e->edge].st, u64_map_get(&t->levels, EDGE_LEVEL_KEY(e->edge)),
-			tt, it);
+		account(&p->edges[e->edge].st, &t->edge_level[e->edge], tt, it);
 }
 
 /* Index of the topmost entry for frame, or -1. */

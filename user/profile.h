@@ -54,7 +54,9 @@ struct thread {
 	struct frame_entry *stack;
 	uint32_t depth, cap;
 	uint64_t last_ns;
-	struct u64_map levels; /* recursion level per function and per edge, in this thread */
+	/* recursion level per function and per edge in this thread, indexed by their ids */
+	uint32_t *func_level, *edge_level;
+	uint32_t func_level_cap, edge_level_cap;
 };
 
 /* Anything the builder had to repair or could not attribute; all printed in the summary. */
@@ -81,6 +83,7 @@ struct profile {
 	struct u64_map func_by_code;  /* code object address -> id + 1 */
 	struct u64_map edge_by_pair;  /* (caller + 1) << 32 | callee -> id + 1 */
 	struct u64_map thread_by_tid; /* tid -> index + 1 */
+	struct thread *last_thread;   /* the thread of the last event */
 	struct calltree tree;
 	uint64_t first_ns, last_ns;
 	struct profile_counters n;

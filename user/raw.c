@@ -2,7 +2,9 @@
 /* Raw recordings: header, then size-prefixed records in a gzip stream; every size checked. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -92,50 +94,81 @@ int raw_header_read(const char *path, struct raw_header *h, char *why, size_t wh
 	return 0;
 }
 
+/* Decompressed bytes read ahead: one gzread per chunk, not two per record. */
+#define READ_CHUNK (256 * 1024)
+
 int raw_read(const char *path, struct raw_header *h, struct raw_end *end,
 	     int (*fn)(void *ctx, void *data, size_t size), void *ctx, uint64_t *records,
 	     char *why, size_t why_len)
 {
-	_Alignas(8) unsigned char buf[RAW_MAX_RECORD];
+	_Alignas(8) unsigned char rec[RAW_MAX_RECORD];
+	unsigned char *buf = malloc(READ_CHUNK + RAW_MAX_RECORD + sizeof(__u32));
+	size_t len = 0, pos = 0;
+	bool more = true; /* the stream may hold more */
 	gzFile gz = NULL;
-	int fd, err = 0;
+	int fd, n, err = 0;
 	__u32 size;
 
 	*records = 0;
+	if (!buf)
+		return -ENOMEM;
 	fd = open_checked(path, h, why, why_len);
-	if (fd < 0)
+	if (fd < 0) {
+		free(buf);
 		return fd;
+	}
 	gz = gzdopen(fd, "rb");
 	if (!gz) {
 		close(fd);
+		free(buf);
 		return -ENOMEM;
 	}
+	gzbuffer(gz, READ_CHUNK);
 	for (;;) {
-		int n = gzread(gz, &size, sizeof(size));
-
-		if (n == 0 && gzeof(gz)) {
+		/* at least one whole record (or the stream's end) in buf[pos, len) */
+		if (more && len - pos < sizeof(size) + RAW_MAX_RECORD) {
+			memmove(buf, buf + pos, len - pos);
+			len -= pos;
+			pos = 0;
+			n = gzread(gz, buf + len, READ_CHUNK);
+			if (n < 0) {
+				err = -EBADMSG;
+				break;
+			}
+			len += (size_t)n;
+			more = n > 0;
+		}
+		if (len - pos < sizeof(size)) {
 			err = -ENODATA; /* no end record: the recording stopped short */
 			break;
 		}
-		if (n != sizeof(size) || size < sizeof(__u32) || size > sizeof(buf) ||
-		    gzread(gz, buf, size) != (int)size) {
-			err = n < 0 || !gzeof(gz) ? -EBADMSG : -ENODATA;
-			break;
-		}
-		if (size_of(*(__u32 *)buf) != size) {
+		memcpy(&size, buf + pos, sizeof(size));
+		if (size < sizeof(__u32) || size > sizeof(rec)) {
 			err = -EBADMSG;
 			break;
 		}
-		if (*(__u32 *)buf == RAW_END) {
-			memcpy(end, buf, sizeof(*end));
+		if (len - pos - sizeof(size) < size) {
+			err = -ENODATA;
+			break;
+		}
+		/* aligned for the handlers' struct access */
+		memcpy(rec, buf + pos + sizeof(size), size);
+		pos += sizeof(size) + size;
+		if (size_of(*(__u32 *)rec) != size) {
+			err = -EBADMSG;
+			break;
+		}
+		if (*(__u32 *)rec == RAW_END) {
+			memcpy(end, rec, sizeof(*end));
 			break;
 		}
 		++*records;
-		err = fn(ctx, buf, size);
+		err = fn(ctx, rec, size);
 		if (err)
 			break;
 	}
 	gzclose(gz);
+	free(buf);
 	if (err == -ENODATA)
 		snprintf(why, why_len, "%s is truncated: it ends after %llu events, before the "
 			 "recording's end", path, (unsigned long long)*records);

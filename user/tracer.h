@@ -24,6 +24,9 @@ void tracer__stop_hook(struct tracer *tr);
 /* Detaches every probe and hands over whatever is left in the ring buffer. */
 void tracer__detach(struct tracer *tr);
 void tracer__counters(struct tracer *tr, struct pyuprof_stats *out);
+/* Time spent in the BPF program and its runs, counted while kernel.bpf_stats_enabled is 1
+ * (0 otherwise): the cost of pyuprof's own probe work. Returns 0 or -errno. */
+int tracer__run_time(struct tracer *tr, uint64_t *run_ns, uint64_t *runs);
 void tracer__free(struct tracer *tr);
 
 #endif /* __PYUPROF_TRACER_H */
