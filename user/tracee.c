@@ -244,13 +244,6 @@ void tracee__expect_signal(struct tracee *t, pid_t tid)
 		h->expect = true;
 }
 
-pid_t tracee__pid_of(const struct tracee *t, pid_t tid)
-{
-	const struct held *h = find(t, tid);
-
-	return h ? h->pid : 0;
-}
-
 static bool is_stop_signal(int sig)
 {
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
@@ -526,33 +519,24 @@ int tracee__fs_bases(struct tracee *t, pid_t pid, pid_t *tids, uint64_t *bases, 
 	return n;
 }
 
-void tracee__release_pid(struct tracee *t, pid_t pid)
+void tracee__release(struct tracee *t)
 {
 	int i;
 
-	/* a thread must be in a ptrace-stop to be detached */
-	if (tracee__stop(t, pid) == -ETIMEDOUT) {
-		t->stopping = true;
-		t->stop_pid = pid;
-	}
+	if (!t)
+		return;
+	/* a thread must be in a ptrace-stop to be detached (one that would not stop is tried
+	 * as it is) */
+	tracee__stop(t, 0);
 	for (i = 0; i < t->n; i++) {
 		struct held *h = &t->th[i];
 
-		if (h->state == HELD_GONE || (pid && h->pid != pid))
+		if (h->state == HELD_GONE)
 			continue;
 		/* a signal held back goes to the target now; a pending request signal of ours
 		 * (REQUEST_SIGNAL) would be ignored by default */
 		ptrace(PTRACE_DETACH, h->tid, NULL, (void *)(long)h->pending_sig);
-		h->state = HELD_GONE;
 	}
-	t->stopping = false;
-}
-
-void tracee__release(struct tracee *t)
-{
-	if (!t)
-		return;
-	tracee__release_pid(t, 0);
 	close(t->sfd);
 	sigprocmask(SIG_SETMASK, &t->old_mask, NULL);
 	free(t->th);

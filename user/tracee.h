@@ -63,14 +63,9 @@ int tracee__resume(struct tracee *t, pid_t pid);
 /* Lets the stopped process pid run one system call at a time until its loader has mapped
  * libpython (PROC_LOADED). Returns 0 or -errno. */
 int tracee__watch_loader(struct tracee *t, pid_t pid);
-/* The process that thread tid belongs to, or 0 if tid is not held. */
-pid_t tracee__pid_of(const struct tracee *t, pid_t tid);
 /* While stopped: the tids of the held threads of pid and their FS bases (x86-64:
  * pthread_self()). Returns how many, at most max. */
 int tracee__fs_bases(struct tracee *t, pid_t pid, pid_t *tids, uint64_t *bases, int max);
-/* Lets go of pid's threads, or of every thread if pid is 0 (stopped or not); signals held back
- * are delivered. */
-void tracee__release_pid(struct tracee *t, pid_t pid);
 /* Lets go of every thread and frees t. NULL-safe. */
 void tracee__release(struct tracee *t);
 
