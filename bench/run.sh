@@ -11,7 +11,8 @@
 # probe). Then the consumer alone on a replayed raw recording (bench/replay) and the attach
 # latency (bench/attach.sh). Writes bench/RESULTS.md (keeping its hand-written "## Findings"
 # section). REPS (3), PYS (all present), WORKLOADS and COMPILE_FILES (2: the stdlib modules
-# the compile workload compiles) can be set. The 10-minute memory run is separate: make bench-soak (bench/soak.sh).
+# the compile workload compiles) can be set. The 10-minute memory run is separate: make
+# bench-soak (bench/soak.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tests/helpers.bash 2>/dev/null || true
