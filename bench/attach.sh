@@ -26,7 +26,9 @@ for label in $PYS; do
 	att=() first=() det=()
 	for ((r = 0; r < REPS; r++)); do
 		build/pyuprof record -v -p "$target" -d 0.3 --top=0 -o "$tmp/p.prof" 2>"$tmp/err"
-		read -r a f d < <(sed -n 's/.*probes in place \([0-9.]*\) s after start, first event after \([0-9.-]*\) s; detach took \([0-9.]*\) s.*/\1 \2 \3/p' "$tmp/err")
+		n='\([0-9.-]*\)'
+		pat="s/.*probes in place $n s after start, first event after $n s; detach took $n s.*"
+		read -r a f d < <(sed -n "$pat/\1 \2 \3/p" "$tmp/err")
 		att+=("$a") first+=("$f") det+=("$d")
 	done
 	nret=$(sed -n 's/.*, \([0-9]*\) return sites.*/\1/p' "$tmp/err")

@@ -3,8 +3,9 @@
  * bench/replay FILE [REPS]: the user-space consumer alone, on a raw recording (record --raw).
  * Times gunzip alone first (decompressing into a small buffer), then decompresses FILE into
  * memory and feeds its records REPS times (3) to the recorder that `record` and `report` use,
- * into a fresh profile each time, and prints the best run's events per second. profile__finish and the
- * output writers are not timed: they run once per recording, not per event.
+ * into a fresh profile each time, and prints the best run's events per second.
+ * profile__finish and the output writers are not timed: they run once per recording, not per
+ * event.
  */
 #include <fcntl.h>
 #include <stdio.h>

@@ -10,14 +10,16 @@
 # in the BPF programs themselves (not in the timed runs: the stats add two clock reads per
 # probe). Then the consumer alone on a replayed raw recording (bench/replay) and the attach
 # latency (bench/attach.sh). Writes bench/RESULTS.md (keeping its hand-written "## Findings"
-# section). REPS (3), PYS (all present) and
-# WORKLOADS can be set. The 10-minute memory run is separate: make bench-soak (bench/soak.sh).
+# section). REPS (3), PYS (all present), WORKLOADS and COMPILE_FILES (2: the stdlib modules
+# the compile workload compiles) can be set. The 10-minute memory run is separate: make
+# bench-soak (bench/soak.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tests/helpers.bash 2>/dev/null || true
 REPS=${REPS:-3}
 PYS=${PYS:-"3.8 3.9 3.10 3.11 3.12 3.13 deb3.11"}
 WORKLOADS=${WORKLOADS:-"fib generators compile"}
+COMPILE_FILES=${COMPILE_FILES:-2}
 out=bench/RESULTS.md
 tmp=$(mktemp -d)
 stats_was=$(sysctl -n kernel.bpf_stats_enabled)
@@ -29,7 +31,7 @@ workload_cmd() { # WORKLOAD -> argv after the interpreter
 	case $1 in
 	fib) echo "bench/workloads/fib.py 24" ;;
 	generators) echo "bench/workloads/generators.py 40000" ;;
-	compile) echo "bench/workloads/compile.py 2" ;;
+	compile) echo "bench/workloads/compile.py $COMPILE_FILES" ;;
 	esac
 }
 
@@ -73,7 +75,7 @@ stats() { # values... -> "min median"
 	echo
 	echo "Machine: $(nproc) vCPUs (a VM shared with other work), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo),"
 	echo "kernel $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')."
-	echo "Run $(date -u +%Y-%m-%dT%H:%MZ), $REPS repetitions per cell, min and median."
+	echo "Run $(date -u +%Y-%m-%dT%H:%MZ), $REPS repetitions per cell, min and median; compile.py $COMPILE_FILES."
 	echo "Per-call cost = (time - native time) / calls of the timed section, in ns (medians)."
 	echo "**pyuprof/bare** = pyuprof's per-call cost over the counting-only probes at the same"
 	echo "points (both; exit on deb3.11), same run. BPF ns/call: time inside the BPF programs per"
@@ -159,7 +161,8 @@ done
 
 # the consumer alone: a raw recording of the compile workload, replayed
 if py=$(py_path 3.12); then
-	build/pyuprof record -q --raw="$tmp/c.raw" -o "$tmp/c.prof" -- "$py" bench/workloads/compile.py 2 >/dev/null
+	build/pyuprof record -q --raw="$tmp/c.raw" -o "$tmp/c.prof" -- "$py" bench/workloads/compile.py 2 \
+		>/dev/null
 	read -r _ records _ _ _ gz _ hs _ eps _ gzeps < <(build/bench/replay "$tmp/c.raw" 5)
 	t0=$(date +%s.%N)
 	build/pyuprof report -q -o "$tmp/r.prof" "$tmp/c.raw"

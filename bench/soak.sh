@@ -42,7 +42,8 @@ summary=$(grep -E 'calls, .* lost events' "$tmp/err" || true)
 peak=$(awk '/maxrss_kb/ {printf "%.1f", $2/1024}' "$tmp/time")
 {
 	echo
-	echo "### soak $(date -u +%Y-%m-%dT%H:%MZ): Python $PY, ${SECS} s, $DISTINCT extra distinct functions"
+	echo "### soak $(date -u +%Y-%m-%dT%H:%MZ): Python $PY, ${SECS} s," \
+		"$DISTINCT extra distinct functions"
 	echo
 	echo "${summary#pyuprof: }; peak RSS $peak MB"
 	echo
