@@ -51,7 +51,7 @@ $(OUTPUT)/pyuprof: $(OUTPUT)/user/main.o $(OUTPUT)/libpyuprof.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/tests/%: tests/unit/%.c tests/unit/test.h $(OUTPUT)/libpyuprof.a | $(OUTPUT)/tests
+$(OUTPUT)/tests/%: tests/unit/%.c tests/unit/test.h tests/unit/pythons.h $(OUTPUT)/libpyuprof.a | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $< $(OUTPUT)/libpyuprof.a $(LDLIBS) -lm -o $@
 

@@ -393,24 +393,24 @@ static uint64_t total_calls(const struct session *s)
 static void show_status(struct session *s, uint64_t start_ns, uint64_t *last_ns,
 			uint64_t *last_calls)
 {
+	uint64_t now = now_ns(), calls = total_calls(s), lost;
 	struct pyuprof_stats b = { 0 };
-	uint64_t now = now_ns(), calls = total_calls(s), lost = 0;
 	uint32_t funcs = 0, threads = 0, i;
 
 	if (now - *last_ns < 1000000000ull)
 		return;
 	for (i = 0; i < s->nprocs; i++) {
 		struct proc_rec *pr = s->procs[i];
+		struct pyuprof_stats live = { 0 };
 
 		if (pr->tr)
-			tracer__counters(pr->tr, &b);
-		lost += b.lost_calls + b.lost_returns + b.lost_codes + b.lost_requests +
-			pr->bstats.lost_calls + pr->bstats.lost_returns + pr->bstats.lost_codes +
-			pr->bstats.lost_requests;
+			tracer__counters(pr->tr, &live);
+		proc_rec__add_counters(&b, &live);
+		proc_rec__add_counters(&b, &pr->bstats);
 		funcs += pr->rec.prof->nfuncs;
 		threads += pr->rec.prof->nthreads;
-		memset(&b, 0, sizeof(b));
 	}
+	lost = b.lost_calls + b.lost_returns + b.lost_codes + b.lost_requests;
 	fprintf(stderr, "\rpyuprof: %.0f s, %llu calls (%.0f/s), %u functions, %u threads, ",
 		(now - start_ns) / 1e9, (unsigned long long)calls,
 		(calls - *last_calls) / ((now - *last_ns) / 1e9), funcs, threads);
@@ -692,13 +692,7 @@ static int cmd_record(void)
 	for (i = 0; i < s.nprocs; i++) {
 		struct proc_rec *pr = s.procs[i];
 
-		bstats.lost_calls += pr->bstats.lost_calls;
-		bstats.lost_returns += pr->bstats.lost_returns;
-		bstats.lost_codes += pr->bstats.lost_codes;
-		bstats.lost_requests += pr->bstats.lost_requests;
-		bstats.read_fail += pr->bstats.read_fail;
-		bstats.exit_unverified += pr->bstats.exit_unverified;
-		bstats.foreign_hook += pr->bstats.foreign_hook;
+		proc_rec__add_counters(&bstats, &pr->bstats);
 		run_ns += pr->bpf_run_ns;
 		runs += pr->bpf_runs;
 	}

@@ -81,7 +81,7 @@ int proc_rec__start(struct proc_rec *pr, enum rec_start how, const struct proc_r
 	return err;
 }
 
-static void add_counters(struct pyuprof_stats *sum, const struct pyuprof_stats *s)
+void proc_rec__add_counters(struct pyuprof_stats *sum, const struct pyuprof_stats *s)
 {
 	sum->lost_calls += s->lost_calls;
 	sum->lost_returns += s->lost_returns;
@@ -102,7 +102,7 @@ void proc_rec__end(struct proc_rec *pr, uint64_t now_ns)
 	tracer__stop_hook(pr->tr);
 	tracer__detach(pr->tr);
 	tracer__counters(pr->tr, &s);
-	add_counters(&pr->bstats, &s);
+	proc_rec__add_counters(&pr->bstats, &s);
 	if (!tracer__run_time(pr->tr, &run_ns, &runs)) {
 		pr->bpf_run_ns += run_ns;
 		pr->bpf_runs += runs;
@@ -120,7 +120,8 @@ void proc_rec__restore(struct proc_rec *pr)
 		hook_restore(&pr->target, &pr->hooks);
 }
 
-void proc_rec__drop_image(struct proc_rec *pr)
+/* What belongs to the image the process runs: its interpreter, the writes into it, seeds. */
+static void forget_image(struct proc_rec *pr)
 {
 	if (pr->has_target)
 		py_target__free(&pr->target);
@@ -128,6 +129,11 @@ void proc_rec__drop_image(struct proc_rec *pr)
 	hook_state_free(&pr->hooks);
 	memset(&pr->hooks, 0, sizeof(pr->hooks));
 	seeds__free(&pr->seeds);
+}
+
+void proc_rec__drop_image(struct proc_rec *pr)
+{
+	forget_image(pr);
 	/* a forked child that exec'd before making a call of its own leaves nothing: the frames
 	 * seeded at its birth were its parent's, still running there */
 	if (pr->rec.prof->n.calls == pr->rec.prof->n.seeded) {
@@ -148,10 +154,7 @@ void proc_rec__free(struct proc_rec *pr)
 	if (!pr)
 		return;
 	proc_rec__end(pr, 0);
-	if (pr->has_target)
-		py_target__free(&pr->target);
-	hook_state_free(&pr->hooks);
-	seeds__free(&pr->seeds);
+	forget_image(pr);
 	profile__free(pr->rec.prof);
 	free(pr->written);
 	free(pr);

@@ -55,5 +55,7 @@ void proc_rec__restore(struct proc_rec *pr);
 /* Forgets the interpreter of an image pr has exec'd away from (its profile stays). */
 void proc_rec__drop_image(struct proc_rec *pr);
 void proc_rec__free(struct proc_rec *pr);
+/* sum += s, counter by counter. */
+void proc_rec__add_counters(struct pyuprof_stats *sum, const struct pyuprof_stats *s);
 
 #endif /* __PYUPROF_PROC_REC_H */

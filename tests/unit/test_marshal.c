@@ -19,13 +19,10 @@
 #include <unistd.h>
 
 #include "marshal.h"
+#include "pythons.h"
 #include "test.h"
 
-#define MAX_PYTHONS 32
 #define OUT_MAX 4096
-
-static char *pythons[MAX_PYTHONS];
-static int n_pythons;
 
 /* Strict comparison: marshal must not turn ints into floats, -0.0 into 0.0 or reorder dicts. */
 static const char LOADS_SCRIPT[] =
@@ -64,53 +61,6 @@ static const char PSTATS_SCRIPT[] =
 	"for want in sys.argv[2:]:\n"
 	"    if want not in text:\n"
 	"        sys.exit('%r not in output:\\n%s' % (want, text))\n";
-
-static void add_python(const char *path)
-{
-	if (n_pythons < MAX_PYTHONS && access(path, X_OK) == 0)
-		pythons[n_pythons++] = strdup(path);
-}
-
-/* $(pyenv root): PYENV_ROOT when set, else ask pyenv, else pyenv's default location. */
-static void pyenv_root(char *root, size_t size)
-{
-	const char *env = getenv("PYENV_ROOT");
-	FILE *f;
-
-	root[0] = '\0';
-	if (env && *env) {
-		snprintf(root, size, "%s", env);
-		return;
-	}
-	f = popen("pyenv root 2>/dev/null", "r");
-	if (f) {
-		if (!fgets(root, size, f))
-			root[0] = '\0';
-		root[strcspn(root, "\n")] = '\0';
-		pclose(f);
-	}
-	if (!root[0] && getenv("HOME"))
-		snprintf(root, size, "%s/.pyenv", getenv("HOME"));
-}
-
-static void find_pythons(void)
-{
-	char root[PATH_MAX], pattern[PATH_MAX + 64];
-	glob_t g;
-	size_t i;
-	int minor;
-
-	pyenv_root(root, sizeof(root));
-	for (minor = 8; minor <= 13 && root[0]; minor++) {
-		snprintf(pattern, sizeof(pattern), "%s/versions/3.%d.*/bin/python3", root, minor);
-		if (glob(pattern, 0, NULL, &g) != 0)
-			continue;
-		for (i = 0; i < g.gl_pathc; i++)
-			add_python(g.gl_pathv[i]);
-		globfree(&g);
-	}
-	add_python("/usr/bin/python3.11");
-}
 
 /* Runs argv with stdout and stderr captured into out. Returns the exit status, or -errno. */
 static int run(char *const argv[], char *out, size_t size)

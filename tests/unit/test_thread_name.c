@@ -17,15 +17,11 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "pythons.h"
 #include "test.h"
 #include "thread_name.h"
 
-#define MAX_PYTHONS 16
-
 extern char **environ;
-
-static char *pythons[MAX_PYTHONS];
-static int n_pythons;
 
 /* Each line: "name ADDR HEX-UTF8" for a Thread, "bad ADDR" for what is not one. */
 static const char script[] =
@@ -51,40 +47,6 @@ static const char script[] =
 	"print('end', flush=True)\n"
 	"sys.stdin.read()\n"
 	"ev.set()\n";
-
-static void add_python(const char *path)
-{
-	if (n_pythons < MAX_PYTHONS && access(path, X_OK) == 0)
-		pythons[n_pythons++] = strdup(path);
-}
-
-static void find_pythons(void)
-{
-	const char *env = getenv("PYENV_ROOT");
-	char root[PATH_MAX] = "", pattern[PATH_MAX + 64];
-	glob_t g;
-	size_t i;
-	FILE *f;
-	int minor;
-
-	if (env && *env) {
-		snprintf(root, sizeof(root), "%s", env);
-	} else if ((f = popen("pyenv root 2>/dev/null", "r"))) {
-		if (!fgets(root, sizeof(root), f))
-			root[0] = 0;
-		root[strcspn(root, "\n")] = 0;
-		pclose(f);
-	}
-	for (minor = 8; minor <= 13 && root[0]; minor++) {
-		snprintf(pattern, sizeof(pattern), "%s/versions/3.%d.*/bin/python3", root, minor);
-		if (glob(pattern, 0, NULL, &g) != 0)
-			continue;
-		for (i = 0; i < g.gl_pathc; i++)
-			add_python(g.gl_pathv[i]);
-		globfree(&g);
-	}
-	add_python("/usr/bin/python3.11");
-}
 
 static void unhex(const char *hex, char *out, size_t size)
 {
