@@ -22,7 +22,16 @@ const volatile __u32 ob_type_off = 8, tp_name_off = 24; /* PyObject.ob_type, tp_
 const volatile __u32 want_recursion_bonus = 0; /* 3.12: ask for each thread's budget raise */
 /* 3.13: PyHeapTypeObject._spec_cache.init and PyFunctionObject.func_code */
 const volatile __u32 spec_cache_init_off = 0, func_code_off = 0;
+/* 3.12+: each activation of the eval function links its frame to a C-stack entry frame */
+const volatile __u32 entry_shim = 0;
+/* 0 where exits come from the USDT probe, which also fires for frames run inline */
+const volatile __u32 use_shadow = 0;
+/* 3.11: words of a _PyInterpreterFrame before its locals (CPython's FRAME_SPECIALS_SIZE) */
+const volatile __u32 frame_specials = 0;
 const volatile __u32 localsplus_off = 0; /* the frame's first local (self of a method) */
+
+/* How long an interpreter's eval_frame, once found switched, is not read again at entries */
+#define HOOK_CHECK_NS 1000000ULL
 
 /* Set by user space: while 1, an interpreter found with a NULL eval_frame is reported. */
 __u32 hook_enabled = 0;
@@ -58,6 +67,9 @@ struct entry_cache {
 	struct {
 		__u64 tstate, tid;
 	} raised; /* the last thread state known to have its budget raised */
+	struct {
+		__u64 tstate, ns;
+	} hook; /* the last thread state whose interpreter had a hook, and when it was read */
 };
 
 struct {
@@ -341,7 +353,8 @@ static __always_inline void request(__u64 addr, __u32 what, __u32 tid, __u64 now
  * value that is not ours belongs to someone else (a PEP 523 user such as Dynamo): leave it;
  * the frames it evaluates still come through our probes.
  */
-static __always_inline void keep_hook(__u64 interp, __u32 what, __u32 tid, __u64 now)
+static __always_inline void keep_hook(__u64 interp, __u32 what, __u32 tid, __u64 now,
+				      struct entry_cache *cc, __u64 tstate)
 {
 	__u64 cur, *last;
 
@@ -349,10 +362,13 @@ static __always_inline void keep_hook(__u64 interp, __u32 what, __u32 tid, __u64
 		return;
 	if (read_user(&cur, sizeof(cur), interp + off.PyInterpreterState_eval_frame))
 		return;
-	if (cur == hook_value)
-		return;
 	if (cur) {
-		__sync_fetch_and_add(&stats.foreign_hook, 1);
+		if (cc) {
+			cc->hook.tstate = tstate;
+			cc->hook.ns = now;
+		}
+		if (cur != hook_value)
+			__sync_fetch_and_add(&stats.foreign_hook, 1);
 		return;
 	}
 	last = bpf_map_lookup_elem(&hook_requests, &interp);
@@ -360,6 +376,18 @@ static __always_inline void keep_hook(__u64 interp, __u32 what, __u32 tid, __u64
 		return; /* asked already; user space is on it */
 	bpf_map_update_elem(&hook_requests, &interp, &now, BPF_ANY);
 	request(interp, what, tid, now);
+}
+
+/*
+ * Whether an entry must read its interpreter's eval_frame: a read per call costs ~90 ns, so a
+ * hook found in place is trusted for HOOK_CHECK_NS on this CPU for this thread state (whose
+ * interpreter never changes). Resets through the setter or the perf trampoline are seen by
+ * their own probes at once; this check is for a value written directly.
+ */
+static __always_inline bool hook_check_due(const struct entry_cache *cc, __u64 tstate, __u64 now)
+{
+	return off.PyInterpreterState_eval_frame && hook_enabled &&
+	       !(cc && cc->hook.tstate == tstate && now - cc->hook.ns < HOOK_CHECK_NS);
 }
 
 /*
@@ -385,6 +413,94 @@ static __always_inline void raise_recursion_budget(__u64 tstate, __u32 tid, __u6
 	}
 }
 
+/*
+ * Each thread's activations of the eval function, pushed at entry and popped at ret, with
+ * what walking the frame chain from each one gives. A call made from the frame on top (nearly
+ * always) takes its chain from here instead of reading the caller frames from the target (two
+ * reads, about 160 ns per call); what it records is the same either way. The top SHADOW_CAP
+ * activations are kept; below them the chain is read as before.
+ */
+#define SHADOW_CAP 32
+struct shadow_frame {
+	__u64 frame, code;			/* the activation's frame and code object */
+	__u64 next; /* 3.11+: where a frame it calls starts on the data stack (0: unknown) */
+	__u64 caller, caller_code, caller_back; /* its own chain (<= 3.11) */
+	__u32 depth;				/* its depth + 1; 0: its entry was not read */
+	__u32 pad;
+};
+
+struct shadow {
+	__u32 depth;
+	__u32 pad;
+	struct shadow_frame f[SHADOW_CAP];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct shadow);
+} shadows SEC(".maps");
+
+static __always_inline struct shadow *get_shadow(void)
+{
+	if (!use_shadow)
+		return NULL;
+	return bpf_task_storage_get(&shadows, bpf_get_current_task_btf(), 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+/* The activation on top, if its entry was read, else NULL. */
+static __always_inline struct shadow_frame *shadow_top(struct shadow *sh)
+{
+	struct shadow_frame *f;
+
+	if (!sh || !sh->depth)
+		return NULL;
+	f = &sh->f[(sh->depth - 1) & (SHADOW_CAP - 1)];
+	/* depth tells an overwritten slot (SHADOW_CAP deeper) from the one wanted */
+	return f->depth == sh->depth && f->frame ? f : NULL;
+}
+
+/*
+ * 3.11+: where the next frame pushed on the thread's data stack would start, were it pushed
+ * while this one (read into fw, its code into cw) is the last there; 0 for a frame elsewhere
+ * (a generator's). The size is CPython's own: co_framesize words, or on 3.11
+ * co_nlocalsplus + co_stacksize + the frame's fixed part.
+ */
+static __always_inline __u64 next_frame(__u64 frame, const void *fw, const void *cw)
+{
+	__s64 words;
+
+	if (!off.interp_frame || FIELD(fw, off.frame_owner, __u8) != 0)
+		return 0;
+	if (off.PyCodeObject_co_framesize)
+		words = FIELD(cw, off.PyCodeObject_co_framesize, __s32);
+	else
+		words = (__s64)FIELD(cw, off.PyCodeObject_co_nlocalsplus, __s32) +
+			FIELD(cw, off.PyCodeObject_co_stacksize, __s32) + frame_specials;
+	return words > 0 ? frame + words * 8 : 0;
+}
+
+/* frame 0: an activation whose entry was not read; its ret still pops it. */
+static __always_inline void shadow_push(struct shadow *sh, __u64 frame, __u64 code, __u64 next,
+					const __u64 *chain, const __u64 *chain_code, __u64 back)
+{
+	struct shadow_frame *f;
+
+	if (!sh)
+		return;
+	f = &sh->f[sh->depth & (SHADOW_CAP - 1)];
+	sh->depth++;
+	f->depth = frame ? sh->depth : 0;
+	f->frame = frame;
+	f->code = code;
+	f->next = next;
+	f->caller = chain[0];
+	f->caller_code = chain_code[0];
+	f->caller_back = chain[1];
+}
+
 /* The frame that was running when the eval function was entered (internals 9.3). */
 static __always_inline __u64 caller_frame(const void *fw, const void *tw)
 {
@@ -407,39 +523,58 @@ static __noinline int eval_entry(struct pt_regs *ctx)
 {
 	/* 8-byte aligned: the verifier refuses misaligned stack loads */
 	__u64 fw[FRAME_WINDOW / 8], tw[TSTATE_WINDOW / 8], cw[CODE_WINDOW / 8];
-	__u64 arg0, arg1, frame, tstate = 0, code, caller, back, now;
+	__u64 arg0, arg1, frame, tstate, code, caller, back, now, next;
 	__u64 chain[CHAIN_LEN] = {}, chain_code[CHAIN_LEN] = {};
 	int i;
+	struct shadow_frame *top;
 	struct entry_cache *cc;
+	struct shadow *sh;
 	struct ev_call *e;
 	__u32 tid, flags = 0;
+	bool chain_ok = true, adjacent, check_hook;
 
 	tid = current_tid();
 	if (!tid)
 		return 0;
 	cc = get_cache();
+	sh = get_shadow();
 	now = bpf_ktime_get_ns();
 	/* both loads unconditionally: the verifier refuses a ctx pointer with a variable offset */
 	arg0 = PT_REGS_PARM1(ctx);
 	arg1 = PT_REGS_PARM2(ctx);
 	barrier_var(arg1);
 	frame = off.eval_frame_arg ? arg1 : arg0;
+	tstate = off.has_tstate_arg ? arg0 : 0;
+	/* an activation not read is still pushed: its ret pops it */
 	if (read_user(fw, sizeof(fw), frame))
-		return 0;
+		goto unread;
 	code = FIELD(fw, off.frame_code, __u64);
 	if (read_user(cw, sizeof(cw), code))
-		return 0;
+		goto unread;
+	next = next_frame(frame, fw, cw);
 
-	if (off.has_tstate_arg) {
-		tstate = arg0;
+	/*
+	 * 3.11: a frame that starts where the top activation's frame ends on the thread's data
+	 * stack was called from that frame: any frame running in between would sit there itself.
+	 * The caller is known then without reading the thread state and its cframe (two reads).
+	 * Frames elsewhere (generators') take the reads. Not on 3.12+: there a frame returns
+	 * inside its activation, which clears it before the ret, so a __del__ run by that
+	 * clearing starts at the same place but is called from the entry shim (seen in the
+	 * threads and asyncio fixtures).
+	 */
+	top = shadow_top(sh);
+	adjacent = off.interp_frame && !entry_shim && top && top->next == frame;
+	check_hook = hook_check_due(cc, tstate, now);
+	if (off.has_tstate_arg &&
+	    ((off.caller_mode != CALLER_FROM_F_BACK && !adjacent) || check_hook)) {
 		if (read_user(tw, sizeof(tw), tstate))
-			return 0;
-		if (off.PyInterpreterState_eval_frame)
+			goto unread;
+		if (check_hook)
 			keep_hook(FIELD(tw, off.PyThreadState_interp, __u64), REQ_HOOK_ENTRY, tid,
-				  now);
-		if (want_recursion_bonus)
-			raise_recursion_budget(tstate, tid, now, cc);
+				  now, cc, tstate);
 	}
+	if (want_recursion_bonus)
+		raise_recursion_budget(tstate, tid, now, cc);
 	/* 3.11+: calling a generator function runs a frame that only builds the generator */
 	if (off.interp_frame && FIELD(fw, off.frame_owner, __u8) == 0 &&
 	    (FIELD(cw, off.PyCodeObject_co_flags, __u32) & 0x3a0))
@@ -452,11 +587,27 @@ static __noinline int eval_entry(struct pt_regs *ctx)
 	/* The caller and its caller, with their code objects, let user space recover frames
 	 * entered without an event (calls CPython still inlines, lost events). fw and cw are
 	 * reused for it. */
-	caller = caller_frame(fw, tw);
+	caller = adjacent ? top->frame : caller_frame(fw, tw);
+	if (top && top->frame == caller) {
+		/* what the walk below would read: the caller's frame links to the entry frame
+		 * of its activation (3.12+) or to the caller it had when it was entered */
+		chain[0] = caller;
+		chain_code[0] = top->code;
+		if (!entry_shim) {
+			chain[1] = top->caller;
+			chain_code[1] = top->caller_code;
+			back = top->caller ? top->caller_back : 0;
+		} else {
+			back = 0;
+		}
+		goto emit;
+	}
 	for (i = 0; i < CHAIN_LEN && caller; i++) {
 		chain[i] = caller;
-		if (bpf_probe_read_user(fw, sizeof(fw), (void *)caller))
+		if (bpf_probe_read_user(fw, sizeof(fw), (void *)caller)) {
+			chain_ok = false;
 			break;
+		}
 		if (off.interp_frame && FIELD(fw, off.frame_owner, __u8) >= 3) {
 			/* a C-stack shim: no Python frame below it in this activation */
 			chain[i] = 0;
@@ -471,6 +622,9 @@ static __noinline int eval_entry(struct pt_regs *ctx)
 	}
 	back = i == CHAIN_LEN ? caller : 0;
 
+emit:
+	/* a frame whose chain could not be read is not used as a caller: read it again then */
+	shadow_push(sh, chain_ok ? frame : 0, code, next, chain, chain_code, back);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		__sync_fetch_and_add(&stats.lost_calls, 1);
@@ -490,15 +644,22 @@ static __noinline int eval_entry(struct pt_regs *ctx)
 	e->pad = 0;
 	bpf_ringbuf_submit(e, wakeup_flags());
 	return 0;
+unread:
+	shadow_push(sh, 0, 0, 0, chain, chain_code, 0);
+	return 0;
 }
 
 static __noinline int eval_return(void)
 {
 	struct ev_return *e;
+	struct shadow *sh;
 	__u32 tid = current_tid();
 
 	if (!tid)
 		return 0;
+	sh = get_shadow();
+	if (sh && sh->depth) /* 0: an activation entered before recording */
+		sh->depth--;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		__sync_fetch_and_add(&stats.lost_returns, 1);
@@ -536,7 +697,7 @@ static __noinline int set_eval_frame_ret(void)
 	interp = bpf_map_lookup_elem(&setter_args, &tid);
 	if (!interp)
 		return 0;
-	keep_hook(*interp, REQ_HOOK_SETTER, tid, bpf_ktime_get_ns());
+	keep_hook(*interp, REQ_HOOK_SETTER, tid, bpf_ktime_get_ns(), NULL, 0);
 	bpf_map_delete_elem(&setter_args, &tid);
 	return 0;
 }

@@ -126,6 +126,11 @@ static int load(struct tracer *tr, const struct py_target *t, unsigned ringbuf_m
 	skel->rodata->func_code_off = t->offsets->PyFunctionObject_func_code;
 	skel->rodata->localsplus_off = t->offsets->PyFrame_localsplus;
 	skel->rodata->want_recursion_bonus = t->offsets->c_recursion_bonus != 0;
+	skel->rodata->entry_shim = t->major == 3 && t->minor >= 12;
+	/* the shadow of activations is popped at their rets, which are not probed there */
+	skel->rodata->use_shadow = !t->exit_probe.offset;
+	if (t->offsets->PyInterpreterFrame_size) /* FRAME_SPECIALS_SIZE */
+		skel->rodata->frame_specials = (t->offsets->PyInterpreterFrame_size - 1) / 8;
 	err = bpf_map__set_max_entries(skel->maps.events, ringbuf_mb << 20);
 	if (!err && multi)
 		err = bpf_program__set_expected_attach_type(skel->progs.on_probe,
