@@ -424,6 +424,7 @@ static __always_inline void raise_recursion_budget(__u64 tstate, __u32 tid, __u6
 struct shadow_frame {
 	__u64 frame, code;			/* the activation's frame and code object */
 	__u64 next; /* 3.11+: where a frame it calls starts on the data stack (0: unknown) */
+	__u64 cframe; /* 3.11, 3.12: its activation's _PyCFrame, once read (0: not yet) */
 	__u64 caller, caller_code, caller_back; /* its own chain (<= 3.11) */
 	__u32 depth;				/* its depth + 1; 0: its entry was not read */
 	__u32 pad;
@@ -496,6 +497,7 @@ static __always_inline void shadow_push(struct shadow *sh, __u64 frame, __u64 co
 	f->frame = frame;
 	f->code = code;
 	f->next = next;
+	f->cframe = 0;
 	f->caller = chain[0];
 	f->caller_code = chain_code[0];
 	f->caller_back = chain[1];
@@ -531,7 +533,7 @@ static __noinline int eval_entry(struct pt_regs *ctx)
 	struct shadow *sh;
 	struct ev_call *e;
 	__u32 tid, flags = 0;
-	bool chain_ok = true, adjacent, check_hook;
+	bool chain_ok = true, adjacent, cframe_known, check_hook;
 
 	tid = current_tid();
 	if (!tid)
@@ -564,9 +566,13 @@ static __noinline int eval_entry(struct pt_regs *ctx)
 	 */
 	top = shadow_top(sh);
 	adjacent = off.interp_frame && !entry_shim && top && top->next == frame;
+	/* 3.11, 3.12: while an activation is on top, tstate->cframe is its own _PyCFrame (a
+	 * local of the eval function): read once, it gives later callers in one read */
+	cframe_known = off.caller_mode == CALLER_FROM_CFRAME && top && top->cframe;
 	check_hook = hook_check_due(cc, tstate, now);
 	if (off.has_tstate_arg &&
-	    ((off.caller_mode != CALLER_FROM_F_BACK && !adjacent) || check_hook)) {
+	    ((off.caller_mode != CALLER_FROM_F_BACK && !adjacent && !cframe_known) ||
+	     check_hook)) {
 		if (read_user(tw, sizeof(tw), tstate))
 			goto unread;
 		if (check_hook)
@@ -587,7 +593,16 @@ static __noinline int eval_entry(struct pt_regs *ctx)
 	/* The caller and its caller, with their code objects, let user space recover frames
 	 * entered without an event (calls CPython still inlines, lost events). fw and cw are
 	 * reused for it. */
-	caller = adjacent ? top->frame : caller_frame(fw, tw);
+	if (adjacent) {
+		caller = top->frame;
+	} else if (cframe_known) {
+		if (read_user(&caller, sizeof(caller), top->cframe + off.PyCFrame_current_frame))
+			caller = 0;
+	} else {
+		caller = caller_frame(fw, tw);
+		if (top && off.caller_mode == CALLER_FROM_CFRAME)
+			top->cframe = FIELD(tw, off.PyThreadState_cframe, __u64);
+	}
 	if (top && top->frame == caller) {
 		/* what the walk below would read: the caller's frame links to the entry frame
 		 * of its activation (3.12+) or to the caller it had when it was entered */
