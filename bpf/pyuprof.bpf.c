@@ -423,7 +423,7 @@ static __always_inline void raise_recursion_budget(__u64 tstate, __u32 tid, __u6
 #define SHADOW_CAP 32
 struct shadow_frame {
 	__u64 frame, code;			/* the activation's frame and code object */
-	__u64 next; /* 3.11+: where a frame it calls starts on the data stack (0: unknown) */
+	__u64 next; /* 3.11: where a frame it calls starts on the data stack (0: unknown) */
 	__u64 cframe; /* 3.11, 3.12: its activation's _PyCFrame, once read (0: not yet) */
 	__u64 caller, caller_code, caller_back; /* its own chain (<= 3.11) */
 	__u32 depth;				/* its depth + 1; 0: its entry was not read */
@@ -464,22 +464,22 @@ static __always_inline struct shadow_frame *shadow_top(struct shadow *sh)
 }
 
 /*
- * 3.11+: where the next frame pushed on the thread's data stack would start, were it pushed
- * while this one (read into fw, its code into cw) is the last there; 0 for a frame elsewhere
- * (a generator's). The size is CPython's own: co_framesize words, or on 3.11
- * co_nlocalsplus + co_stacksize + the frame's fixed part.
+ * 3.11: where the next frame pushed on the thread's data stack would start, were it pushed
+ * while this one (read into fw, its code into cw) is the last there: CPython's own size,
+ * co_nlocalsplus + co_stacksize + the frame's fixed part, in words. 0 for a frame elsewhere (a
+ * generator's), and on every other version: 3.12+ clears a returning frame inside its
+ * activation, after pointing the thread at the activation's entry shim, so a __del__ run by
+ * that clearing starts where a call from the frame would, called from the shim (seen in the
+ * threads and asyncio fixtures); before 3.11 there is no data stack.
  */
 static __always_inline __u64 next_frame(__u64 frame, const void *fw, const void *cw)
 {
 	__s64 words;
 
-	if (!off.interp_frame || FIELD(fw, off.frame_owner, __u8) != 0)
+	if (!off.PyCodeObject_co_nlocalsplus || FIELD(fw, off.frame_owner, __u8) != 0)
 		return 0;
-	if (off.PyCodeObject_co_framesize)
-		words = FIELD(cw, off.PyCodeObject_co_framesize, __s32);
-	else
-		words = (__s64)FIELD(cw, off.PyCodeObject_co_nlocalsplus, __s32) +
-			FIELD(cw, off.PyCodeObject_co_stacksize, __s32) + frame_specials;
+	words = (__s64)FIELD(cw, off.PyCodeObject_co_nlocalsplus, __s32) +
+		FIELD(cw, off.PyCodeObject_co_stacksize, __s32) + frame_specials;
 	return words > 0 ? frame + words * 8 : 0;
 }
 
@@ -559,13 +559,10 @@ static __noinline int eval_entry(struct pt_regs *ctx)
 	 * 3.11: a frame that starts where the top activation's frame ends on the thread's data
 	 * stack was called from that frame: any frame running in between would sit there itself.
 	 * The caller is known then without reading the thread state and its cframe (two reads).
-	 * Frames elsewhere (generators') take the reads. Not on 3.12+: there a frame returns
-	 * inside its activation, which clears it before the ret, so a __del__ run by that
-	 * clearing starts at the same place but is called from the entry shim (seen in the
-	 * threads and asyncio fixtures).
+	 * Frames elsewhere (generators') take the reads; so does every other version (next_frame).
 	 */
 	top = shadow_top(sh);
-	adjacent = off.interp_frame && !entry_shim && top && top->next == frame;
+	adjacent = top && top->next && top->next == frame;
 	/* 3.11, 3.12: while an activation is on top, tstate->cframe is its own _PyCFrame (a
 	 * local of the eval function): read once, it gives later callers in one read */
 	cframe_known = off.caller_mode == CALLER_FROM_CFRAME && top && top->cframe;

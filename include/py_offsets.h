@@ -32,9 +32,8 @@ struct py_offsets {
 	__u32 PyCodeObject_co_firstlineno;
 	__u32 PyCodeObject_co_filename;
 	__u32 PyCodeObject_co_name;
-	__u32 PyCodeObject_co_framesize;   /* 3.12+: words a frame takes on the data stack */
-	__u32 PyCodeObject_co_nlocalsplus; /* 3.11: framesize = these two + the frame's own */
-	__u32 PyCodeObject_co_stacksize;
+	__u32 PyCodeObject_co_nlocalsplus; /* 3.11 only: with co_stacksize and the frame's own */
+	__u32 PyCodeObject_co_stacksize;   /* fields, the words it takes on the data stack */
 
 	/* str (PyUnicodeObject, compact forms only; see 2.2) */
 	__u32 PyUnicode_length;

@@ -40,10 +40,8 @@ static const struct py_offsets_entry table[] = {
 			/* gdb: offsetof(PyCodeObject, co_filename) */
 			.PyCodeObject_co_filename = 104,
 			.PyCodeObject_co_name = 112, /* gdb: offsetof(PyCodeObject, co_name) */
-			/* no frame data stack before 3.11; 3.11 adds co_nlocalsplus and co_stacksize */
-			.PyCodeObject_co_framesize = 0,
-			.PyCodeObject_co_nlocalsplus = 0, /* 3.11 only (co_framesize since 3.12) */
-			.PyCodeObject_co_stacksize = 0, /* 3.11 only (co_framesize since 3.12) */
+			.PyCodeObject_co_nlocalsplus = 0, /* used on 3.11 only (next_frame) */
+			.PyCodeObject_co_stacksize = 0, /* used on 3.11 only (next_frame) */
 			.PyUnicode_length = 16, /* gdb: offsetof(PyASCIIObject, length) */
 			.PyUnicode_state = 32, /* gdb: offsetof(PyASCIIObject, state) */
 			.PyASCIIObject_size = 48, /* gdb: sizeof(PyASCIIObject) */
@@ -120,10 +118,8 @@ static const struct py_offsets_entry table[] = {
 			/* gdb: offsetof(PyCodeObject, co_filename) */
 			.PyCodeObject_co_filename = 104,
 			.PyCodeObject_co_name = 112, /* gdb: offsetof(PyCodeObject, co_name) */
-			/* no frame data stack before 3.11; 3.11 adds co_nlocalsplus and co_stacksize */
-			.PyCodeObject_co_framesize = 0,
-			.PyCodeObject_co_nlocalsplus = 0, /* 3.11 only (co_framesize since 3.12) */
-			.PyCodeObject_co_stacksize = 0, /* 3.11 only (co_framesize since 3.12) */
+			.PyCodeObject_co_nlocalsplus = 0, /* used on 3.11 only (next_frame) */
+			.PyCodeObject_co_stacksize = 0, /* used on 3.11 only (next_frame) */
 			.PyUnicode_length = 16, /* gdb: offsetof(PyASCIIObject, length) */
 			.PyUnicode_state = 32, /* gdb: offsetof(PyASCIIObject, state) */
 			.PyASCIIObject_size = 48, /* gdb: sizeof(PyASCIIObject) */
@@ -200,10 +196,8 @@ static const struct py_offsets_entry table[] = {
 			/* gdb: offsetof(PyCodeObject, co_filename) */
 			.PyCodeObject_co_filename = 104,
 			.PyCodeObject_co_name = 112, /* gdb: offsetof(PyCodeObject, co_name) */
-			/* no frame data stack before 3.11; 3.11 adds co_nlocalsplus and co_stacksize */
-			.PyCodeObject_co_framesize = 0,
-			.PyCodeObject_co_nlocalsplus = 0, /* 3.11 only (co_framesize since 3.12) */
-			.PyCodeObject_co_stacksize = 0, /* 3.11 only (co_framesize since 3.12) */
+			.PyCodeObject_co_nlocalsplus = 0, /* used on 3.11 only (next_frame) */
+			.PyCodeObject_co_stacksize = 0, /* used on 3.11 only (next_frame) */
 			.PyUnicode_length = 16, /* gdb: offsetof(PyASCIIObject, length) */
 			.PyUnicode_state = 32, /* gdb: offsetof(PyASCIIObject, state) */
 			.PyASCIIObject_size = 48, /* gdb: sizeof(PyASCIIObject) */
@@ -281,8 +275,6 @@ static const struct py_offsets_entry table[] = {
 			/* gdb: offsetof(PyCodeObject, co_filename) */
 			.PyCodeObject_co_filename = 112,
 			.PyCodeObject_co_name = 120, /* gdb: offsetof(PyCodeObject, co_name) */
-			/* no frame data stack before 3.11; 3.11 adds co_nlocalsplus and co_stacksize */
-			.PyCodeObject_co_framesize = 0,
 			/* gdb: offsetof(PyCodeObject, co_nlocalsplus) */
 			.PyCodeObject_co_nlocalsplus = 76,
 			/* gdb: offsetof(PyCodeObject, co_stacksize) */
@@ -363,10 +355,8 @@ static const struct py_offsets_entry table[] = {
 			/* gdb: offsetof(PyCodeObject, co_filename) */
 			.PyCodeObject_co_filename = 112,
 			.PyCodeObject_co_name = 120, /* gdb: offsetof(PyCodeObject, co_name) */
-			/* gdb: offsetof(PyCodeObject, co_framesize) */
-			.PyCodeObject_co_framesize = 76,
-			.PyCodeObject_co_nlocalsplus = 0, /* 3.11 only (co_framesize since 3.12) */
-			.PyCodeObject_co_stacksize = 0, /* 3.11 only (co_framesize since 3.12) */
+			.PyCodeObject_co_nlocalsplus = 0, /* used on 3.11 only (next_frame) */
+			.PyCodeObject_co_stacksize = 0, /* used on 3.11 only (next_frame) */
 			.PyUnicode_length = 16, /* gdb: offsetof(PyASCIIObject, length) */
 			.PyUnicode_state = 32, /* gdb: offsetof(PyASCIIObject, state) */
 			.PyASCIIObject_size = 40, /* gdb: sizeof(PyASCIIObject) */
@@ -443,10 +433,8 @@ static const struct py_offsets_entry table[] = {
 			/* gdb: offsetof(PyCodeObject, co_filename) */
 			.PyCodeObject_co_filename = 112,
 			.PyCodeObject_co_name = 120, /* gdb: offsetof(PyCodeObject, co_name) */
-			/* gdb: offsetof(PyCodeObject, co_framesize) */
-			.PyCodeObject_co_framesize = 76,
-			.PyCodeObject_co_nlocalsplus = 0, /* 3.11 only (co_framesize since 3.12) */
-			.PyCodeObject_co_stacksize = 0, /* 3.11 only (co_framesize since 3.12) */
+			.PyCodeObject_co_nlocalsplus = 0, /* used on 3.11 only (next_frame) */
+			.PyCodeObject_co_stacksize = 0, /* used on 3.11 only (next_frame) */
 			.PyUnicode_length = 16, /* gdb: offsetof(PyASCIIObject, length) */
 			.PyUnicode_state = 32, /* gdb: offsetof(PyASCIIObject, state) */
 			.PyASCIIObject_size = 40, /* gdb: sizeof(PyASCIIObject) */
