@@ -527,7 +527,7 @@ static __noinline int eval_entry(struct pt_regs *ctx)
 	__u64 fw[FRAME_WINDOW / 8], tw[TSTATE_WINDOW / 8], cw[CODE_WINDOW / 8];
 	__u64 arg0, arg1, frame, tstate, code, caller, back, now, next;
 	__u64 chain[CHAIN_LEN] = {}, chain_code[CHAIN_LEN] = {};
-	int i;
+	int i, k;
 	struct shadow_frame *top;
 	struct entry_cache *cc;
 	struct shadow *sh;
@@ -614,16 +614,23 @@ static __noinline int eval_entry(struct pt_regs *ctx)
 		}
 		goto emit;
 	}
-	for (i = 0; i < CHAIN_LEN && caller; i++) {
+	for (i = 0, k = 0; k <= CHAIN_LEN && i < CHAIN_LEN && caller; k++) {
 		chain[i] = caller;
 		if (bpf_probe_read_user(fw, sizeof(fw), (void *)caller)) {
 			chain_ok = false;
 			break;
 		}
 		if (off.interp_frame && FIELD(fw, off.frame_owner, __u8) >= 3) {
-			/* a C-stack shim: no Python frame below it in this activation */
+			/* a shim: no Python frame below it in this activation */
 			chain[i] = 0;
-			break;
+			/* 3.12+: the running frame is the activation's entry shim only once the
+			 * activation's own frame has returned; it is being cleared, and what the
+			 * clearing runs is called from the frame below, the shim's previous */
+			if (!entry_shim || i || (flags & CALL_AFTER_RETURN))
+				break;
+			flags |= CALL_AFTER_RETURN;
+			caller = FIELD(fw, off.frame_back, __u64);
+			continue;
 		}
 		chain_code[i] = FIELD(fw, off.frame_code, __u64);
 		caller = FIELD(fw, off.frame_back, __u64);
@@ -631,6 +638,7 @@ static __noinline int eval_entry(struct pt_regs *ctx)
 		if (chain_code[i] && !code_known(chain_code[i], cc) &&
 		    !read_user(cw, sizeof(cw), chain_code[i]))
 			note_code(chain_code[i], cw, tid, now, cc);
+		i++;
 	}
 	back = i == CHAIN_LEN ? caller : 0;
 

@@ -37,6 +37,13 @@ enum probe_role {
 
 /* ev_call.flags */
 #define CALL_GEN_CREATE (1u << 0)  /* 3.11+: the frame that only creates a generator: not a call */
+/*
+ * 3.12+: entered while the calling activation's own frame was being cleared after it returned
+ * (a __del__, a generator's finally:, a weakref callback run by that clearing). The chain
+ * starts at the frame below it, the caller in cProfile's terms; that activation's ret is still
+ * to come.
+ */
+#define CALL_AFTER_RETURN (1u << 1)
 
 #define CHAIN_LEN 2 /* ancestors of the entered frame reported with their code objects */
 

@@ -204,6 +204,14 @@ for_each_py() {
 @test "record: exceptions on 3.13 matches cProfile" { check_fixture exceptions 3.13; }
 @test "record: exceptions on deb3.11 matches cProfile" { check_fixture exceptions deb3.11; }
 
+@test "record: finalizers on 3.8 matches cProfile" { check_fixture finalizers 3.8; }
+@test "record: finalizers on 3.9 matches cProfile" { check_fixture finalizers 3.9; }
+@test "record: finalizers on 3.10 matches cProfile" { check_fixture finalizers 3.10; }
+@test "record: finalizers on 3.11 matches cProfile" { check_fixture finalizers 3.11; }
+@test "record: finalizers on 3.12 matches cProfile" { check_fixture finalizers 3.12; }
+@test "record: finalizers on 3.13 matches cProfile" { check_fixture finalizers 3.13; }
+@test "record: finalizers on deb3.11 matches cProfile" { check_fixture finalizers deb3.11; }
+
 @test "record: methods on 3.8 matches cProfile" { check_fixture methods 3.8; }
 @test "record: methods on 3.9 matches cProfile" { check_fixture methods 3.9; }
 @test "record: methods on 3.10 matches cProfile" { check_fixture methods 3.10; }

@@ -181,7 +181,7 @@ int recorder__handle(void *ctx, void *data, size_t size)
 	switch (c->type) {
 	case EV_CALL:
 		err = profile__call(r->prof, c->tid, c->ts_ns, c->code, c->frame, c->chain,
-				    c->chain_code, c->back, c->flags & CALL_GEN_CREATE);
+				    c->chain_code, c->back, c->flags);
 		break;
 	case EV_EXIT:
 		err = profile__exit(r->prof, c->tid, c->ts_ns, c->frame, c->code, c->chain[0]);

@@ -226,6 +226,7 @@ static int push(struct profile *p, struct thread *t, uint64_t frame, uint32_t fu
 	e->edge = NO_ID;
 	e->counted = counted && func != NO_ID;
 	e->inlined = false;
+	e->owed = 0;
 	/* its call path: under the nearest function below (a frame that is no call has none) */
 	e->node = parent ? parent->node : t->root;
 	if (func != NO_ID) {
@@ -340,6 +341,26 @@ static int recover(struct profile *p, struct thread *t, uint64_t ts, int64_t i,
 	return 0;
 }
 
+/*
+ * A call made while the frame on top of its activation was cleared after returning
+ * (CALL_AFTER_RETURN): what is above its caller (at index keep, -1 for none) returned then, as
+ * cProfile saw it. Closed without being counted as unseen; if an activation's frame is among
+ * them, its ret is still to come and is owed to the caller.
+ */
+static void close_returned(struct profile *p, struct thread *t, int64_t keep, uint64_t ts)
+{
+	bool activation = false;
+
+	while ((int64_t)t->depth > keep + 1) {
+		activation |= !t->stack[t->depth - 1].inlined;
+		pop(p, t, ts);
+	}
+	if (activation && keep >= 0)
+		t->stack[keep].owed++;
+	else if (activation)
+		t->owed++;
+}
+
 /* Makes the stack's top the caller frame, recovering the frames that ran without an event. */
 static int resync(struct profile *p, struct thread *t, uint64_t ts, const __u64 *chain,
 		  const __u64 *chain_code, uint64_t back)
@@ -377,9 +398,11 @@ static int resync(struct profile *p, struct thread *t, uint64_t ts, const __u64 
 
 int profile__call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code, uint64_t frame,
 		  const __u64 chain[CHAIN_LEN], const __u64 chain_code[CHAIN_LEN], uint64_t back,
-		  bool gen_create)
+		  uint32_t flags)
 {
 	struct thread *t = thread_of(p, tid);
+	bool gen_create = flags & CALL_GEN_CREATE;
+	int64_t i;
 	int err;
 
 	if (!t)
@@ -387,6 +410,12 @@ int profile__call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code, u
 	if (!p->first_ns)
 		p->first_ns = ts;
 	p->last_ns = ts;
+	/* called from below a returned frame: that frame and whatever ran above it are done */
+	if (flags & CALL_AFTER_RETURN) {
+		i = chain[0] ? find_frame(t, chain[0]) : -1;
+		if (i >= 0 || !chain[0])
+			close_returned(p, t, i, ts);
+	}
 	err = resync(p, t, ts, chain, chain_code, back);
 	t->last_ns = ts;
 	if (err)
@@ -433,8 +462,16 @@ int profile__return(struct profile *p, uint32_t tid, uint64_t ts)
 	/* frames that ran inline above the returning frame returned before it, unseen */
 	while (t->depth && t->stack[t->depth - 1].inlined)
 		pop(p, t, ts);
+	/* the ret of an activation whose frame was closed when it returned (close_returned) */
+	if (t->depth && t->stack[t->depth - 1].owed) {
+		t->stack[t->depth - 1].owed--;
+		return 0;
+	}
 	if (!t->depth) {
-		p->n.unmatched_returns++;
+		if (t->owed)
+			t->owed--;
+		else
+			p->n.unmatched_returns++;
 		return 0;
 	}
 	pop(p, t, ts);

@@ -43,6 +43,7 @@ struct frame_entry {
 	uint32_t node;	/* its call path in the call tree */
 	bool counted;	/* false for frames that began before recording (seen as callers only) */
 	bool inlined;	/* ran inline (recovered, or an inline call): no return event will come */
+	uint32_t owed;	/* rets still to come of activations above it, closed at their return */
 };
 
 #define THREAD_NAME_LEN 64
@@ -54,6 +55,7 @@ struct thread {
 	struct frame_entry *stack;
 	uint32_t depth, cap;
 	uint64_t last_ns;
+	uint32_t owed; /* rets still to come of activations closed with nothing below them */
 	/* recursion level per function and per edge in this thread, indexed by their ids */
 	uint32_t *func_level, *edge_level;
 	uint32_t func_level_cap, edge_level_cap;
@@ -103,11 +105,11 @@ int profile__code(struct profile *p, uint64_t code, const char *filename, const 
 /*
  * One entry. chain[0] is the frame running when it was entered (0 if none), chain[1] that
  * frame's caller, chain_code[] their code objects (0 if unknown), back the frame below
- * chain[1]. gen_create marks an entry that is not a call. Returns 0 or -ENOMEM.
+ * chain[1]. flags are ev_call's CALL_* bits. Returns 0 or -ENOMEM.
  */
 int profile__call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code, uint64_t frame,
 		  const __u64 chain[CHAIN_LEN], const __u64 chain_code[CHAIN_LEN], uint64_t back,
-		  bool gen_create);
+		  uint32_t flags);
 int profile__return(struct profile *p, uint32_t tid, uint64_t ts);
 
 /*

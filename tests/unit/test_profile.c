@@ -238,7 +238,7 @@ TEST(generator_creation_is_not_a_call)
 	__u64 chain[CHAIN_LEN] = { 1 }, codes[CHAIN_LEN] = { 100 };
 
 	call(p, 1, 100, 1, 0, 0, 0, 0, 0);
-	CHECK(!profile__call(p, 7, 2, 200, 9, chain, codes, 0, true));
+	CHECK(!profile__call(p, 7, 2, 200, 9, chain, codes, 0, CALL_GEN_CREATE));
 	CHECK(!profile__return(p, 7, 3));
 	CHECK(!profile__call(p, 7, 4, 200, 9, chain, codes, 0, false)); /* first resume */
 	CHECK(!profile__return(p, 7, 5));
@@ -246,6 +246,28 @@ TEST(generator_creation_is_not_a_call)
 	CHECK(p->n.not_calls == 1 && p->n.calls == 2);
 	CHECK(p->funcs[1].st.calls == 1 && p->funcs[1].st.total_ns == 1);
 	CHECK(p->funcs[0].st.total_ns == 5 && p->funcs[0].st.inline_ns == 4);
+	profile__free(p);
+}
+
+/*
+ * 3.12+: f (frame 1) calls g (frame 2); g returns and its clearing runs h (a __del__), called
+ * from f in cProfile's terms; then g's activation ret comes, then f's. g ends when h starts.
+ */
+TEST(calls_made_while_a_returned_frame_is_cleared_belong_to_its_caller)
+{
+	struct profile *p = with_funcs();
+	__u64 chain[CHAIN_LEN] = { 1 }, codes[CHAIN_LEN] = { 100 };
+
+	call(p, 1, 100, 1, 0, 0, 0, 0, 0);
+	call(p, 2, 200, 2, 1, 100, 0, 0, 0);
+	CHECK(!profile__call(p, 7, 4, 300, 3, chain, codes, 0, CALL_AFTER_RETURN));
+	CHECK(!profile__return(p, 7, 5)); /* h */
+	CHECK(!profile__return(p, 7, 6)); /* g's activation: owed, f stays */
+	CHECK(!profile__return(p, 7, 9)); /* f */
+	CHECK(has_edge(p, 0, 2) && !has_edge(p, 1, 2));
+	CHECK(p->funcs[1].st.calls == 1 && p->funcs[1].st.total_ns == 2);
+	CHECK(p->funcs[0].st.calls == 1 && p->funcs[0].st.total_ns == 8);
+	CHECK(p->n.closed_unseen == 0 && p->n.unmatched_returns == 0);
 	profile__free(p);
 }
 
@@ -273,6 +295,7 @@ int main(void)
 		TEST_CASE(indirect_recursion_matches_cprofile),
 		TEST_CASE(return_before_any_entry_is_ignored),
 		TEST_CASE(calls_open_at_stop_are_closed_there),
+		TEST_CASE(calls_made_while_a_returned_frame_is_cleared_belong_to_its_caller),
 		TEST_CASE(lost_return_is_closed_at_the_next_entry),
 		TEST_CASE(frame_entered_unseen_is_recovered),
 		TEST_CASE(init_shim_and_inlined_init_are_recovered_once),
