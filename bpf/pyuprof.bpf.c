@@ -351,31 +351,27 @@ static __always_inline void request(__u64 addr, __u32 what, __u32 tid, __u64 now
  * Keeps interp->eval_frame at _PyEval_EvalFrameDefault while recording (3.11+): a NULL found
  * here is reported to user space, which writes the value with the target stopped. A non-NULL
  * value that is not ours belongs to someone else (a PEP 523 user such as Dynamo): leave it;
- * the frames it evaluates still come through our probes.
+ * the frames it evaluates still come through our probes. Returns whether a hook is in place.
  */
-static __always_inline void keep_hook(__u64 interp, __u32 what, __u32 tid, __u64 now,
-				      struct entry_cache *cc, __u64 tstate)
+static __always_inline bool keep_hook(__u64 interp, __u32 what, __u32 tid, __u64 now)
 {
 	__u64 cur, *last;
 
 	if (!hook_enabled || !interp)
-		return;
+		return false;
 	if (read_user(&cur, sizeof(cur), interp + off.PyInterpreterState_eval_frame))
-		return;
+		return false;
 	if (cur) {
-		if (cc) {
-			cc->hook.tstate = tstate;
-			cc->hook.ns = now;
-		}
 		if (cur != hook_value)
 			__sync_fetch_and_add(&stats.foreign_hook, 1);
-		return;
+		return true;
 	}
 	last = bpf_map_lookup_elem(&hook_requests, &interp);
 	if (last && what == REQ_HOOK_ENTRY && now - *last < REQUEST_RETRY_NS)
-		return; /* asked already; user space is on it */
+		return false; /* asked already; user space is on it */
 	bpf_map_update_elem(&hook_requests, &interp, &now, BPF_ANY);
 	request(interp, what, tid, now);
+	return false;
 }
 
 /*
@@ -562,7 +558,7 @@ static __noinline int eval_entry(struct pt_regs *ctx)
 	 * Frames elsewhere (generators') take the reads; so does every other version (next_frame).
 	 */
 	top = shadow_top(sh);
-	adjacent = top && top->next && top->next == frame;
+	adjacent = top && top->next == frame;
 	/* 3.11, 3.12: while an activation is on top, tstate->cframe is its own _PyCFrame (a
 	 * local of the eval function): read once, it gives later callers in one read */
 	cframe_known = off.caller_mode == CALLER_FROM_CFRAME && top && top->cframe;
@@ -572,9 +568,12 @@ static __noinline int eval_entry(struct pt_regs *ctx)
 	     check_hook)) {
 		if (read_user(tw, sizeof(tw), tstate))
 			goto unread;
-		if (check_hook)
-			keep_hook(FIELD(tw, off.PyThreadState_interp, __u64), REQ_HOOK_ENTRY, tid,
-				  now, cc, tstate);
+		if (check_hook &&
+		    keep_hook(FIELD(tw, off.PyThreadState_interp, __u64), REQ_HOOK_ENTRY, tid, now) &&
+		    cc) {
+			cc->hook.tstate = tstate;
+			cc->hook.ns = now;
+		}
 	}
 	if (want_recursion_bonus)
 		raise_recursion_budget(tstate, tid, now, cc);
@@ -717,7 +716,7 @@ static __noinline int set_eval_frame_ret(void)
 	interp = bpf_map_lookup_elem(&setter_args, &tid);
 	if (!interp)
 		return 0;
-	keep_hook(*interp, REQ_HOOK_SETTER, tid, bpf_ktime_get_ns(), NULL, 0);
+	keep_hook(*interp, REQ_HOOK_SETTER, tid, bpf_ktime_get_ns());
 	bpf_map_delete_elem(&setter_args, &tid);
 	return 0;
 }
