@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Kernel side of pyuprof: uprobes on the entry and on every ret instruction of CPython's
- * _PyEval_EvalFrameDefault in one target process. Entries carry the code object and the caller's
- * frame; returns carry only a timestamp (user space matches them with a shadow stack). Each code
+ * Kernel side of pyuprof: probes on CPython's activations of _PyEval_EvalFrameDefault in one
+ * target process. Where the probe trampoline is placed (user/tramp.c), entries and returns come
+ * from its two 5-byte nops, which the kernel turns into calls without a trap; calls that bypass
+ * it come from the function's own entry and a uretprobe. Otherwise from the entry and every ret
+ * instruction (single-stepped: ~10 us a hit), or Debian's USDT frame exits. Entries carry the
+ * code object and the caller's frame; returns carry only a timestamp (user space matches them
+ * with a shadow stack). Each code
  * object's identity (filename, name, first line) crosses the ring buffer once. On 3.11+ the
  * programs also watch the interpreter's eval_frame hook, which user space keeps switched to the
  * default evaluator so that CPython does not run Python-to-Python calls inline, unseen.
@@ -17,7 +21,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile struct py_offsets off = {};
 const volatile __u32 targ_tgid = 0;
-const volatile __u64 hook_value = 0;	   /* &_PyEval_EvalFrameDefault in the target */
+const volatile __u64 hook_value = 0; /* the trampoline, or &_PyEval_EvalFrameDefault (3.11+) */
 const volatile __u32 ob_type_off = 8, tp_name_off = 24; /* PyObject.ob_type, tp_name */
 const volatile __u32 want_recursion_bonus = 0; /* 3.12: ask for each thread's budget raise */
 /* 3.13: PyHeapTypeObject._spec_cache.init and PyFunctionObject.func_code */
@@ -37,6 +41,10 @@ const volatile __u32 localsplus_off = 0; /* the frame's first local (self of a m
 __u32 hook_enabled = 0;
 /* Set by user space while it holds the target: a thread that asks is stopped by a signal */
 __u32 signal_requests = 0;
+/* Set by user space (trampoline, <= 3.10): a call that bypasses the trampoline asks for the
+ * hook to be set, as a NULL eval_frame does on 3.11+ */
+__u32 tramp_watch = 0;
+struct pyuprof_exit_stats exit_stats = {};
 /* threading's _bootstrap and _bootstrap_inner, once seen (note_code): their self is sent */
 __u64 bootstrap_codes[2] = {};
 struct pyuprof_stats stats = {};
@@ -439,6 +447,14 @@ struct {
 	__type(value, struct shadow);
 } shadows SEC(".maps");
 
+/* Each thread's pending uretprobes of ours: the kernel drops those past URETPROBE_DEPTH_MAX */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
+} uret_depth SEC(".maps");
+
 static __always_inline struct shadow *get_shadow(void)
 {
 	if (!use_shadow)
@@ -517,7 +533,41 @@ static __always_inline __u64 caller_frame(const void *fw, const void *tw)
 	}
 }
 
-static __noinline int eval_entry(struct pt_regs *ctx)
+/*
+ * A call that bypassed the trampoline (direct): its return comes from a uretprobe, unless the
+ * kernel's depth limit drops it. Returns the flags for its record. On <= 3.10 every call goes
+ * through the hook, so a direct one means the hook is not the trampoline (not yet set after
+ * the interpreter started, or someone else's): ask for it, as keep_hook does on 3.11+.
+ */
+static __always_inline __u32 note_direct(__u64 tstate, __u32 tid, __u64 now)
+{
+	__u32 *depth = bpf_task_storage_get(&uret_depth, bpf_get_current_task_btf(), 0,
+					    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	__u64 interp = 0, *last;
+
+	__sync_fetch_and_add(&exit_stats.direct_calls, 1);
+	if (tramp_watch) {
+		/* the interpreter from the thread state (3.9, 3.10); 0 (3.8): user space walks
+		 * them all */
+		if (tstate)
+			read_user(&interp, sizeof(interp), tstate + off.PyThreadState_interp);
+		last = bpf_map_lookup_elem(&hook_requests, &interp);
+		if (!last || now - *last >= REQUEST_RETRY_NS) {
+			bpf_map_update_elem(&hook_requests, &interp, &now, BPF_ANY);
+			request(interp, REQ_HOOK_ENTRY, tid, now);
+		}
+	}
+	if (!depth)
+		return 0;
+	if (*depth >= URETPROBE_DEPTH_MAX) {
+		__sync_fetch_and_add(&exit_stats.uret_lost, 1);
+		return CALL_NO_RETURN;
+	}
+	(*depth)++;
+	return 0;
+}
+
+static __noinline int eval_entry(struct pt_regs *ctx, bool direct)
 {
 	/* 8-byte aligned: the verifier refuses misaligned stack loads */
 	__u64 fw[FRAME_WINDOW / 8], tw[TSTATE_WINDOW / 8], cw[CODE_WINDOW / 8];
@@ -543,7 +593,12 @@ static __noinline int eval_entry(struct pt_regs *ctx)
 	barrier_var(arg1);
 	frame = off.eval_frame_arg ? arg1 : arg0;
 	tstate = off.has_tstate_arg ? arg0 : 0;
-	/* an activation not read is still pushed: its ret pops it */
+	if (direct)
+		flags = note_direct(tstate, tid, now);
+	/* an activation not read is still pushed (its return pops it), but for one whose return
+	 * will not be seen */
+	if (flags & CALL_NO_RETURN)
+		sh = NULL;
 	if (read_user(fw, sizeof(fw), frame))
 		goto unread;
 	code = FIELD(fw, off.frame_code, __u64);
@@ -668,14 +723,19 @@ unread:
 	return 0;
 }
 
-static __noinline int eval_return(void)
+static __noinline int eval_return(bool uret)
 {
 	struct ev_return *e;
 	struct shadow *sh;
-	__u32 tid = current_tid();
+	__u32 tid = current_tid(), *depth;
 
 	if (!tid)
 		return 0;
+	if (uret) {
+		depth = bpf_task_storage_get(&uret_depth, bpf_get_current_task_btf(), 0, 0);
+		if (depth && *depth)
+			(*depth)--;
+	}
 	sh = get_shadow();
 	if (sh && sh->depth) /* 0: an activation entered before recording */
 		sh->depth--;
@@ -844,9 +904,13 @@ int on_probe(struct pt_regs *ctx)
 {
 	switch (bpf_get_attach_cookie(ctx)) {
 	case PROBE_EVAL_ENTRY:
-		return eval_entry(ctx);
+		return eval_entry(ctx, false);
+	case PROBE_EVAL_DIRECT:
+		return eval_entry(ctx, true);
 	case PROBE_EVAL_RETURN:
-		return eval_return();
+		return eval_return(false);
+	case PROBE_EVAL_URETURN:
+		return eval_return(true);
 	case PROBE_FRAME_EXIT:
 		return frame_exit(ctx);
 	case PROBE_SETTER:

@@ -33,7 +33,19 @@ enum probe_role {
 	PROBE_PERF_INIT = 6,	 /* _PyPerfTrampoline_Init's entry */
 	PROBE_PERF_INIT_RET = 7, /* its ret instructions */
 	PROBE_INLINE_INIT = 8,	 /* _PyType_NewManagedObject (3.13.0's inline __init__) */
+	/*
+	 * With the trampoline (or --exits uretprobe): _PyEval_EvalFrameDefault's own entry, which
+	 * only calls that bypass the trampoline reach (a foreign PEP 523 hook calling it, or every
+	 * call where no trampoline is placed), and the uretprobe that ends them. The trampoline's
+	 * two probes are PROBE_EVAL_ENTRY and PROBE_EVAL_RETURN.
+	 */
+	PROBE_EVAL_DIRECT = 9,
+	PROBE_EVAL_URETURN = 10,
 };
+
+/* The kernel's limit of pending uretprobes per thread (MAX_URETPROBE_DEPTH): a call entered
+ * deeper than this returns without a probe hit */
+#define URETPROBE_DEPTH_MAX 64
 
 /* ev_call.flags */
 #define CALL_GEN_CREATE (1u << 0)  /* 3.11+: the frame that only creates a generator: not a call */
@@ -44,6 +56,9 @@ enum probe_role {
  * to come.
  */
 #define CALL_AFTER_RETURN (1u << 1)
+/* Entered past the uretprobe depth limit: no return will be seen, user space closes it from
+ * the caller chain at the thread's next event */
+#define CALL_NO_RETURN (1u << 2)
 
 #define CHAIN_LEN 2 /* ancestors of the entered frame reported with their code objects */
 
@@ -144,6 +159,12 @@ struct pyuprof_stats {
 	__u64 read_fail;	/* a read of the target's memory failed */
 	__u64 exit_unverified;	/* frame exits whose frame register could not be confirmed */
 	__u64 foreign_hook;	/* entries seen with someone else's eval_frame hook in place */
+};
+
+/* How the calls came in (not part of the raw format: a raw recording has the flags) */
+struct pyuprof_exit_stats {
+	__u64 direct_calls; /* entries that bypassed the trampoline (PROBE_EVAL_DIRECT) */
+	__u64 uret_lost;    /* of those, entered past URETPROBE_DEPTH_MAX: no return probe */
 };
 
 #endif /* __PYUPROF_H */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <linux/types.h>
 #include "cli.h"
+#include "tracer.h"
 #include "pyuprof.h"
 
 #define STR_(x) #x
@@ -39,6 +40,7 @@ enum {
 	OPT_NODE_THRES,
 	OPT_EDGE_THRES,
 	OPT_SUBPROCESSES,
+	OPT_EXITS,
 };
 
 static const char record_doc[] =
@@ -103,6 +105,13 @@ static const struct argp_option record_options[] = {
 	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0,
 	  "Size of the BPF ring buffer in MiB, a power of two (default " STR(DEFAULT_RINGBUF_MB)
 	  "); raise it if events are lost", 3 },
+	{ "exits", OPT_EXITS, "HOW", 0,
+	  "Where calls and returns are probed: trampoline (pyuprof's code page in the target, "
+	  "set as the PEP 523 hook: ~1 us a call), uretprobe (the entry and a uretprobe: "
+	  "returns past 64 nested calls are closed from the callers), ret (the entry and the ret "
+	  "instruction, single-stepped: ~12 us), usdt (Debian's 3.11 frame exit). Default: "
+	  "trampoline, usdt where the build has the probe; a trampoline that cannot be placed "
+	  "falls back to uretprobe, with a warning", 3 },
 	{ "quiet", 'q', NULL, 0,
 	  "Print nothing but errors (no live status line, table or summary)", 3 },
 	{ "verbose", 'v', NULL, 0, "Print progress details", 3 },
@@ -230,6 +239,12 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_SUBPROCESSES:
 		env.subprocesses = true;
+		break;
+	case OPT_EXITS:
+		env.exits = exits_parse(arg);
+		if (env.exits < 0)
+			usage_error(state, "invalid --exits: %s (want trampoline, uretprobe, ret or "
+				    "usdt)", arg);
 		break;
 	case ARGP_KEY_ARG:
 		/* the first word that is not an option starts the command; the rest is its own */

@@ -22,6 +22,7 @@ struct env {
 	bool threads;
 	bool subprocesses; /* record: follow the processes the target starts */
 	unsigned ringbuf_mb;
+	int exits; /* record --exits: enum exits (tracer.h) */
 	unsigned top;
 	bool quiet, verbose, debug;
 };

@@ -34,20 +34,61 @@ static bool listed(const uint64_t *arr, int n, uint64_t v)
 	return false;
 }
 
+void hook_setup(struct hook_state *h, const struct py_target *t, uint64_t tramp)
+{
+	bool inlines = t->offsets->bpf.PyInterpreterState_eval_frame != 0; /* 3.11+ */
+
+	h->value = tramp ? tramp : t->eval_addr;
+	h->unset = inlines ? 0 : t->eval_addr;
+	h->slot = tramp ? t->offsets->PyInterpreterState_hook
+			: t->offsets->bpf.PyInterpreterState_eval_frame;
+}
+
+/*
+ * Whether addr is an interpreter of the target now, or (tstate) a thread state of one: a
+ * request names them as they were when it was made, and one serviced later must not write
+ * into memory that has been freed since.
+ */
+static bool live(const struct py_target *t, uint64_t addr, bool tstate)
+{
+	const struct py_offsets_entry *o = t->offsets;
+	uint64_t interp, ts;
+	int i, j;
+
+	for (interp = first_interp(t), i = 0; interp && i < MAX_HOOKED_INTERPS; i++) {
+		if (!tstate && interp == addr)
+			return true;
+		if (tstate && !proc_read(t->pid, interp + o->PyInterpreterState_threads_head, &ts,
+					 sizeof(ts)))
+			for (j = 0; ts && j < MAX_THREADS; j++) {
+				if (ts == addr)
+					return true;
+				if (proc_read(t->pid, ts + o->PyThreadState_next, &ts, sizeof(ts)))
+					break;
+			}
+		if (proc_read(t->pid, interp + o->PyInterpreterState_next, &interp, sizeof(interp)))
+			break;
+	}
+	return false;
+}
+
 /* Writes our value into interp if it has no hook. The target must be stopped. */
 static int switch_interp(const struct py_target *t, struct hook_state *h, uint64_t interp)
 {
-	uint64_t slot = interp + t->offsets->bpf.PyInterpreterState_eval_frame, cur;
-	int err = proc_read(t->pid, slot, &cur, sizeof(cur));
+	uint64_t slot = interp + h->slot, cur;
+	int err;
 
+	if (!h->slot)
+		return 0;
+	err = proc_read(t->pid, slot, &cur, sizeof(cur));
 	if (err)
 		return err;
-	if (cur && cur != t->eval_addr) {
+	if (cur != h->unset && cur != h->value) {
 		h->foreign++;
 		return 0;
 	}
-	if (!cur) {
-		err = proc_write(t->pid, slot, &t->eval_addr, sizeof(t->eval_addr));
+	if (cur == h->unset) {
+		err = proc_write(t->pid, slot, &h->value, sizeof(h->value));
 		if (err)
 			return err;
 	}
@@ -80,13 +121,18 @@ static int raise_budget(const struct py_target *t, struct hook_state *h, uint64_
 	return err;
 }
 
-/* Switches back every interpreter we switched before (address unknown to the asker). */
+/* Switches every interpreter of the target that has no hook (address unknown to the asker). */
 static int switch_all(const struct py_target *t, struct hook_state *h)
 {
+	uint64_t interp;
 	int i, err = 0;
 
-	for (i = 0; i < h->n && !err; i++)
-		err = switch_interp(t, h, h->interp[i]);
+	for (interp = first_interp(t), i = 0; interp && i < MAX_HOOKED_INTERPS && !err; i++) {
+		err = switch_interp(t, h, interp);
+		if (proc_read(t->pid, interp + t->offsets->PyInterpreterState_next, &interp,
+			      sizeof(interp)))
+			break;
+	}
 	return err;
 }
 
@@ -97,9 +143,9 @@ static int yield_hooks(const struct py_target *t, struct hook_state *h)
 	int i, err = 0;
 
 	for (i = 0; i < h->n && !err; i++) {
-		slot = h->interp[i] + t->offsets->bpf.PyInterpreterState_eval_frame;
+		slot = h->interp[i] + h->slot;
 		err = proc_read(t->pid, slot, &cur, sizeof(cur));
-		if (!err && cur == t->eval_addr)
+		if (!err && cur == h->value)
 			err = proc_write(t->pid, slot, &zero, sizeof(zero));
 	}
 	h->yields++;
@@ -108,7 +154,7 @@ static int yield_hooks(const struct py_target *t, struct hook_state *h)
 
 int hook_preinit(const struct py_target *t, struct hook_state *h)
 {
-	if (!t->offsets->bpf.PyInterpreterState_eval_frame || !t->runtime_addr ||
+	if (!h->slot || !t->offsets->bpf.PyInterpreterState_eval_frame || !t->runtime_addr ||
 	    !t->offsets->PyRuntime_main_interpreter)
 		return 0;
 	/* the static main interpreter keeps this value through Py_Initialize (checked on 3.11,
@@ -122,7 +168,7 @@ int hook_install(const struct py_target *t, struct hook_state *h)
 	uint64_t interp, tstate, tid;
 	int err = 0, i, j;
 
-	if (!o->bpf.PyInterpreterState_eval_frame)
+	if (!h->slot)
 		return 0;
 	for (interp = first_interp(t), i = 0; interp && i < MAX_HOOKED_INTERPS && !err; i++) {
 		err = switch_interp(t, h, interp);
@@ -177,7 +223,8 @@ int hook_inherit(const struct py_target *t, struct hook_state *h, const struct h
 
 void hook_request(struct hook_state *h, const struct ev_request *r)
 {
-	if (r->what == REQ_HOOK_SETTER || r->what == REQ_HOOK_ENTRY) {
+	/* (<= 3.10 asks for the trampoline at its first calls: no reset) */
+	if ((r->what == REQ_HOOK_SETTER || r->what == REQ_HOOK_ENTRY) && !h->unset) {
 		/* it held our value: the target reset it */
 		if (!r->addr || listed(h->interp, h->n, r->addr)) {
 			if (r->what == REQ_HOOK_SETTER)
@@ -195,7 +242,8 @@ void hook_request(struct hook_state *h, const struct ev_request *r)
 
 int hook_service(const struct py_target *t, struct hook_state *h, pid_t tid)
 {
-	int i, n = 0, err = 0, e;
+	int i, n = 0, err = 0, e, had = h->n, foreign = h->foreign;
+	bool entry_all = false;
 
 	for (i = 0; i < h->npending; i++) {
 		struct hook_pending *p = &h->pending[i];
@@ -204,33 +252,39 @@ int hook_service(const struct py_target *t, struct hook_state *h, pid_t tid)
 			h->pending[n++] = *p; /* another thread's: kept for its own stop */
 			continue;
 		}
+		/* an address from the request is used only while it is still the target's */
 		if (p->what == REQ_RECURSION)
-			e = raise_budget(t, h, p->addr, p->tid);
+			e = live(t, p->addr, true) ? raise_budget(t, h, p->addr, p->tid) : 0;
 		else if (p->what == REQ_HOOK_YIELD)
 			e = yield_hooks(t, h);
 		else if (p->addr)
-			e = switch_interp(t, h, p->addr);
+			e = live(t, p->addr, false) ? switch_interp(t, h, p->addr) : 0;
 		else
 			e = switch_all(t, h);
+		entry_all |= p->what == REQ_HOOK_ENTRY && !t->offsets->bpf.PyInterpreterState_eval_frame;
 		if (e && !err)
 			err = e;
 	}
 	h->npending = n;
+	/* <= 3.10: a call bypassed the trampoline, and no interpreter took it this time (each
+	 * had someone else's hook): asking again would only stop the thread again */
+	if (entry_all && h->n == had && h->foreign > foreign)
+		h->watch_off = true;
 	return err;
 }
 
 int hook_restore(const struct py_target *t, struct hook_state *h)
 {
-	unsigned slot_off = t->offsets->bpf.PyInterpreterState_eval_frame;
-	uint64_t cur, zero = 0;
+	uint64_t cur;
 	int i, restored = 0;
 
-	for (i = 0; i < h->n; i++) {
-		/* only our own value: a hook someone installed since then stays theirs */
-		if (proc_read(t->pid, h->interp[i] + slot_off, &cur, sizeof(cur)) ||
-		    cur != t->eval_addr)
+	for (i = 0; i < h->n && h->slot; i++) {
+		/* only our own value: a hook someone installed since then stays theirs; an
+		 * interpreter that is gone is not written to */
+		if (!live(t, h->interp[i], false) ||
+		    proc_read(t->pid, h->interp[i] + h->slot, &cur, sizeof(cur)) || cur != h->value)
 			continue;
-		if (!proc_write(t->pid, h->interp[i] + slot_off, &zero, sizeof(zero)))
+		if (!proc_write(t->pid, h->interp[i] + h->slot, &h->unset, sizeof(h->unset)))
 			restored++;
 	}
 	return restored;

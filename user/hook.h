@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Writes into the target (3.11+): the eval_frame switch that stops CPython from inlining
- * Python-to-Python calls, its undo, and (3.12) the raised C recursion budget that makes up for
- * the deeper C recursion. The BPF side only reads (kernels in lockdown refuse BPF writes to
+ * Writes into the target: the eval_frame hook (the probe trampoline on every version, or on
+ * 3.11+ _PyEval_EvalFrameDefault itself: either stops CPython from inlining Python-to-Python
+ * calls), its undo, and (3.12) the raised C recursion budget that makes up for the deeper C
+ * recursion. The BPF side only reads (kernels in lockdown refuse BPF writes to
  * user memory); it reports what needs writing. Every function here expects the target stopped
  * (tracee.h), or at least the thread that asked, so no thread reads a half-written pointer.
  */
@@ -25,6 +26,10 @@ struct hook_pending {
 };
 
 struct hook_state {
+	uint64_t value; /* what we write: the trampoline, or _PyEval_EvalFrameDefault (3.11+) */
+	uint64_t unset; /* the slot with no hook: NULL (3.11+), _PyEval_EvalFrameDefault (<= 3.10) */
+	unsigned slot;	/* eval_frame's offset in an interpreter; 0: nothing is written */
+	bool watch_off; /* <= 3.10: a request found only others' hooks: stop asking */
 	uint64_t interp[MAX_HOOKED_INTERPS]; /* interpreters holding our value: restored at the end */
 	int n;
 	struct hook_pending pending[MAX_PENDING];
@@ -36,7 +41,10 @@ struct hook_state {
 	int foreign; /* interpreters found with someone else's hook at attach: left alone */
 };
 
-/* Launch mode, before the interpreter starts: switch the main interpreter. Returns 0 or -errno. */
+/* Chooses what is written: the trampoline at tramp, or (tramp 0) the 3.11+ switch alone. */
+void hook_setup(struct hook_state *h, const struct py_target *t, uint64_t tramp);
+/* Launch mode, before the interpreter starts: switch the main interpreter (3.11+: it is static;
+ * earlier ones are switched at their first call, on request). Returns 0 or -errno. */
 int hook_preinit(const struct py_target *t, struct hook_state *h);
 
 /* Attach mode, target stopped: switch every interpreter with no hook, raise every thread's
@@ -53,8 +61,8 @@ void hook_request(struct hook_state *h, const struct ev_request *r);
  * stopped). Returns 0 or -errno. */
 int hook_service(const struct py_target *t, struct hook_state *h, pid_t tid);
 
-/* Target stopped: puts NULL back in each interpreter that still holds our value. Returns the
- * number restored. */
+/* Target stopped: puts the unset value back in each interpreter that still holds ours.
+ * Returns the number restored. */
 int hook_restore(const struct py_target *t, struct hook_state *h);
 
 void hook_state_free(struct hook_state *h);

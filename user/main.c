@@ -141,6 +141,10 @@ static void print_notes(const struct profile *p, const struct hook_state *h,
 		vlog("%llu frames returned without an event, %llu returns of frames entered before "
 		     "recording", (unsigned long long)p->n.closed_unseen,
 		     (unsigned long long)p->n.unmatched_returns);
+	if (p->n.no_return)
+		wlog("%llu calls were entered past the kernel's limit of %d pending uretprobes a "
+		     "thread: their returns were taken from the caller chain at the thread's next "
+		     "event", (unsigned long long)p->n.no_return, URETPROBE_DEPTH_MAX);
 	if (p->n.open_at_stop)
 		vlog("%llu calls were still running at the stop and were closed there",
 		     (unsigned long long)p->n.open_at_stop);
@@ -208,6 +212,8 @@ static struct proc_rec *add_proc(struct session *s, pid_t pid, pid_t parent)
 		return NULL;
 	pr = proc_rec__new(pid, parent, s->held);
 	if (pr)
+		pr->want_exits = env.exits;
+	if (pr)
 		s->procs[s->nprocs++] = pr;
 	return pr;
 }
@@ -227,6 +233,8 @@ static void on_request(void *ctx, pid_t pid, pid_t tid)
 	err = hook_service(&pr->target, &pr->hooks, tid);
 	if (err)
 		wlog("cannot write into pid %d: %s", pid, strerror(-err));
+	if (pr->hooks.watch_off)
+		tracer__stop_tramp_watch(pr->tr);
 }
 
 /* Launch or find the target and attach; on return the program runs and is recorded. */
@@ -256,7 +264,6 @@ static int start(struct session *s)
 		}
 	}
 	pr->has_target = true;
-	writes = pr->target.offsets->bpf.PyInterpreterState_eval_frame != 0;
 
 	if (s->launched) {
 		err = proc_rec__start(pr, REC_LAUNCHED, NULL, env.ringbuf_mb, now_ns(), why,
@@ -265,6 +272,7 @@ static int start(struct session *s)
 			elog("cannot record pid %d: %s", s->pid, why);
 			return err;
 		}
+		writes = pr->hooks.slot != 0;
 		err = writes || s->follow ? tracee__adopt(&s->held, s->pid, s->follow, on_request, s)
 					  : launch_release(s->pid);
 		if (err) {
@@ -292,6 +300,7 @@ static int start(struct session *s)
 		}
 		tracee__resume(s->held, s->pid);
 		s->t_attached = now_ns();
+		writes = pr->hooks.slot != 0;
 		if (!writes && !s->follow) { /* nothing to write into it: no need to hold it */
 			tracee__release(s->held);
 			s->held = NULL;
@@ -673,7 +682,7 @@ static int cmd_record(void)
 	if (!err && env.raw) {
 		rh.pid = (__u32)s.pid;
 		rh.start_ns = start_ns;
-		rh.flags = root->target.exit_probe.offset ? RAW_FLAG_EXIT_PROBE : 0;
+		rh.flags = root->exits == EXITS_USDT ? RAW_FLAG_EXIT_PROBE : 0;
 		snprintf(rh.python, sizeof(rh.python), "%s", root->version);
 		err = raw_begin(&out.raw, &rh);
 		root->rec.raw = &out.raw;
@@ -696,6 +705,14 @@ static int cmd_record(void)
 		run_ns += pr->bpf_run_ns;
 		runs += pr->bpf_runs;
 	}
+	if (root && root->has_target) {
+		uint64_t direct = 0;
+
+		for (i = 0; i < s.nprocs; i++)
+			direct += s.procs[i]->direct_calls;
+		vlog("returns from %s; %llu calls bypassed the trampoline", exits_name(root->exits),
+		     (unsigned long long)direct);
+	}
 	if (runs) /* for the bench */
 		vlog("BPF: %llu probe runs, %.0f ns each", (unsigned long long)runs,
 		     (double)run_ns / (double)runs);
@@ -714,7 +731,7 @@ static int cmd_record(void)
 		err = write_processes(&s, out.paths.prof, stop_ns, &merged);
 	if (!err)
 		err = conclude(&out, merged ? merged : root->rec.prof, &root->hooks, &bstats,
-			       root->version, root->target.exit_probe.offset != 0,
+			       root->version, root->exits == EXITS_USDT,
 			       (stop_ns - start_ns) / 1e9, s.follow ? &s : NULL);
 	exit_code = err ? 1 : 0;
 

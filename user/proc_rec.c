@@ -8,6 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "inject.h"
 #include "log.h"
 #include "proc_rec.h"
 
@@ -32,6 +36,69 @@ struct proc_rec *proc_rec__new(pid_t pid, pid_t parent, struct tracee *held)
 	return pr;
 }
 
+/* How the trampoline's system calls are run: through the hold, or (launch, before the hold
+ * exists) in the one thread launch keeps stopped. */
+struct runner {
+	pid_t pid;
+	struct tracee *held;
+	uint64_t insn;
+};
+
+static int run_syscall(void *ctx, struct inject_call *call)
+{
+	struct runner *r = ctx;
+	int stray = 0, err;
+
+	if (r->held)
+		return tracee__inject(r->held, r->pid, r->insn, call);
+	err = inject__syscalls(r->pid, r->insn, call, 1, &stray);
+	if (stray) /* the program's own signal, sent on */
+		syscall(SYS_tgkill, r->pid, r->pid, stray);
+	return err;
+}
+
+/* Chooses the exits for the image pr runs (target found, process stopped) and places the
+ * trampoline if they are its. Returns 0, or -errno with why set for a choice that cannot be. */
+static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
+{
+	struct runner r = { .pid = pr->pid, .held = pr->rec.held };
+	const struct py_target *t = &pr->target;
+	char fail[192] = "";
+	int err;
+
+	pr->exits_note[0] = 0;
+	pr->exits = pr->want_exits;
+	if (pr->exits == EXITS_USDT && !t->exit_probe.offset) {
+		snprintf(why, why_len, "Python %s has no USDT python:function__return probe "
+				       "(--exits usdt is for builds that have one, like Debian's 3.11)",
+			 t->version);
+		return -EINVAL;
+	}
+	if (pr->exits == EXITS_AUTO)
+		pr->exits = t->exit_probe.offset ? EXITS_USDT : EXITS_TRAMPOLINE;
+	if (pr->exits != EXITS_TRAMPOLINE)
+		return 0;
+	err = inject__find_syscall(pr->pid, &r.insn);
+	if (err)
+		snprintf(fail, sizeof(fail), "no syscall instruction found in its vDSO (%s)",
+			 strerror(-err));
+	else
+		err = tramp__get(pr->pid, t, run_syscall, &r, &pr->tramp, fail, sizeof(fail));
+	if (!err) {
+		vlog("probe trampoline at 0x%llx in pid %d%s", (unsigned long long)pr->tramp.addr,
+		     pr->pid, pr->tramp.reused ? " (in place from an earlier recording)" : "");
+		return 0;
+	}
+	/* never a wrong profile: the uretprobe pair is exact, only dearer */
+	snprintf(pr->exits_note, sizeof(pr->exits_note),
+		 "no probe trampoline in pid %d (%s): returns from uretprobes instead", pr->pid,
+		 fail);
+	wlog("%s", pr->exits_note);
+	pr->exits = EXITS_URETPROBE;
+	memset(&pr->tramp, 0, sizeof(pr->tramp));
+	return 0;
+}
+
 int proc_rec__start(struct proc_rec *pr, enum rec_start how, const struct proc_rec *parent,
 		    unsigned ringbuf_mb, uint64_t now_ns, char *why, size_t why_len)
 {
@@ -47,7 +114,6 @@ int proc_rec__start(struct proc_rec *pr, enum rec_start how, const struct proc_r
 	snprintf(pr->version, sizeof(pr->version), "%s", pr->target.version);
 	vlog("Python %s in %s (pid %d), %d return sites", pr->target.version, pr->target.path,
 	     pr->pid, pr->target.nret);
-	writes = pr->target.offsets->bpf.PyInterpreterState_eval_frame != 0;
 	/* with the process stopped: check the layout on its live frames, take those frames as
 	 * they are (a forked child runs on in its parent's frames) */
 	if (how == REC_ATTACHED) {
@@ -63,7 +129,13 @@ int proc_rec__start(struct proc_rec *pr, enum rec_start how, const struct proc_r
 			return err;
 		}
 	}
-	err = tracer__start(&pr->tr, &pr->target, ringbuf_mb, recorder__handle, &pr->rec);
+	err = choose_exits(pr, why, why_len);
+	if (err)
+		return err;
+	hook_setup(&pr->hooks, &pr->target, pr->exits == EXITS_TRAMPOLINE ? pr->tramp.addr : 0);
+	writes = pr->hooks.slot != 0;
+	err = tracer__start(&pr->tr, &pr->target, pr->exits, pr->tramp.path, pr->hooks.value,
+			    ringbuf_mb, recorder__handle, &pr->rec);
 	if (err) {
 		snprintf(why, why_len, "cannot attach probes: %s", errstr(err));
 		return err;
@@ -94,6 +166,7 @@ void proc_rec__add_counters(struct pyuprof_stats *sum, const struct pyuprof_stat
 
 void proc_rec__end(struct proc_rec *pr, uint64_t now_ns)
 {
+	struct pyuprof_exit_stats xs;
 	struct pyuprof_stats s;
 	uint64_t run_ns = 0, runs = 0;
 
@@ -103,6 +176,8 @@ void proc_rec__end(struct proc_rec *pr, uint64_t now_ns)
 	tracer__detach(pr->tr);
 	tracer__counters(pr->tr, &s);
 	proc_rec__add_counters(&pr->bstats, &s);
+	tracer__exit_counters(pr->tr, &xs);
+	pr->direct_calls += xs.direct_calls;
 	if (!tracer__run_time(pr->tr, &run_ns, &runs)) {
 		pr->bpf_run_ns += run_ns;
 		pr->bpf_runs += runs;

@@ -16,6 +16,7 @@
 #include "seed.h"
 #include "tracee.h"
 #include "tracer.h"
+#include "tramp.h"
 
 /* How a process comes to be recorded. */
 enum rec_start {
@@ -29,11 +30,16 @@ struct proc_rec {
 	struct py_target target;
 	bool has_target;
 	struct tracer *tr; /* NULL when not recording (not Python, ended, or exec'd away) */
+	enum exits want_exits; /* asked for (record --exits); EXITS_AUTO picks */
+	enum exits exits;      /* in use for the image recorded now */
+	struct tramp tramp;    /* EXITS_TRAMPOLINE: the page in this process */
+	char exits_note[256];  /* why the exits are not the ones asked for, "" if they are */
 	struct hook_state hooks;
 	struct recorder rec; /* rec.prof: this process's profile */
 	struct seeds seeds;
 	struct pyuprof_stats bstats; /* what the BPF side counted, over every image */
 	uint64_t bpf_run_ns, bpf_runs; /* its programs' run time (kernel.bpf_stats_enabled) */
+	uint64_t direct_calls;	       /* calls that bypassed the trampoline */
 	char version[32];	     /* of the last interpreter recorded, "" if none */
 	bool gone;		     /* exited: nothing to restore */
 	char *written;		     /* the profile written for it alone, if any */

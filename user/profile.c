@@ -422,9 +422,17 @@ int profile__call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code, u
 		return err;
 	if (gen_create || !code) {
 		p->n.not_calls += gen_create;
-		return push(p, t, frame, NO_ID, ts, false);
+		err = push(p, t, frame, NO_ID, ts, false);
+	} else {
+		err = push(p, t, frame, func_of_code(p, code), ts, true);
 	}
-	return push(p, t, frame, func_of_code(p, code), ts, true);
+	/* no return will come for it: it ends, as a frame run inline does, when the thread's
+	 * next event shows it has returned */
+	if (!err && (flags & CALL_NO_RETURN)) {
+		t->stack[t->depth - 1].inlined = true;
+		p->n.no_return++;
+	}
+	return err;
 }
 
 int profile__inline_call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code,
@@ -610,6 +618,7 @@ int profile__merge(struct profile *dst, const struct profile *src)
 	dst->n.not_calls += src->n.not_calls;
 	dst->n.open_at_stop += src->n.open_at_stop;
 	dst->n.seeded += src->n.seeded;
+	dst->n.no_return += src->n.no_return;
 	if (src->first_ns && (!dst->first_ns || src->first_ns < dst->first_ns))
 		dst->first_ns = src->first_ns;
 	if (src->last_ns > dst->last_ns)

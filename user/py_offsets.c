@@ -57,6 +57,7 @@ static const struct py_offsets_entry table[] = {
 			/* no C recursion budget before 3.12 */
 			.PyThreadState_c_recursion_remaining = 0,
 		},
+		.PyInterpreterState_hook = 568, /* gdb: offsetof(PyInterpreterState, eval_frame) */
 		.PyObject_ob_type = 8, /* gdb: offsetof(PyObject, ob_type) */
 		.PyTypeObject_tp_name = 24, /* gdb: offsetof(PyTypeObject, tp_name) */
 		/* gdb: offsetof(_PyRuntimeState, interpreters.head) */
@@ -135,6 +136,7 @@ static const struct py_offsets_entry table[] = {
 			/* no C recursion budget before 3.12 */
 			.PyThreadState_c_recursion_remaining = 0,
 		},
+		.PyInterpreterState_hook = 1400, /* gdb: offsetof(PyInterpreterState, eval_frame) */
 		.PyObject_ob_type = 8, /* gdb: offsetof(PyObject, ob_type) */
 		.PyTypeObject_tp_name = 24, /* gdb: offsetof(PyTypeObject, tp_name) */
 		/* gdb: offsetof(_PyRuntimeState, interpreters.head) */
@@ -213,6 +215,7 @@ static const struct py_offsets_entry table[] = {
 			/* no C recursion budget before 3.12 */
 			.PyThreadState_c_recursion_remaining = 0,
 		},
+		.PyInterpreterState_hook = 1368, /* gdb: offsetof(PyInterpreterState, eval_frame) */
 		.PyObject_ob_type = 8, /* gdb: offsetof(PyObject, ob_type) */
 		.PyTypeObject_tp_name = 24, /* gdb: offsetof(PyTypeObject, tp_name) */
 		/* gdb: offsetof(_PyRuntimeState, interpreters.head) */
@@ -292,6 +295,7 @@ static const struct py_offsets_entry table[] = {
 			/* no C recursion budget before 3.12 */
 			.PyThreadState_c_recursion_remaining = 0,
 		},
+		.PyInterpreterState_hook = 1424, /* gdb: offsetof(PyInterpreterState, eval_frame) */
 		.PyObject_ob_type = 8, /* gdb: offsetof(PyObject, ob_type) */
 		.PyTypeObject_tp_name = 24, /* gdb: offsetof(PyTypeObject, tp_name) */
 		/* gdb: offsetof(_PyRuntimeState, interpreters.head) */
@@ -370,6 +374,7 @@ static const struct py_offsets_entry table[] = {
 			/* gdb: offsetof(PyThreadState, c_recursion_remaining) */
 			.PyThreadState_c_recursion_remaining = 36,
 		},
+		.PyInterpreterState_hook = 1744, /* gdb: offsetof(PyInterpreterState, eval_frame) */
 		.PyObject_ob_type = 8, /* gdb: offsetof(PyObject, ob_type) */
 		.PyTypeObject_tp_name = 24, /* gdb: offsetof(PyTypeObject, tp_name) */
 		/* gdb: offsetof(_PyRuntimeState, interpreters.head) */
@@ -450,6 +455,7 @@ static const struct py_offsets_entry table[] = {
 			.PyInterpreterState_eval_frame = 8472,
 			.PyThreadState_c_recursion_remaining = 0, /* budget is already 10000 */
 		},
+		.PyInterpreterState_hook = 8472, /* gdb: offsetof(PyInterpreterState, eval_frame) */
 		.PyObject_ob_type = 8, /* gdb: offsetof(PyObject, ob_type) */
 		.PyTypeObject_tp_name = 24, /* gdb: offsetof(PyTypeObject, tp_name) */
 		/* gdb: offsetof(_PyRuntimeState, interpreters.head) */

@@ -14,6 +14,7 @@ struct py_offsets_entry {
 	unsigned major, minor, patch_min, patch_max;
 	struct py_offsets bpf;
 
+	unsigned PyInterpreterState_hook; /* eval_frame on every version: the trampoline's slot */
 	unsigned PyObject_ob_type;
 	unsigned PyTypeObject_tp_name;
 	unsigned PyRuntime_interpreters_head;  /* offset inside _PyRuntime */

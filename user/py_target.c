@@ -146,6 +146,10 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n, co
 		goto out;
 	}
 	t->eval_addr = t->bias + vaddr;
+	/* from the file: the trampoline replays the first instruction (a probe may sit on it in
+	 * memory) */
+	if (elf_file__read(ef, vaddr, t->eval_head, sizeof(t->eval_head)))
+		memset(t->eval_head, 0, sizeof(t->eval_head));
 	t->nret = elf_file__ret_sites(ef, vaddr, size, &t->ret_offsets);
 	if (t->nret <= 0) {
 		snprintf(why, why_len, "found no ret instruction in %s of %s", EVAL_SYM, path);

@@ -22,7 +22,8 @@ struct py_target {
 	const struct py_offsets_entry *offsets;
 
 	uint64_t eval_offset;	 /* file offset of _PyEval_EvalFrameDefault */
-	uint64_t eval_addr;	 /* its runtime address (the eval_frame value we write) */
+	uint64_t eval_addr;	 /* its runtime address */
+	uint8_t eval_head[16];	 /* its first bytes, as in the file */
 	uint64_t *ret_offsets;	 /* file offsets of its ret instructions */
 	int nret;
 	uint64_t setter_offset;	 /* _PyInterpreterState_SetEvalFrameFunc, 0 if none */

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "hashmap.h"
+#include "inject.h"
 #include "log.h"
 #include "py_image.h"
 #include "tracee.h"
@@ -517,6 +518,32 @@ int tracee__fs_bases(struct tracee *t, pid_t pid, pid_t *tids, uint64_t *bases, 
 		bases[n++] = regs.fs_base;
 	}
 	return n;
+}
+
+int tracee__inject(struct tracee *t, pid_t pid, uint64_t insn, struct inject_call *call)
+{
+	struct user_regs_struct regs;
+	struct held *pick = NULL, *h;
+	int i, stray = 0, err;
+
+	for (i = 0; i < t->n; i++) {
+		h = &t->th[i];
+		if (h->pid != pid || h->state != HELD_STOPPED || h->pending_sig || h->stepping ||
+		    ptrace(PTRACE_GETREGS, h->tid, NULL, &regs))
+			continue;
+		pick = h;
+		if ((int64_t)regs.orig_rax < 0) /* in user mode: nothing to restart */
+			break;
+	}
+	if (!pick)
+		return -EAGAIN;
+	err = inject__syscalls(pick->tid, insn, call, 1, &stray);
+	h = find(t, pick->tid);
+	if (err == -ESRCH && h)
+		h->state = HELD_GONE;
+	else if (stray && h)
+		h->pending_sig = stray; /* the target's signal goes on when it is resumed */
+	return err;
 }
 
 void tracee__release(struct tracee *t)

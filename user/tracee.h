@@ -66,6 +66,14 @@ int tracee__watch_loader(struct tracee *t, pid_t pid);
 /* While stopped: the tids of the held threads of pid and their FS bases (x86-64:
  * pthread_self()). Returns how many, at most max. */
 int tracee__fs_bases(struct tracee *t, pid_t pid, pid_t *tids, uint64_t *bases, int max);
+/*
+ * While pid is stopped: runs one system call in one of its threads through the syscall
+ * instruction at insn (inject.h), preferring a thread stopped outside a system call and never
+ * one with a signal of the target's held in its stop. Returns 0 or -errno (-EAGAIN: no thread
+ * fits).
+ */
+struct inject_call;
+int tracee__inject(struct tracee *t, pid_t pid, uint64_t insn, struct inject_call *call);
 /* Lets go of every thread and frees t. NULL-safe. */
 void tracee__release(struct tracee *t);
 

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Owns the BPF skeleton. Probes are attached to the interpreter object by file offset and for
- * the target pid only: the entry of _PyEval_EvalFrameDefault, each of its ret instructions (a
- * uretprobe would be dropped past 64 nested calls), and on 3.11+ the entry and ret
- * instructions of the eval_frame setter. One program serves them all, told apart by the attach
- * cookie (enum probe_role).
+ * Owns the BPF skeleton. Probes are attached by file offset and for the target pid only, as
+ * enum exits says: the trampoline's two nops (tramp.h) plus _PyEval_EvalFrameDefault's entry
+ * and a uretprobe for calls that bypass it; or the entry and a uretprobe alone; or the entry
+ * and each of its ret instructions; or the entry and Debian's USDT frame exit. On 3.11+ also
+ * the entry and ret instructions of the eval_frame setter. One program serves them all, told
+ * apart by the attach cookie (enum probe_role).
  *
- * All probes go into one uprobe_multi link where the kernel has it (6.6+): removing a uprobe
- * waits for an RCU grace period, 0.1-0.25 s, and a link waits once for all its probes, where
- * one perf-event link per probe waits once each (about a second for 7 probes). Elsewhere, or
- * with PYUPROF_NO_UPROBE_MULTI set in the environment (to test that path), one link per probe.
+ * The probes of one file and kind go into one uprobe_multi link where the kernel has it
+ * (6.6+): removing a uprobe waits for an RCU grace period, 0.1-0.25 s, and a link waits once
+ * for all its probes, where one perf-event link per probe waits once each (about a second for
+ * 7 probes). Elsewhere, or with PYUPROF_NO_UPROBE_MULTI set in the environment (to test that
+ * path), one link per probe.
  *
  * The target does not run while the probes are attached (attach mode stops it; a launched
  * program has not started), so the attach order does not matter. At detach the entry probe
@@ -23,19 +25,22 @@
 #include <unistd.h>
 #include "log.h"
 #include "tracer.h"
+#include "tramp.h"
 #include "uprobe_multi.h"
 #include "pyuprof.skel.h" /* after the shared headers it refers to */
 
 struct tracer {
 	struct pyuprof_bpf *skel;
 	struct ring_buffer *rb;
-	int multi_fd; /* the uprobe_multi link, or -1 */
+	int multi_fd[NSETS]; /* a uprobe_multi link per probe set, or -1 */
 	struct bpf_link **links; /* otherwise one per probe, in attach order */
 	int nlinks;
 };
 
-/* Every probe for t, entry first: offset, USDT semaphore (0: none), role. */
+/* The probes of one link: one file, entries or uretprobes; entries first. */
 struct probes {
+	const char *path;
+	bool ret;
 	uint64_t *offsets, *ref_ctrs, *cookies;
 	uint32_t n;
 };
@@ -47,70 +52,136 @@ static void add(struct probes *p, uint64_t offset, uint64_t ref_ctr, enum probe_
 	p->cookies[p->n++] = role;
 }
 
-static int probes_of(struct probes *p, const struct py_target *t)
+static int alloc_set(struct probes *p, const char *path, bool ret, size_t cap)
 {
-	bool hook = t->offsets->bpf.PyInterpreterState_eval_frame != 0;
-	size_t cap = (size_t)t->nret + t->nsetter_ret + t->nperf_ret + 4;
-	int i;
-
+	p->path = path;
+	p->ret = ret;
 	p->n = 0;
 	p->offsets = calloc(cap, sizeof(uint64_t));
 	p->ref_ctrs = calloc(cap, sizeof(uint64_t));
 	p->cookies = calloc(cap, sizeof(uint64_t));
-	if (!p->offsets || !p->ref_ctrs || !p->cookies)
-		return -ENOMEM;
-	add(p, t->eval_offset, 0, PROBE_EVAL_ENTRY);
-	if (t->exit_probe.offset)
+	return p->offsets && p->ref_ctrs && p->cookies ? 0 : -ENOMEM;
+}
+
+/*
+ * Every probe for t, in detach order: the trampoline's (entry, then return), the interpreter
+ * object's (the entry first), then the uretprobe. Sets with no probe have n 0.
+ */
+static int probes_of(struct probes set[NSETS], const struct py_target *t, enum exits exits,
+		     const char *tramp_path)
+{
+	bool hook = t->offsets->bpf.PyInterpreterState_eval_frame != 0;
+	size_t cap = (size_t)t->nret + t->nsetter_ret + t->nperf_ret + 4;
+	struct probes *lib = &set[1];
+	int i, err;
+
+	err = alloc_set(&set[0], tramp_path, false, 2);
+	if (!err)
+		err = alloc_set(lib, t->path, false, cap);
+	if (!err)
+		err = alloc_set(&set[2], t->path, true, 1);
+	if (err)
+		return err;
+	switch (exits) {
+	case EXITS_TRAMPOLINE:
+		add(&set[0], TRAMP_ENTRY_OFFSET, 0, PROBE_EVAL_ENTRY);
+		add(&set[0], TRAMP_RETURN_OFFSET, 0, PROBE_EVAL_RETURN);
+		/* calls that bypass it: */
+		/* fall through */
+	case EXITS_URETPROBE:
+		add(lib, t->eval_offset, 0, PROBE_EVAL_DIRECT);
+		add(&set[2], t->eval_offset, 0, PROBE_EVAL_URETURN);
+		break;
+	case EXITS_USDT:
+		add(lib, t->eval_offset, 0, PROBE_EVAL_ENTRY);
 		/* the kernel raises the probe's semaphore, and lowers it however we end */
-		add(p, t->exit_probe.offset, t->exit_probe.semaphore_offset, PROBE_FRAME_EXIT);
-	for (i = 0; !t->exit_probe.offset && i < t->nret; i++)
-		add(p, t->ret_offsets[i], 0, PROBE_EVAL_RETURN);
+		add(lib, t->exit_probe.offset, t->exit_probe.semaphore_offset, PROBE_FRAME_EXIT);
+		break;
+	default:
+		add(lib, t->eval_offset, 0, PROBE_EVAL_ENTRY);
+		for (i = 0; i < t->nret; i++)
+			add(lib, t->ret_offsets[i], 0, PROBE_EVAL_RETURN);
+		break;
+	}
 	if (hook && t->setter_offset) {
-		add(p, t->setter_offset, 0, PROBE_SETTER);
+		add(lib, t->setter_offset, 0, PROBE_SETTER);
 		for (i = 0; i < t->nsetter_ret; i++)
-			add(p, t->setter_ret_offsets[i], 0, PROBE_SETTER_RET);
+			add(lib, t->setter_ret_offsets[i], 0, PROBE_SETTER_RET);
 		if (t->perf_init_offset)
-			add(p, t->perf_init_offset, 0, PROBE_PERF_INIT);
+			add(lib, t->perf_init_offset, 0, PROBE_PERF_INIT);
 		for (i = 0; i < t->nperf_ret; i++)
-			add(p, t->perf_ret_offsets[i], 0, PROBE_PERF_INIT_RET);
+			add(lib, t->perf_ret_offsets[i], 0, PROBE_PERF_INIT_RET);
 	}
 	if (t->inline_init_offset)
-		add(p, t->inline_init_offset, 0, PROBE_INLINE_INIT);
+		add(lib, t->inline_init_offset, 0, PROBE_INLINE_INIT);
 	return 0;
 }
 
-static void probes_free(struct probes *p)
+static void probes_free(struct probes set[NSETS])
 {
-	free(p->offsets);
-	free(p->ref_ctrs);
-	free(p->cookies);
+	for (int i = 0; i < NSETS; i++) {
+		free(set[i].offsets);
+		free(set[i].ref_ctrs);
+		free(set[i].cookies);
+	}
 }
 
-/* One perf-event link per probe; the entry last, so it is the first one detached. */
-static int attach_each(struct tracer *tr, const struct py_target *t, const struct probes *p)
+/* One perf-event link per probe, in reverse detach order (links go last first). */
+static int attach_each(struct tracer *tr, pid_t pid, const struct probes set[NSETS])
 {
-	uint32_t i;
+	uint32_t total = 0, i;
+	int s;
 
-	tr->links = calloc(p->n, sizeof(*tr->links));
+	for (s = 0; s < NSETS; s++)
+		total += set[s].n;
+	tr->links = calloc(total, sizeof(*tr->links));
 	if (!tr->links)
 		return -ENOMEM;
-	for (i = 0; i < p->n; i++) {
-		uint32_t k = (i + 1) % p->n; /* 1, 2, ..., n-1, then 0: the entry */
-		LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = p->ref_ctrs[k],
-			    .bpf_cookie = p->cookies[k]);
-		struct bpf_link *link;
+	for (s = NSETS - 1; s >= 0; s--) {
+		for (i = set[s].n; i-- > 0;) {
+			LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = set[s].ref_ctrs[i],
+				    .bpf_cookie = set[s].cookies[i], .retprobe = set[s].ret);
+			struct bpf_link *link;
 
-		link = bpf_program__attach_uprobe_opts(tr->skel->progs.on_probe, t->pid, t->path,
-						       p->offsets[k], &uo);
-		if (!link)
-			return -errno;
-		tr->links[tr->nlinks++] = link;
+			link = bpf_program__attach_uprobe_opts(tr->skel->progs.on_probe, pid,
+							       set[s].path, set[s].offsets[i], &uo);
+			if (!link)
+				return -errno;
+			tr->links[tr->nlinks++] = link;
+		}
 	}
 	return 0;
 }
 
-/* Opens, configures and loads the skeleton; multi: for a uprobe_multi link. */
-static int load(struct tracer *tr, const struct py_target *t, unsigned ringbuf_mb, bool multi)
+static int attach_multi(struct tracer *tr, pid_t pid, const struct probes set[NSETS])
+{
+	int s, fd;
+
+	for (s = 0; s < NSETS; s++) {
+		if (!set[s].n)
+			continue;
+		fd = uprobe_multi_attach(bpf_program__fd(tr->skel->progs.on_probe), pid,
+					 set[s].path, set[s].offsets, set[s].ref_ctrs,
+					 set[s].cookies, set[s].n, set[s].ret);
+		if (fd < 0)
+			return fd;
+		tr->multi_fd[s] = fd;
+	}
+	return 0;
+}
+
+static void close_multi(struct tracer *tr)
+{
+	for (int s = 0; s < NSETS; s++) {
+		if (tr->multi_fd[s] >= 0)
+			close(tr->multi_fd[s]);
+		tr->multi_fd[s] = -1;
+	}
+}
+
+/* Opens, configures and loads the skeleton; multi: for uprobe_multi links. */
+static int load(struct tracer *tr, const struct py_target *t, enum exits exits,
+		uint64_t hook_value, unsigned ringbuf_mb, bool multi)
 {
 	struct pyuprof_bpf *skel = tr->skel = pyuprof_bpf__open();
 	int err;
@@ -119,7 +190,7 @@ static int load(struct tracer *tr, const struct py_target *t, unsigned ringbuf_m
 		return -errno ? -errno : -ENOMEM;
 	skel->rodata->off = t->offsets->bpf;
 	skel->rodata->targ_tgid = (__u32)t->pid;
-	skel->rodata->hook_value = t->eval_addr;
+	skel->rodata->hook_value = hook_value;
 	skel->rodata->ob_type_off = t->offsets->PyObject_ob_type;
 	skel->rodata->tp_name_off = t->offsets->PyTypeObject_tp_name;
 	skel->rodata->spec_cache_init_off = t->offsets->PyHeapTypeObject_spec_cache_init;
@@ -127,8 +198,8 @@ static int load(struct tracer *tr, const struct py_target *t, unsigned ringbuf_m
 	skel->rodata->localsplus_off = t->offsets->PyFrame_localsplus;
 	skel->rodata->want_recursion_bonus = t->offsets->c_recursion_bonus != 0;
 	skel->rodata->entry_shim = t->major == 3 && t->minor >= 12;
-	/* the shadow of activations is popped at their rets, which are not probed there */
-	skel->rodata->use_shadow = !t->exit_probe.offset;
+	/* the shadow of activations is popped at their returns, which USDT does not give */
+	skel->rodata->use_shadow = exits != EXITS_USDT;
 	if (t->offsets->PyInterpreterFrame_size) /* FRAME_SPECIALS_SIZE */
 		skel->rodata->frame_specials = (t->offsets->PyInterpreterFrame_size - 1) / 8;
 	err = bpf_map__set_max_entries(skel->maps.events, ringbuf_mb << 20);
@@ -144,54 +215,73 @@ static int load(struct tracer *tr, const struct py_target *t, unsigned ringbuf_m
 	return err;
 }
 
-int tracer__start(struct tracer **out, const struct py_target *t, unsigned ringbuf_mb,
+int tracer__start(struct tracer **out, const struct py_target *t, enum exits exits,
+		  const char *tramp_path, uint64_t hook_value, unsigned ringbuf_mb,
 		  ring_buffer_sample_fn handler, void *ctx)
 {
 	struct tracer *tr = calloc(1, sizeof(*tr));
-	struct probes p = { 0 };
-	int err;
+	struct probes set[NSETS] = { 0 };
+	int err, s;
 
 	if (!tr)
 		return -ENOMEM;
-	tr->multi_fd = -1;
-	err = probes_of(&p, t);
+	for (s = 0; s < NSETS; s++)
+		tr->multi_fd[s] = -1;
+	err = probes_of(set, t, exits, tramp_path);
 	if (err)
 		goto fail;
 	if (!getenv("PYUPROF_NO_UPROBE_MULTI")) {
-		err = load(tr, t, ringbuf_mb, true);
-		if (!err) {
-			tr->multi_fd = uprobe_multi_attach(bpf_program__fd(tr->skel->progs.on_probe),
-							   t->pid, t->path, p.offsets, p.ref_ctrs,
-							   p.cookies, p.n);
-			err = tr->multi_fd < 0 ? tr->multi_fd : 0;
-		}
+		err = load(tr, t, exits, hook_value, ringbuf_mb, true);
+		if (!err)
+			err = attach_multi(tr, t->pid, set);
 		if (err) {
 			dlog("no uprobe_multi link (%s): one link per probe", errstr(err));
+			close_multi(tr);
 			pyuprof_bpf__destroy(tr->skel);
 			tr->skel = NULL;
-			tr->multi_fd = -1;
 		}
 	}
-	if (tr->multi_fd < 0) {
-		err = load(tr, t, ringbuf_mb, false);
+	if (!tr->skel) {
+		err = load(tr, t, exits, hook_value, ringbuf_mb, false);
 		if (!err)
-			err = attach_each(tr, t, &p);
+			err = attach_each(tr, t->pid, set);
 		if (err)
 			goto fail;
 	}
 	tr->skel->bss->hook_enabled = t->offsets->bpf.PyInterpreterState_eval_frame != 0;
+	/* <= 3.10 with the trampoline: a call that bypasses it asks for the hook */
+	tr->skel->bss->tramp_watch = exits == EXITS_TRAMPOLINE && !tr->skel->bss->hook_enabled;
 	tr->rb = ring_buffer__new(bpf_map__fd(tr->skel->maps.events), handler, ctx, NULL);
 	if (!tr->rb) {
 		err = -errno;
 		goto fail;
 	}
-	probes_free(&p);
+	probes_free(set);
 	*out = tr;
 	return 0;
 fail:
-	probes_free(&p);
+	probes_free(set);
 	tracer__free(tr);
 	return err;
+}
+
+static const char *const exit_names[] = {
+	[EXITS_AUTO] = "auto",	     [EXITS_TRAMPOLINE] = "trampoline",
+	[EXITS_URETPROBE] = "uretprobe", [EXITS_RET] = "ret",
+	[EXITS_USDT] = "usdt",
+};
+
+const char *exits_name(enum exits e)
+{
+	return (unsigned)e < sizeof(exit_names) / sizeof(*exit_names) ? exit_names[e] : "?";
+}
+
+int exits_parse(const char *s)
+{
+	for (unsigned i = 0; i < sizeof(exit_names) / sizeof(*exit_names); i++)
+		if (!strcmp(s, exit_names[i]))
+			return (int)i;
+	return -1;
 }
 
 int tracer__epoll_fd(struct tracer *tr)
@@ -212,16 +302,21 @@ void tracer__signal_requests(struct tracer *tr, bool on)
 void tracer__stop_hook(struct tracer *tr)
 {
 	tr->skel->bss->hook_enabled = 0;
+	tr->skel->bss->tramp_watch = 0;
 	tr->skel->bss->signal_requests = 0;
+}
+
+void tracer__stop_tramp_watch(struct tracer *tr)
+{
+	tr->skel->bss->tramp_watch = 0;
 }
 
 void tracer__detach(struct tracer *tr)
 {
 	int i;
 
-	if (tr->multi_fd >= 0)
-		close(tr->multi_fd);
-	tr->multi_fd = -1;
+	/* in detach order: entries first, so every call seen also has its return */
+	close_multi(tr);
 	/* reverse order: the entry probe goes first, so every call seen also has its return */
 	for (i = tr->nlinks - 1; i >= 0; i--)
 		bpf_link__destroy(tr->links[i]);
@@ -234,6 +329,11 @@ void tracer__detach(struct tracer *tr)
 void tracer__counters(struct tracer *tr, struct pyuprof_stats *out)
 {
 	*out = tr->skel->bss->stats;
+}
+
+void tracer__exit_counters(struct tracer *tr, struct pyuprof_exit_stats *out)
+{
+	*out = tr->skel->bss->exit_stats;
 }
 
 int tracer__run_time(struct tracer *tr, uint64_t *run_ns, uint64_t *runs)

@@ -10,9 +10,27 @@
 
 struct tracer;
 
-/* Loads and attaches everything for t. Returns 0 or -errno (reported by the caller). */
-int tracer__start(struct tracer **out, const struct py_target *t, unsigned ringbuf_mb,
+/* Where returns (and entries) are taken from: record --exits. */
+enum exits {
+	EXITS_AUTO = 0,	  /* the trampoline, or Debian's USDT exit where the build has one */
+	EXITS_TRAMPOLINE, /* the trampoline's nops; calls that bypass it as EXITS_URETPROBE */
+	EXITS_URETPROBE,  /* the entry and a uretprobe (none past 64 deep: closed from callers) */
+	EXITS_RET,	  /* the entry and every ret instruction (single-stepped by the kernel) */
+	EXITS_USDT,	  /* the entry and USDT python:function__return (Debian's 3.11) */
+};
+/* "trampoline", ... for messages; and back (-1 for anything else; "auto" is EXITS_AUTO). */
+const char *exits_name(enum exits e);
+int exits_parse(const char *s);
+#define NSETS 3 /* probe sets, one link each: trampoline, interpreter object, uretprobe */
+
+/* Loads and attaches everything for t, returns as exits says (not AUTO); tramp_path is the
+ * trampoline's file (EXITS_TRAMPOLINE), hook_value what the hook is kept at. Returns 0 or
+ * -errno (reported by the caller). */
+int tracer__start(struct tracer **out, const struct py_target *t, enum exits exits,
+		  const char *tramp_path, uint64_t hook_value, unsigned ringbuf_mb,
 		  ring_buffer_sample_fn handler, void *ctx);
+/* <= 3.10: stop asking for the trampoline hook (only someone else's is there). */
+void tracer__stop_tramp_watch(struct tracer *tr);
 /* A descriptor that becomes readable when events are waiting. */
 int tracer__epoll_fd(struct tracer *tr);
 /* Handles every event waiting. Returns events handled or -errno. */
@@ -24,6 +42,7 @@ void tracer__stop_hook(struct tracer *tr);
 /* Detaches every probe and hands over whatever is left in the ring buffer. */
 void tracer__detach(struct tracer *tr);
 void tracer__counters(struct tracer *tr, struct pyuprof_stats *out);
+void tracer__exit_counters(struct tracer *tr, struct pyuprof_exit_stats *out);
 /* Time spent in the BPF program and its runs, counted while kernel.bpf_stats_enabled is 1
  * (0 otherwise): the cost of pyuprof's own probe work. Returns 0 or -errno. */
 int tracer__run_time(struct tracer *tr, uint64_t *run_ns, uint64_t *runs);

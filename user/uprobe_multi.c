@@ -21,13 +21,13 @@ struct link_create_uprobe_multi {
 	uint64_t ref_ctr_offsets;
 	uint64_t cookies;
 	uint32_t cnt;
-	uint32_t multi_flags; /* BPF_F_UPROBE_MULTI_RETURN for uretprobes: never here */
+	uint32_t multi_flags; /* BPF_F_UPROBE_MULTI_RETURN for uretprobes */
 	uint32_t pid;
 };
 _Static_assert(sizeof(struct link_create_uprobe_multi) == 64, "link_create.uprobe_multi layout");
 
 int uprobe_multi_attach(int prog_fd, pid_t pid, const char *path, const uint64_t *offsets,
-			const uint64_t *ref_ctrs, const uint64_t *cookies, uint32_t cnt)
+			const uint64_t *ref_ctrs, const uint64_t *cookies, uint32_t cnt, bool ret)
 {
 	union {
 		union bpf_attr attr; /* the kernel reads sizeof(attr) bytes: the rest must be 0 */
@@ -43,6 +43,7 @@ int uprobe_multi_attach(int prog_fd, pid_t pid, const char *path, const uint64_t
 	u.lc.ref_ctr_offsets = (uint64_t)(uintptr_t)ref_ctrs;
 	u.lc.cookies = (uint64_t)(uintptr_t)cookies;
 	u.lc.cnt = cnt;
+	u.lc.multi_flags = ret ? UPROBE_MULTI_RETURN : 0;
 	u.lc.pid = (uint32_t)pid;
 	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &u, sizeof(u));
 	return fd < 0 ? -errno : (int)fd;

@@ -7,18 +7,22 @@
 #ifndef __PYUPROF_UPROBE_MULTI_H
 #define __PYUPROF_UPROBE_MULTI_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 /* BPF_TRACE_UPROBE_MULTI: a program to be attached this way is loaded with this attach type */
 #define UPROBE_MULTI_ATTACH_TYPE 48
+/* BPF_F_UPROBE_MULTI_RETURN: the link's probes are uretprobes */
+#define UPROBE_MULTI_RETURN 1
 
 /*
  * Attaches prog_fd at cnt offsets of path in process pid; ref_ctrs (or NULL) are the USDT
- * semaphores the kernel raises, cookies what bpf_get_attach_cookie returns at each. The kernel
- * registers and unregisters the probes in array order. Returns the link's fd, or -errno.
+ * semaphores the kernel raises, cookies what bpf_get_attach_cookie returns at each; ret makes
+ * them uretprobes. The kernel registers and unregisters the probes in array order. Returns the
+ * link's fd, or -errno.
  */
 int uprobe_multi_attach(int prog_fd, pid_t pid, const char *path, const uint64_t *offsets,
-			const uint64_t *ref_ctrs, const uint64_t *cookies, uint32_t cnt);
+			const uint64_t *ref_ctrs, const uint64_t *cookies, uint32_t cnt, bool ret);
 
 #endif /* __PYUPROF_UPROBE_MULTI_H */
