@@ -99,6 +99,7 @@ int main(int argc, char **argv)
 			attach(skel->progs.count_return, false, &t, before_ret(&t, t.ret_offsets[i]));
 	if (!strcmp(mode, "uretprobe"))
 		attach(skel->progs.count_return, true, &t, t.eval_offset);
+	hook_setup(&hooks, &t, 0);
 	hook_preinit(&t, &hooks);
 	launch_release(pid);
 	waitpid(pid, &st, 0);

@@ -33,6 +33,9 @@ const volatile __u32 use_shadow = 0;
 /* 3.11: words of a _PyInterpreterFrame before its locals (CPython's FRAME_SPECIALS_SIZE) */
 const volatile __u32 frame_specials = 0;
 const volatile __u32 localsplus_off = 0; /* the frame's first local (self of a method) */
+/* bench only (PYUPROF_BENCH_COUNT_ONLY): every probe only counts, the floor of its placement */
+const volatile __u32 count_only = 0;
+__u64 count_only_hits = 0;
 
 /* How long an interpreter's eval_frame, once found switched, is not read again at entries */
 #define HOOK_CHECK_NS 1000000ULL
@@ -902,6 +905,10 @@ static __noinline int frame_exit(struct pt_regs *ctx)
 SEC("uprobe")
 int on_probe(struct pt_regs *ctx)
 {
+	if (count_only) {
+		__sync_fetch_and_add(&count_only_hits, 1);
+		return 0;
+	}
 	switch (bpf_get_attach_cookie(ctx)) {
 	case PROBE_EVAL_ENTRY:
 		return eval_entry(ctx, false);

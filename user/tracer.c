@@ -200,6 +200,8 @@ static int load(struct tracer *tr, const struct py_target *t, enum exits exits,
 	skel->rodata->entry_shim = t->major == 3 && t->minor >= 12;
 	/* the shadow of activations is popped at their returns, which USDT does not give */
 	skel->rodata->use_shadow = exits != EXITS_USDT;
+	/* make bench: the same probes, counting only (the floor of their placement) */
+	skel->rodata->count_only = getenv("PYUPROF_BENCH_COUNT_ONLY") != NULL;
 	if (t->offsets->PyInterpreterFrame_size) /* FRAME_SPECIALS_SIZE */
 		skel->rodata->frame_specials = (t->offsets->PyInterpreterFrame_size - 1) / 8;
 	err = bpf_map__set_max_entries(skel->maps.events, ringbuf_mb << 20);

@@ -1,0 +1,142 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Where calls and returns are probed (record --exits). The default, the probe trampoline, is
+# what every other test records with; here: the trampoline is really in place (its memfd page
+# in the target's maps, its nops turned into calls by the kernel), it stays after detach and a
+# second recording reuses it, and each other mechanism still equals cProfile: the uretprobe
+# pair (with a recursion far past its 64-deep limit), the ret instruction, the trampoline on
+# Debian's 3.11 (whose default is its USDT exit), and calls that bypass the trampoline because
+# someone else's PEP 523 hook (3.12's perf trampoline) calls _PyEval_EvalFrameDefault itself.
+
+load helpers
+load server
+
+# check_with LABEL FIXTURE PYUPROF_ARGS... [-- PYTHON_ARGS...]: FIXTURE recorded with those
+# arguments equals cProfile (calls, primitive calls, callers), no event lost.
+check_with() {
+	local label=$1 name=$2 script="$TARGETS/$2.py" status=0 args=() pyargs=()
+	shift 2
+	while (($#)) && [[ $1 != -- ]]; do
+		args+=("$1")
+		shift
+	done
+	(($#)) && shift
+	pyargs=("$@")
+	require_py "$label"
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	"$PY" "${pyargs[@]}" "$TOOLS/cprofile_run.py" -o cprofile.prof "$script" >cprofile.out \
+		2>cprofile.err || { cat cprofile.err; return 1; }
+	"$PYUPROF" record -v "${args[@]}" -o ours.prof -- "$PY" "${pyargs[@]}" "$script" \
+		>ours.out 2>ours.err || status=$?
+	if ((status != 0)); then
+		echo "pyuprof exited with status $status:"
+		cat ours.err
+		return 1
+	fi
+	cmp -s cprofile.out ours.out || { diff cprofile.out ours.out; return 1; }
+	if ! "$PY" "$TOOLS/pstats_compare.py" ours.prof cprofile.prof --file "$script" \
+		>compare.out 2>&1; then
+		cat compare.out
+		grep '^pyuprof: ' ours.err
+		return 1
+	fi
+	[[ $(summary_lost_events ours.err) == 0 ]] || { cat ours.err; return 1; }
+}
+
+@test "exits: uretprobe on 3.8 equals cProfile 950 deep, returns past 64 closed and said" {
+	check_with 3.8 deep_recursion --exits uretprobe
+	grep -q 'returns from uretprobe' ours.err
+	grep -q "past the kernel's limit of 64 pending uretprobes" ours.err
+}
+@test "exits: uretprobe on 3.12 equals cProfile 950 deep" {
+	check_with 3.12 deep_recursion --exits uretprobe
+	grep -q "past the kernel's limit of 64 pending uretprobes" ours.err
+}
+@test "exits: uretprobe on 3.13 equals cProfile (generators)" {
+	check_with 3.13 generators --exits uretprobe
+}
+@test "exits: ret on 3.8 equals cProfile" { check_with 3.8 recursion --exits ret; }
+@test "exits: ret on 3.12 equals cProfile" { check_with 3.12 finalizers --exits ret; }
+@test "exits: trampoline on Debian 3.11 equals cProfile (its __getitem__ hole)" {
+	check_with deb3.11 getitem --exits trampoline
+	grep -q 'returns from trampoline' ours.err
+}
+@test "exits: trampoline on Debian 3.11 equals cProfile (generators)" {
+	check_with deb3.11 generators --exits trampoline
+}
+@test "exits: default on Debian 3.11 is its USDT exit" {
+	check_with deb3.11 plain_calls
+	grep -q 'returns from usdt' ours.err
+}
+@test "exits: 3.12 -X perf: the perf trampoline's direct calls are recorded (deep, generators)" {
+	check_with 3.12 deep_recursion -- -X perf
+	grep -q 'calls bypassed the trampoline' ours.err
+	! grep -q ' 0 calls bypassed the trampoline' ours.err
+	check_with 3.12 generators -- -X perf
+}
+@test "exits: 3.13 -X perf: the perf trampoline's direct calls are recorded" {
+	check_with 3.13 mutual_recursion -- -X perf
+	! grep -q ' 0 calls bypassed the trampoline' ours.err
+}
+@test "exits: usdt where the build has no such probe is one clear error" {
+	require_py 3.12
+	require_bpf
+	run --separate-stderr "$PYUPROF" record --exits usdt -o "$BATS_TEST_TMPDIR/x.prof" -- \
+		"$PY" -c pass
+	[[ $status == 1 ]]
+	assert_one_error_line
+	[[ $stderr == *"no USDT python:function__return probe"* ]]
+	assert_empty_dir "$BATS_TEST_TMPDIR"
+}
+@test "exits: --exits takes trampoline, uretprobe, ret or usdt only" {
+	run --separate-stderr "$PYUPROF" record --exits bogus -- true
+	[[ $status == 64 ]]
+	[[ $stderr == *"invalid --exits: bogus"* ]]
+}
+
+# check_in_place LABEL: attach twice to an idle server. While recording, its maps show the
+# trampoline page and the kernel's [uprobes-trampoline] (the nops optimized); after each
+# detach the page is still there, one page only, the hook is given back, and the rounds are
+# exact and the target carries on.
+check_in_place() {
+	local label=$1 pages
+	require_py "$label"
+	require_bpf
+	start_server
+	attach_pyuprof -v
+	run_rounds 1 2
+	grep -q '/memfd:pyuprof-tramp' "/proc/$TARGET/maps"
+	grep -q '\[uprobes-trampoline\]' "/proc/$TARGET/maps"
+	grep -q "probe trampoline at" "$BATS_TEST_TMPDIR/ours.err"
+	kill -INT "$REC"
+	wait_exit "$REC" 60
+	check_rec_status
+	compare_rounds 2
+	pages=$(grep -c '/memfd:pyuprof-tramp' "/proc/$TARGET/maps")
+	[[ $pages == 1 ]] || { echo "$pages trampoline pages after one recording"; return 1; }
+	run_rounds 3 3
+	attach_pyuprof -v
+	grep -q "in place from an earlier recording" "$BATS_TEST_TMPDIR/ours.err"
+	run_rounds 4 5
+	kill -INT "$REC"
+	wait_exit "$REC" 60
+	check_rec_status
+	compare_rounds 2
+	pages=$(grep -c '/memfd:pyuprof-tramp' "/proc/$TARGET/maps")
+	[[ $pages == 1 ]] || { echo "$pages trampoline pages after two recordings"; return 1; }
+	assert_unharmed "$TARGET"
+	run_rounds 6 6
+	kill -USR2 "$TARGET"
+	wait_exit "$TARGET" 20
+	[[ $EXIT_STATUS == 0 ]] && grep -q '^rounds 6$' "$BATS_TEST_TMPDIR/target.out"
+}
+
+@test "exits: the trampoline is in place, optimized, kept after detach and reused (3.8)" {
+	PY=$(py_path 3.8)
+	check_in_place 3.8
+}
+@test "exits: the trampoline is in place, optimized, kept after detach and reused (3.12)" {
+	PY=$(py_path 3.12)
+	check_in_place 3.12
+}
