@@ -47,9 +47,11 @@
 static int next_syscall_stop(pid_t tid, int *stray)
 {
 	struct __ptrace_syscall_info info;
-	int st, sig;
+	int st, sig, others;
 
-	for (;;) {
+	/* a stop that keeps coming back is not one this loop understands: give up (and put the
+	 * registers back) rather than let the thread run on past the syscall */
+	for (others = 0; others < 64; others++) {
 		if (waitpid(tid, &st, __WALL) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -63,13 +65,17 @@ static int next_syscall_stop(pid_t tid, int *stray)
 		if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, (void *)sizeof(info), &info) > 0 &&
 		    (info.op == PTRACE_SYSCALL_INFO_ENTRY || info.op == PTRACE_SYSCALL_INFO_EXIT))
 			return info.op;
+		/* a syscall stop the kernel does not describe: PTRACE_O_TRACESYSGOOD is off */
+		if (WSTOPSIG(st) == (SIGTRAP | 0x80) || WSTOPSIG(st) == SIGTRAP)
+			return -EPROTO;
 		sig = WSTOPSIG(st) & 0x7f;
 		/* a signal-delivery stop (no event): the target's own signal, held back */
-		if (!(st >> 16) && sig != SIGTRAP && sig != SIGSTOP)
+		if (!(st >> 16) && sig != SIGSTOP)
 			*stray = sig;
 		if (ptrace(PTRACE_SYSCALL, tid, NULL, NULL))
 			return -errno;
 	}
+	return -EPROTO;
 }
 
 /* One call: regs start from base; on return the thread stands in the call's exit stop. */

@@ -26,8 +26,10 @@
 #include "py_image.h"
 #include "tracee.h"
 
-#define HOLD_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC)
-#define FOLLOW_OPTIONS (PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACESYSGOOD)
+/* TRACESYSGOOD: system-call stops (the loader stepped, calls injected: inject.h) are told
+ * from a SIGTRAP of the target's */
+#define HOLD_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD)
+#define FOLLOW_OPTIONS (PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK)
 #define STOP_TIMEOUT_MS 3000
 #define MAX_QUEUED 1024
 
