@@ -5,10 +5,12 @@
 # Modes: native; switch (3.11+ inlining off, no probe); entry / ret / both (counting-only
 # probes at the entry and ret sites, bench/bare); exit (entry + the USDT frame exit that
 # pyuprof uses instead of ret sites on Debian's 3.11; run there only, elsewhere it is both);
-# uretprobe (entry uprobe + uretprobe); pyuprof; cProfile. Then one more run of the bare
-# probes at pyuprof's points and of pyuprof with kernel.bpf_stats_enabled, for the time spent
-# in the BPF programs themselves (not in the timed runs: the stats add two clock reads per
-# probe). Then the consumer alone on a replayed raw recording (bench/replay) and the attach
+# uretprobe (entry uprobe + uretprobe); tramp (pyuprof's trampoline with counting-only
+# programs on its two nops: the floor of that design); pyuprof (its default exits: the
+# trampoline, Debian's 3.11 its USDT exit); pyuprof-uret, pyuprof-ret (--exits uretprobe,
+# ret), pyuprof-tramp (Debian's 3.11: --exits trampoline); cProfile. Then one more run of the
+# floor and of pyuprof with kernel.bpf_stats_enabled, for the time spent in the BPF programs
+# themselves (not in the timed runs: the stats add two clock reads per probe). Then the consumer alone on a replayed raw recording (bench/replay) and the attach
 # latency (bench/attach.sh). Writes bench/RESULTS.md (keeping its hand-written "## Findings"
 # section). REPS (3), PYS (all present), WORKLOADS and COMPILE_FILES (2: the stdlib modules
 # the compile workload compiles) can be set. The 10-minute memory run is separate: make
@@ -45,22 +47,45 @@ run_mode() {
 	entry | ret | both | exit | preret | uretprobe)
 		line=$(build/bench/bare "$mode" -- "$py" $(workload_cmd "$w")) ;;
 	pyuprof) line=$(build/pyuprof record -q -o "$tmp/p.prof" -- "$py" $(workload_cmd "$w")) ;;
+	pyuprof-uret | pyuprof-ret | pyuprof-tramp)
+		line=$(build/pyuprof record -q --exits "$(exits_of "$mode")" -o "$tmp/p.prof" -- \
+			"$py" $(workload_cmd "$w")) ;;
+	tramp) # no call is recorded: pyuprof says so and exits 1
+		line=$(PYUPROF_BENCH_COUNT_ONLY=1 build/pyuprof record -q --exits trampoline \
+			-o "$tmp/p.prof" -- "$py" $(workload_cmd "$w") 2>/dev/null || true) ;;
 	cprofile) line=$("$py" tests/tools/cprofile_run.py -o "$tmp/c.prof" $(workload_cmd "$w")) ;;
 	esac
 	awk '/^elapsed/ {print $2, $4}' <<<"$line"
 }
 
-# BPF program time per Python call (ns), bare probes at pyuprof's points then pyuprof
+exits_of() { # bench mode -> record --exits
+	case $1 in
+	pyuprof-uret) echo uretprobe ;;
+	pyuprof-ret) echo ret ;;
+	*) echo trampoline ;;
+	esac
+}
+
+# BPF program time per Python call (ns): the floor's counting programs (bare at the exit
+# points on deb3.11, the trampoline's elsewhere), then pyuprof; and pyuprof's lost events
 bpf_per_call() {
 	local py=$2 w=$3 calls b p
 	sysctl -qw kernel.bpf_stats_enabled=1
 	# shellcheck disable=SC2046
-	b=$(build/bench/bare "$1" -- "$py" $(workload_cmd "$w"))
+	if [[ $1 == tramp ]]; then
+		b=$(PYUPROF_BENCH_COUNT_ONLY=1 build/pyuprof record -v --top=0 --exits trampoline \
+			-o "$tmp/p.prof" -- "$py" $(workload_cmd "$w") 2>&1 || true)
+	else
+		b=$(build/bench/bare "$1" -- "$py" $(workload_cmd "$w"))
+	fi
 	# shellcheck disable=SC2046
 	p=$(build/pyuprof record -v --top=0 -o "$tmp/p.prof" -- "$py" $(workload_cmd "$w") 2>&1)
 	sysctl -qw kernel.bpf_stats_enabled="$stats_was"
 	calls=$(awk '/^elapsed/ {print $4}' <<<"$b")
-	awk -v c="$calls" '/^bpf_runs/ {printf "%.0f ", $2 * $4 / c}' <<<"$b"
+	{
+		awk '/^bpf_runs/ {print $2, $4}' <<<"$b"
+		sed -n 's/.*BPF: \([0-9]*\) probe runs, \([0-9.]*\) ns each.*/\1 \2/p' <<<"$b"
+	} | awk -v c="$calls" 'NR == 1 {printf "%.0f ", $1 * $2 / c}'
 	sed -n 's/.*BPF: \([0-9]*\) probe runs, \([0-9.]*\) ns each.*/\1 \2/p' <<<"$p" |
 		awk -v c="$calls" '{printf "%.0f ", $1 * $2 / c}'
 	sed -n 's/.* \([0-9]*\) lost events.*/\1/p' <<<"$p"
@@ -77,10 +102,11 @@ stats() { # values... -> "min median"
 	echo "kernel $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')."
 	echo "Run $(date -u +%Y-%m-%dT%H:%MZ), $REPS repetitions per cell, min and median; compile.py $COMPILE_FILES."
 	echo "Per-call cost = (time - native time) / calls of the timed section, in ns (medians)."
-	echo "**pyuprof/bare** = pyuprof's per-call cost over the counting-only probes at the same"
-	echo "points (both; exit on deb3.11), same run. BPF ns/call: time inside the BPF programs per"
-	echo "Python call (kernel.bpf_stats_enabled, separate run), bare at the same points vs pyuprof,"
-	echo "and the events pyuprof lost in that run (default settings)."
+	echo "**pyuprof/bare** = pyuprof's per-call cost over counting-only probes at the same points,"
+	echo "same run: the trampoline's nops (tramp), on deb3.11 the entry and USDT exit (exit)."
+	echo "BPF ns/call: time inside the BPF programs per Python call (kernel.bpf_stats_enabled,"
+	echo "separate run), counting-only at the same points vs pyuprof, and the events pyuprof lost in"
+	echo "that run (default settings). Modes: see bench/run.sh."
 	echo
 	echo "| python | workload | calls | native ms | mode | min ms | median ms | ns/call |"
 	echo "|---|---|---|---|---|---|---|---|"
@@ -88,10 +114,10 @@ stats() { # values... -> "min median"
 
 for label in $PYS; do
 	py=$(py_path "$label") || continue
-	modes="native switch entry ret both uretprobe pyuprof cprofile"
-	bare=both
+	modes=${MODES:-"native switch both uretprobe tramp pyuprof pyuprof-uret pyuprof-ret cprofile"}
+	bare=tramp
 	if [[ $label == deb3.11 ]]; then # the build with USDT: pyuprof's exits are function__return
-		modes="native switch entry ret both exit uretprobe pyuprof cprofile"
+		modes=${MODES:-"native switch both exit uretprobe tramp pyuprof pyuprof-tramp cprofile"}
 		bare="exit"
 	fi
 	for w in $WORKLOADS; do

@@ -20,7 +20,9 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile struct py_offsets off = {};
-const volatile __u32 targ_tgid = 0;
+const volatile __u32 targ_tgid = 0; /* as pyuprof sees it: in its own PID namespace */
+/* pyuprof's PID namespace (nsfs device and inode) when it is not the initial one, else 0 */
+const volatile __u64 pidns_dev = 0, pidns_ino = 0;
 const volatile __u64 hook_value = 0; /* the trampoline, or &_PyEval_EvalFrameDefault (3.11+) */
 const volatile __u32 ob_type_off = 8, tp_name_off = 24; /* PyObject.ob_type, tp_name */
 const volatile __u32 want_recursion_bonus = 0; /* 3.12: ask for each thread's budget raise */
@@ -164,10 +166,19 @@ static __always_inline __u64 wakeup_flags(void)
 
 #define FIELD(buf, o, type) (*(type *)((char *)(buf) + ((o) & 0x7f)))
 
+/* The current thread's id as pyuprof sees it, if it is the target's, else 0. */
 static __always_inline __u32 current_tid(void)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	struct bpf_pidns_info ns;
+	__u64 id;
 
+	if (pidns_ino) {
+		/* run inside a container: the ids of the namespace pyuprof was given them in */
+		if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)))
+			return 0;
+		return ns.tgid == targ_tgid ? ns.pid : 0;
+	}
+	id = bpf_get_current_pid_tgid();
 	if ((id >> 32) != targ_tgid)
 		return 0;
 	return (__u32)id;

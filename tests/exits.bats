@@ -58,9 +58,15 @@ check_with() {
 }
 @test "exits: ret on 3.8 equals cProfile" { check_with 3.8 recursion --exits ret; }
 @test "exits: ret on 3.12 equals cProfile" { check_with 3.12 finalizers --exits ret; }
-@test "exits: trampoline on Debian 3.11 equals cProfile (its __getitem__ hole)" {
-	check_with deb3.11 getitem --exits trampoline
+@test "exits: default on Debian 3.11: USDT exits, entries through the trampoline (__getitem__)" {
+	check_with deb3.11 getitem
+	grep -q 'returns from usdt' ours.err
+	grep -q 'probe trampoline at' ours.err
+}
+@test "exits: trampoline on Debian 3.11 says which inline calls it misses" {
+	check_with deb3.11 plain_calls --exits trampoline
 	grep -q 'returns from trampoline' ours.err
+	grep -q 'with --exits trampoline they are missing' ours.err
 }
 @test "exits: trampoline on Debian 3.11 equals cProfile (generators)" {
 	check_with deb3.11 generators --exits trampoline
@@ -70,7 +76,7 @@ check_with() {
 	grep -q 'returns from usdt' ours.err
 }
 @test "exits: 3.12 -X perf: the perf trampoline's direct calls are recorded (deep, generators)" {
-	check_with 3.12 deep_recursion -- -X perf
+	check_with 3.12 deep_chain -- -X perf
 	grep -q 'calls bypassed the trampoline' ours.err
 	! grep -q ' 0 calls bypassed the trampoline' ours.err
 	check_with 3.12 generators -- -X perf
@@ -82,12 +88,13 @@ check_with() {
 @test "exits: usdt where the build has no such probe is one clear error" {
 	require_py 3.12
 	require_bpf
-	run --separate-stderr "$PYUPROF" record --exits usdt -o "$BATS_TEST_TMPDIR/x.prof" -- \
+	mkdir "$BATS_TEST_TMPDIR/out"
+	run --separate-stderr "$PYUPROF" record --exits usdt -o "$BATS_TEST_TMPDIR/out/x.prof" -- \
 		"$PY" -c pass
 	[[ $status == 1 ]]
 	assert_one_error_line
 	[[ $stderr == *"no USDT python:function__return probe"* ]]
-	assert_empty_dir "$BATS_TEST_TMPDIR"
+	assert_empty_dir "$BATS_TEST_TMPDIR/out"
 }
 @test "exits: --exits takes trampoline, uretprobe, ret or usdt only" {
 	run --separate-stderr "$PYUPROF" record --exits bogus -- true

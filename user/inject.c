@@ -78,12 +78,17 @@ static int next_syscall_stop(pid_t tid, int *stray)
 	return -EPROTO;
 }
 
-/* One call: regs start from base; on return the thread stands in the call's exit stop. */
+/*
+ * One call: regs start from base; on return the thread stands in the call's exit stop. A
+ * system call of the thread's own that was still under way (an exec event stops inside
+ * execve) first reaches its exit stop: then the registers are set again.
+ */
 static int run_one(pid_t tid, const struct user_regs_struct *base, uint64_t insn,
 		   struct inject_call *c, int *stray)
 {
+	struct __ptrace_syscall_info info;
 	struct user_regs_struct r = *base;
-	int op;
+	int op, tries;
 
 	r.rip = insn;
 	r.rax = (uint64_t)c->nr;
@@ -94,18 +99,33 @@ static int run_one(pid_t tid, const struct user_regs_struct *base, uint64_t insn
 	r.r10 = c->args[3];
 	r.r8 = c->args[4];
 	r.r9 = c->args[5];
-	if (ptrace(PTRACE_SETREGS, tid, NULL, &r) || ptrace(PTRACE_SYSCALL, tid, NULL, NULL))
-		return -errno;
-	op = next_syscall_stop(tid, stray);
-	if (op < 0)
-		return op;
-	if (op == PTRACE_SYSCALL_INFO_ENTRY) {
-		if (ptrace(PTRACE_SYSCALL, tid, NULL, NULL))
+	for (tries = 0;; tries++) {
+		if (ptrace(PTRACE_SETREGS, tid, NULL, &r) || ptrace(PTRACE_SYSCALL, tid, NULL, NULL))
 			return -errno;
 		op = next_syscall_stop(tid, stray);
 		if (op < 0)
 			return op;
+		if (op == PTRACE_SYSCALL_INFO_ENTRY)
+			break;
+		if (tries) /* an exit stop again without an entry: not ours to understand */
+			return -EPROTO;
 	}
+	/* the call made is the one asked for, or it is not let through */
+	memset(&info, 0, sizeof(info));
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, (void *)sizeof(info), &info) <= 0 ||
+	    info.entry.nr != (uint64_t)c->nr) {
+		/* skipped (orig_rax -1), so that the registers are put back at its exit stop */
+		if (!ptrace(PTRACE_GETREGS, tid, NULL, &r)) {
+			r.orig_rax = (uint64_t)-1;
+			if (!ptrace(PTRACE_SETREGS, tid, NULL, &r) &&
+			    !ptrace(PTRACE_SYSCALL, tid, NULL, NULL))
+				next_syscall_stop(tid, stray);
+		}
+		return -EPROTO;
+	}
+	if (ptrace(PTRACE_SYSCALL, tid, NULL, NULL))
+		return -errno;
+	op = next_syscall_stop(tid, stray);
 	if (op != PTRACE_SYSCALL_INFO_EXIT || ptrace(PTRACE_GETREGS, tid, NULL, &r))
 		return op < 0 ? op : -EPROTO;
 	c->ret = (int64_t)r.rax;

@@ -67,6 +67,7 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 	int err;
 
 	pr->exits_note[0] = 0;
+	memset(&pr->tramp, 0, sizeof(pr->tramp));
 	pr->exits = pr->want_exits;
 	if (pr->exits == EXITS_USDT && !t->exit_probe.offset) {
 		snprintf(why, why_len, "Python %s has no USDT python:function__return probe "
@@ -76,7 +77,12 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 	}
 	if (pr->exits == EXITS_AUTO)
 		pr->exits = t->exit_probe.offset ? EXITS_USDT : EXITS_TRAMPOLINE;
-	if (pr->exits != EXITS_TRAMPOLINE)
+	if (t->exit_probe.offset && pr->exits != EXITS_USDT)
+		wlog("Python %s still runs some calls inline (a Python __getitem__ reached by "
+		     "obj[i]); only its USDT exit sees those that call no other function, and with "
+		     "--exits %s they are missing", t->version, exits_name(pr->exits));
+	/* USDT exits take their entries from the trampoline too, where it can be placed */
+	if (pr->exits != EXITS_TRAMPOLINE && pr->exits != EXITS_USDT)
 		return 0;
 	err = inject__find_syscall(pr->pid, &r.insn);
 	if (err)
@@ -87,6 +93,12 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 	if (!err) {
 		vlog("probe trampoline at 0x%llx in pid %d%s", (unsigned long long)pr->tramp.addr,
 		     pr->pid, pr->tramp.reused ? " (in place from an earlier recording)" : "");
+		return 0;
+	}
+	if (pr->exits == EXITS_USDT) { /* its entries from the function itself, as ever */
+		vlog("no probe trampoline in pid %d (%s): entries from _PyEval_EvalFrameDefault",
+		     pr->pid, fail);
+		memset(&pr->tramp, 0, sizeof(pr->tramp));
 		return 0;
 	}
 	/* never a wrong profile: the uretprobe pair is exact, only dearer */
@@ -132,7 +144,7 @@ int proc_rec__start(struct proc_rec *pr, enum rec_start how, const struct proc_r
 	err = choose_exits(pr, why, why_len);
 	if (err)
 		return err;
-	hook_setup(&pr->hooks, &pr->target, pr->exits == EXITS_TRAMPOLINE ? pr->tramp.addr : 0);
+	hook_setup(&pr->hooks, &pr->target, pr->tramp.addr);
 	writes = pr->hooks.slot != 0;
 	err = tracer__start(&pr->tr, &pr->target, pr->exits, pr->tramp.path, pr->hooks.value,
 			    ringbuf_mb, recorder__handle, &pr->rec);

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "log.h"
 #include "tracer.h"
@@ -93,6 +94,9 @@ static int probes_of(struct probes set[NSETS], const struct py_target *t, enum e
 		add(&set[2], t->eval_offset, 0, PROBE_EVAL_URETURN);
 		break;
 	case EXITS_USDT:
+		/* every exit from USDT: entries through the trampoline need no return probe */
+		if (tramp_path[0])
+			add(&set[0], TRAMP_ENTRY_OFFSET, 0, PROBE_EVAL_ENTRY);
 		add(lib, t->eval_offset, 0, PROBE_EVAL_ENTRY);
 		/* the kernel raises the probe's semaphore, and lowers it however we end */
 		add(lib, t->exit_probe.offset, t->exit_probe.semaphore_offset, PROBE_FRAME_EXIT);
@@ -179,6 +183,23 @@ static void close_multi(struct tracer *tr)
 	}
 }
 
+/*
+ * pyuprof's own PID namespace, if it is not the initial one: pids given to pyuprof (and seen
+ * in its /proc) are that namespace's, while the BPF helper that most programs use gives the
+ * initial namespace's.
+ */
+static void pidns_of_self(__u64 *dev, __u64 *ino)
+{
+	const unsigned long init_ino = 0xEFFFFFFCUL; /* PROC_PID_INIT_INO */
+	struct stat st;
+
+	*dev = *ino = 0;
+	if (stat("/proc/self/ns/pid", &st) || st.st_ino == init_ino)
+		return;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+}
+
 /* Opens, configures and loads the skeleton; multi: for uprobe_multi links. */
 static int load(struct tracer *tr, const struct py_target *t, enum exits exits,
 		uint64_t hook_value, unsigned ringbuf_mb, bool multi)
@@ -190,6 +211,7 @@ static int load(struct tracer *tr, const struct py_target *t, enum exits exits,
 		return -errno ? -errno : -ENOMEM;
 	skel->rodata->off = t->offsets->bpf;
 	skel->rodata->targ_tgid = (__u32)t->pid;
+	pidns_of_self(&skel->rodata->pidns_dev, &skel->rodata->pidns_ino);
 	skel->rodata->hook_value = hook_value;
 	skel->rodata->ob_type_off = t->offsets->PyObject_ob_type;
 	skel->rodata->tp_name_off = t->offsets->PyTypeObject_tp_name;
