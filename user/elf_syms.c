@@ -240,7 +240,10 @@ int elf_file__usdt(struct elf_file *ef, const char *provider, const char *name,
 			memcpy(&sem, d + 16, 8);
 			prov = d + 24;
 			pname = prov + strnlen(prov, nh.n_descsz - 24) + 1;
-			if (pname >= d + nh.n_descsz || strcmp(prov, provider) || strcmp(pname, name))
+			/* both strings end inside the descriptor (a crafted file may not say so) */
+			if (pname >= d + nh.n_descsz ||
+			    !memchr(pname, 0, (size_t)(d + nh.n_descsz - pname)) ||
+			    strcmp(prov, provider) || strcmp(pname, name))
 				continue;
 			/* a prelinked file moved .stapsdt.base; the note keeps the old address */
 			if (base_now && base)
@@ -282,16 +285,24 @@ int elf_file__ret_sites(struct elf_file *ef, uint64_t vaddr, uint64_t size, uint
 		goto out_free;
 	}
 	insn = cs_malloc(cs);
+	if (!insn) {
+		cs_close(&cs);
+		err = -ENOMEM;
+		goto out_free;
+	}
 	code = bytes;
 	left = size;
 	addr = vaddr;
-	/* linear sweep; a byte Capstone cannot decode (padding, data) is skipped */
+	/*
+	 * Linear sweep of the whole function. A byte Capstone cannot decode means the sweep is
+	 * out of step with the instructions (data in the code, or a decoder gap); carrying on
+	 * could take the middle of an instruction for a ret and put a breakpoint inside a real
+	 * instruction of the target: refused instead.
+	 */
 	while (left) {
 		if (!cs_disasm_iter(cs, &code, &left, &addr, insn)) {
-			code++;
-			left--;
-			addr++;
-			continue;
+			err = -EILSEQ;
+			break;
 		}
 		if (insn->id != X86_INS_RET)
 			continue;

@@ -110,14 +110,16 @@ static int raise_budget(const struct py_target *t, struct hook_state *h, uint64_
 		return -ENOMEM;
 	if (*seen)
 		return 0;
-	*seen = 1;
 	err = proc_read(t->pid, slot, &remaining, sizeof(remaining));
 	if (err)
 		return err;
 	remaining += (int32_t)t->offsets->c_recursion_bonus;
 	err = proc_write(t->pid, slot, &remaining, sizeof(remaining));
-	if (!err)
+	/* marked only once written: a failed write is tried again at the next request */
+	if (!err) {
+		*seen = 1;
 		h->budgets_raised++;
+	}
 	return err;
 }
 

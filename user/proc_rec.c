@@ -75,6 +75,12 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 			 t->version);
 		return -EINVAL;
 	}
+	if (pr->exits == EXITS_RET && !t->nret) {
+		snprintf(why, why_len, "cannot find the ret instructions of _PyEval_EvalFrameDefault "
+				       "in %s (its code does not disassemble whole): --exits ret is not "
+				       "possible", t->path);
+		return -ENOEXEC;
+	}
 	if (pr->exits == EXITS_AUTO)
 		pr->exits = t->exit_probe.offset ? EXITS_USDT : EXITS_TRAMPOLINE;
 	if (t->exit_probe.offset && pr->exits != EXITS_USDT)

@@ -150,19 +150,24 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n, co
 	 * memory) */
 	if (elf_file__read(ef, vaddr, t->eval_head, sizeof(t->eval_head)))
 		memset(t->eval_head, 0, sizeof(t->eval_head));
+	/* only --exits ret needs them: a function that cannot be swept whole has none */
 	t->nret = elf_file__ret_sites(ef, vaddr, size, &t->ret_offsets);
-	if (t->nret <= 0) {
-		snprintf(why, why_len, "found no ret instruction in %s of %s", EVAL_SYM, path);
-		err = t->nret < 0 ? t->nret : -ENOEXEC;
+	if (t->nret < 0)
 		t->nret = 0;
-		goto out;
-	}
 	/* a .cold part split off by GCC would hold more exits; none of ours has a ret (8.1) */
-	if (!elf_file__sym(ef, EVAL_SYM ".cold", &vaddr, &size) && size) {
+	if (t->nret && !elf_file__sym(ef, EVAL_SYM ".cold", &vaddr, &size) && size) {
 		uint64_t *cold = NULL, *all;
 		int nc = elf_file__ret_sites(ef, vaddr, size, &cold);
 
-		if (nc > 0 && (all = realloc(t->ret_offsets, (t->nret + nc) * sizeof(*all)))) {
+		if (nc < 0) {
+			t->nret = 0; /* exits there would go unseen */
+		} else if (nc > 0) {
+			all = realloc(t->ret_offsets, (t->nret + nc) * sizeof(*all));
+			if (!all) {
+				free(cold);
+				err = -ENOMEM;
+				goto out;
+			}
 			memcpy(all + t->nret, cold, nc * sizeof(*all));
 			t->ret_offsets = all;
 			t->nret += nc;
