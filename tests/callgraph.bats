@@ -163,8 +163,9 @@ record_svg() {
 @test "callgraph: mutual_recursion.py, cycles agree with the .prof" {
 	require_bpf
 	require_some_py
-	record_svg mutual_recursion
-	run check_svg g.svg p.prof "$TARGETS/mutual_recursion.py" 0.5 0.1
+	record_svg mutual_recursion --node-thres 0 --edge-thres 0
+	# no threshold: which boxes pass 0.5% depends on how long the interpreter's start took
+	run check_svg g.svg p.prof "$TARGETS/mutual_recursion.py" 0 0
 	echo "$output"
 	((status == 0))
 	[[ $output =~ edges\ ([0-9]+) ]] && ((BASH_REMATCH[1] >= 4))

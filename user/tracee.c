@@ -49,6 +49,7 @@ struct held {
 	bool expect;	 /* the BPF side sent it REQUEST_SIGNAL */
 	bool stepping;	 /* resumed with PTRACE_SYSCALL: its loader is watched */
 	bool in_syscall; /* stepping: between a syscall's entry and exit stops */
+	bool group_stop; /* HELD_STOPPED in the target's own group-stop: resumed by LISTEN */
 };
 
 struct tracee {
@@ -59,6 +60,10 @@ struct tracee {
 	struct held *th;
 	int n, cap;
 	bool stopping; /* a stop is in progress: keep every stop of stop_pid (0: of all) */
+	/* the first process is gone (exit or exec), seen by whichever drain saw it: reported by
+	 * every later tracee__handle, with its wait status if it exited */
+	bool first_gone, first_exited;
+	int first_status;
 	pid_t stop_pid;
 	struct proc_event queue[MAX_QUEUED];
 	int qhead, qlen;
@@ -111,6 +116,14 @@ static bool keeps(const struct tracee *t, const struct held *h)
 
 static void resume(struct held *h, int sig)
 {
+	if (h->group_stop) { /* stopped by the target's own SIGSTOP/Ctrl-Z: it stays so */
+		h->group_stop = false;
+		if (ptrace(PTRACE_LISTEN, h->tid, NULL, NULL) && errno == ESRCH)
+			h->state = HELD_GONE;
+		else
+			h->state = HELD_LISTENING;
+		return;
+	}
 	if (ptrace(h->stepping ? PTRACE_SYSCALL : PTRACE_CONT, h->tid, NULL, (void *)(long)sig) &&
 	    errno == ESRCH)
 		h->state = HELD_GONE;
@@ -164,6 +177,23 @@ static int create(struct tracee **out, pid_t pid, bool follow, request_fn on_req
 	return 0;
 }
 
+/* TracerPid of thread tid, or -1. */
+static pid_t tracer_of(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tracer = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return tracer;
+}
+
 int tracee__seize(struct tracee **out, pid_t pid, bool follow, request_fn on_request, void *ctx)
 {
 	struct tracee *t;
@@ -194,6 +224,17 @@ int tracee__seize(struct tracee **out, pid_t pid, bool follow, request_fn on_req
 			if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)t->options)) {
 				if (errno == ESRCH)
 					continue;
+				/* started by a thread seized already: the kernel attached it to
+				 * us (TRACECLONE); its first stop is still to come */
+				if (errno == EPERM && tracer_of(tid) == getpid()) {
+					if (!add(t, tid, pid, HELD_NEWBORN)) {
+						err = -ENOMEM;
+						closedir(dir);
+						goto fail;
+					}
+					added = true;
+					continue;
+				}
 				err = -errno;
 				closedir(dir);
 				goto fail;
@@ -329,6 +370,8 @@ static int dispatch(struct tracee *t, pid_t tid, int st, int *status)
 			return 0;
 		forget_process(t, tid, 0);
 		if (tid == t->pid) {
+			t->first_gone = t->first_exited = true;
+			t->first_status = st;
 			if (status)
 				*status = st;
 			return -ESRCH;
@@ -365,8 +408,10 @@ static int dispatch(struct tracee *t, pid_t tid, int st, int *status)
 		if (!h)
 			return 0;
 		h->state = HELD_STOPPED;
-		if (h->pid == t->pid)
+		if (h->pid == t->pid) {
+			t->first_gone = true;
 			return -ESRCH;
+		}
 		queue(t, (struct proc_event){ .kind = PROC_EXEC, .pid = h->pid });
 		return 0;
 	case PTRACE_EVENT_FORK:
@@ -382,7 +427,12 @@ static int dispatch(struct tracee *t, pid_t tid, int st, int *status)
 			resume(h, 0);
 		return 0;
 	case PTRACE_EVENT_STOP:
-		if (is_stop_signal(sig)) {
+		if (is_stop_signal(sig) && keeps(t, h)) {
+			/* in the target's own group-stop, and held for a stop of ours (a thread
+			 * must be in a ptrace-stop to be written around or detached) */
+			h->state = HELD_STOPPED;
+			h->group_stop = true;
+		} else if (is_stop_signal(sig)) {
 			/* the target's own group-stop: stay stopped, wake on SIGCONT */
 			ptrace(PTRACE_LISTEN, tid, NULL, NULL);
 			h->state = HELD_LISTENING;
@@ -442,7 +492,15 @@ static int drain(struct tracee *t, int *status)
 
 int tracee__handle(struct tracee *t, int *status)
 {
-	return drain(t, status);
+	int err = drain(t, status);
+
+	/* also when an earlier drain (a stop's) saw it go */
+	if (t->first_gone) {
+		if (t->first_exited && status)
+			*status = t->first_status;
+		return -ESRCH;
+	}
+	return err;
 }
 
 static bool all_stopped(const struct tracee *t, pid_t pid)
@@ -461,14 +519,25 @@ int tracee__stop(struct tracee *t, pid_t pid)
 
 	t->stopping = true;
 	t->stop_pid = pid;
-	for (i = 0; i < t->n; i++)
-		if ((!pid || t->th[i].pid == pid) && t->th[i].state == HELD_RUNNING &&
-		    ptrace(PTRACE_INTERRUPT, t->th[i].tid, NULL, NULL) && errno == ESRCH)
-			t->th[i].state = HELD_GONE;
+	for (i = 0; i < t->n; i++) {
+		struct held *h = &t->th[i];
+
+		if ((pid && h->pid != pid) ||
+		    (h->state != HELD_RUNNING && h->state != HELD_LISTENING))
+			continue;
+		/* a listening thread (the target stopped itself) traps again when interrupted,
+		 * into a stop that can be detached from */
+		if (ptrace(PTRACE_INTERRUPT, h->tid, NULL, NULL) && errno == ESRCH)
+			h->state = HELD_GONE;
+		else if (h->state == HELD_LISTENING)
+			h->state = HELD_RUNNING; /* until that trap is seen */
+	}
 	for (waited = 0; !all_stopped(t, pid) && waited < STOP_TIMEOUT_MS; waited++) {
 		err = drain(t, NULL);
-		if (err == -ESRCH)
+		if (err == -ESRCH) {
+			t->stopping = false; /* what is left runs on; the exit is kept for handle */
 			return err;
+		}
 		if (!all_stopped(t, pid))
 			nanosleep(&ms, NULL);
 	}

@@ -1,0 +1,75 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# The ptrace hold on awkward targets: one that starts and ends threads during the attach,
+# one the user stops with SIGSTOP (Ctrl-Z) while it is recorded, and a launched program whose
+# process exits while pyuprof is stopping another one of its processes.
+
+load helpers
+load server
+
+# storm LABEL: ten attaches to a target that keeps starting threads: each one succeeds.
+storm() {
+	local i
+	require_py "$1"
+	require_bpf
+	start_bg "$BATS_TEST_TMPDIR/target.out" "$BATS_TEST_TMPDIR/target.err" \
+		"$PY" "$TARGETS/thread_storm.py" 300
+	TARGET=$BG_PID
+	wait_for_line "$BATS_TEST_TMPDIR/target.out" '^ready ' 20 "$TARGET"
+	for ((i = 0; i < 10; i++)); do
+		if ! "$PYUPROF" record -q -d 0.2 -o "$BATS_TEST_TMPDIR/s.prof" -p "$TARGET" \
+			2>"$BATS_TEST_TMPDIR/s.err"; then
+			echo "attach $i failed:"
+			cat "$BATS_TEST_TMPDIR/s.err"
+			return 1
+		fi
+		assert_unharmed "$TARGET"
+	done
+}
+
+@test "hold: attaching while the target starts threads succeeds every time (3.12)" {
+	storm 3.12
+}
+@test "hold: attaching while the target starts threads succeeds every time (3.10)" {
+	storm 3.10
+}
+
+@test "hold: a target stopped with SIGSTOP while recorded is let go stopped, then runs on" {
+	require_py 3.12
+	require_bpf
+	PY=$(py_path 3.12)
+	start_server
+	attach_pyuprof
+	run_rounds 1 2
+	kill -STOP "$TARGET"
+	kill -INT "$REC"
+	wait_exit "$REC" 60
+	check_rec_status
+	! grep -q 'cannot stop pid' "$BATS_TEST_TMPDIR/ours.err"
+	grep -q '^State:[[:space:]]*T' "/proc/$TARGET/status"
+	grep -q '^TracerPid:[[:space:]]*0$' "/proc/$TARGET/status"
+	compare_rounds 2
+	kill -CONT "$TARGET"
+	run_rounds 3 3
+	kill -USR2 "$TARGET"
+	wait_exit "$TARGET" 20
+	[[ $EXIT_STATUS == 0 ]]
+}
+
+@test "hold: the program's exit status survives its exit during a stop (--subprocesses)" {
+	local i status
+	require_py 3.12
+	require_bpf
+	PY=$(py_path 3.12)
+	# the parent exits at once after forking, while pyuprof stops the child to record it
+	for ((i = 0; i < 5; i++)); do
+		status=0
+		"$PYUPROF" record -q --subprocesses -o "$BATS_TEST_TMPDIR/f.prof" -- "$PY" -c \
+			'import os, time
+def child(): time.sleep(0.2)
+if os.fork() == 0:
+    child(); os._exit(0)
+os._exit(7)' 2>"$BATS_TEST_TMPDIR/f.err" || status=$?
+		[[ $status == 7 ]] || { echo "run $i: exit status $status"; cat "$BATS_TEST_TMPDIR/f.err"; return 1; }
+	done
+}
