@@ -85,6 +85,34 @@ check_with() {
 	check_with 3.13 mutual_recursion -- -X perf
 	! grep -q ' 0 calls bypassed the trampoline' ours.err
 }
+# build_hook: tests/targets/ext/pep523hook.c built for $PY into $PEP523_DIR (exported).
+build_hook() {
+	local inc suffix
+	inc=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+	suffix=$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+	export PEP523_DIR="$BATS_TEST_TMPDIR/ext"
+	mkdir -p "$PEP523_DIR"
+	cc -shared -fPIC -O2 -I"$inc" -o "$PEP523_DIR/pep523hook$suffix" \
+		"$TARGETS/ext/pep523hook.c"
+}
+
+# A Dynamo-like hook installed while pyuprof records chains to the trampoline it finds (no
+# call bypasses it but, on <= 3.10, the interpreter's very first one, made before its hook was
+# switched), and puts it back when it goes.
+check_chained() {
+	local most=0
+	require_py "$1"
+	PY=$(py_path "$1")
+	[[ $1 == 3.10 ]] && most=1
+	build_hook
+	check_with "$1" pep523
+	grep -q 'returns from trampoline' ours.err
+	[[ $(sed -n 's/.*; \([0-9]*\) calls bypassed the trampoline/\1/p' ours.err) -le $most ]]
+}
+@test "exits: a Dynamo-like PEP 523 hook chains to the trampoline (3.10)" { check_chained 3.10; }
+@test "exits: a Dynamo-like PEP 523 hook chains to the trampoline (3.12)" { check_chained 3.12; }
+@test "exits: a Dynamo-like PEP 523 hook chains to the trampoline (3.13)" { check_chained 3.13; }
+
 @test "exits: usdt where the build has no such probe is one clear error" {
 	require_py 3.12
 	require_bpf

@@ -520,6 +520,9 @@ static int record(struct session *s, uint64_t deadline_ns)
 				break;
 			}
 		} else if (proc_alive(s->pid)) {
+			/* its wait status, if a stop's drain reaped it meanwhile */
+			if (s->held)
+				tracee__handle(s->held, &s->child_status);
 			s->target_gone = true;
 			break;
 		}
