@@ -186,7 +186,7 @@ struct session {
 	pid_t pid; /* the target */
 	bool launched, released, target_gone, follow;
 	int child_status; /* launch mode: the program's wait status, -1 until known */
-	struct tracee *held; /* under ptrace (3.11+ for the writes, or to follow processes) */
+	struct tracee *held; /* under ptrace (for the hook writes, or to follow processes) */
 	struct proc_rec **procs; /* procs[0] is the target's */
 	uint32_t nprocs, procs_cap;
 	bool stopping;
@@ -211,10 +211,10 @@ static struct proc_rec *add_proc(struct session *s, pid_t pid, pid_t parent)
 	if (array_grow((void **)&s->procs, &s->procs_cap, sizeof(*s->procs), s->nprocs + 1))
 		return NULL;
 	pr = proc_rec__new(pid, parent, s->held);
-	if (pr)
+	if (pr) {
 		pr->want_exits = env.exits;
-	if (pr)
 		s->procs[s->nprocs++] = pr;
+	}
 	return pr;
 }
 

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "inject.h"
@@ -66,7 +65,6 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 	char fail[192] = "";
 	int err;
 
-	pr->exits_note[0] = 0;
 	memset(&pr->tramp, 0, sizeof(pr->tramp));
 	pr->exits = pr->want_exits;
 	if (pr->exits == EXITS_USDT && !t->exit_probe.offset) {
@@ -108,10 +106,7 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 		return 0;
 	}
 	/* never a wrong profile: the uretprobe pair is exact, only dearer */
-	snprintf(pr->exits_note, sizeof(pr->exits_note),
-		 "no probe trampoline in pid %d (%s): returns from uretprobes instead", pr->pid,
-		 fail);
-	wlog("%s", pr->exits_note);
+	wlog("no probe trampoline in pid %d (%s): returns from uretprobes instead", pr->pid, fail);
 	pr->exits = EXITS_URETPROBE;
 	memset(&pr->tramp, 0, sizeof(pr->tramp));
 	return 0;

@@ -33,7 +33,6 @@ struct proc_rec {
 	enum exits want_exits; /* asked for (record --exits); EXITS_AUTO picks */
 	enum exits exits;      /* in use for the image recorded now */
 	struct tramp tramp;    /* EXITS_TRAMPOLINE: the page in this process */
-	char exits_note[256];  /* why the exits are not the ones asked for, "" if they are */
 	struct hook_state hooks;
 	struct recorder rec; /* rec.prof: this process's profile */
 	struct seeds seeds;

@@ -339,9 +339,9 @@ void tracer__detach(struct tracer *tr)
 {
 	int i;
 
-	/* in detach order: entries first, so every call seen also has its return */
+	/* entries first (detach order), so that every call seen also has its return */
 	close_multi(tr);
-	/* reverse order: the entry probe goes first, so every call seen also has its return */
+	/* links were made last first: destroyed in reverse, the entries go first here too */
 	for (i = tr->nlinks - 1; i >= 0; i--)
 		bpf_link__destroy(tr->links[i]);
 	tr->nlinks = 0;
