@@ -27,6 +27,7 @@
 #include "profile.h"
 #include "py_target.h"
 #include "report.h"
+#include "run_info.h"
 #include "seed.h"
 #include "tracee.h"
 #include "tracer.h"
@@ -146,6 +147,19 @@ static void print_notes(const struct profile *p, const struct hook_state *h,
 		     (unsigned long long)p->n.open_at_stop);
 }
 
+/* A trace's viewers slow down with its size (speedscope gave up on 143 MB): say it. */
+static void print_trace_size(const struct outputs *out)
+{
+	const double mb = out->trace_bytes / 1e6;
+
+	ilog("trace %s: %.1f MB%s, %llu calls", out->paths.trace, mb,
+	     out->trace.gz ? " uncompressed" : "", (unsigned long long)out->trace_events);
+	if (out->trace_bytes > 64000000ull)
+		ilog("traces this large load slowly or not at all in trace viewers: "
+		     "--trace-min-us N leaves out the calls shorter than N microseconds%s",
+		     env.trace_min_us ? " (a larger N than this run's)" : "");
+}
+
 struct session;
 static void print_processes(const struct session *s);
 
@@ -159,7 +173,10 @@ static int conclude(struct outputs *out, struct profile *p, const struct hook_st
 		    double wall_s, const struct session *procs)
 {
 	uint64_t lost = bs->lost_calls + bs->lost_returns + bs->lost_codes + bs->lost_requests;
-	int err = outputs__write(out, p, env.node_thres, env.edge_thres, env.threads);
+	int err;
+
+	out->run.wall_ns = (uint64_t)(wall_s * 1e9);
+	err = outputs__write(out, p, env.node_thres, env.edge_thres, env.threads);
 
 	if (err == -ENODATA && !p->n.calls) {
 		elog("no Python calls were recorded; nothing written");
@@ -174,6 +191,8 @@ static int conclude(struct outputs *out, struct profile *p, const struct hook_st
 	     (unsigned long long)p->n.calls, p->nfuncs, p->nthreads, (unsigned long long)lost,
 	     wall_s, out->paths.prof && !err ? "; wrote " : "",
 	     out->paths.prof && !err ? out->paths.prof : "");
+	if (out->paths.trace && out->trace_bytes)
+		print_trace_size(out);
 	return err;
 }
 
@@ -665,6 +684,9 @@ static int cmd_record(void)
 		snprintf(out.prof.path, sizeof(out.prof.path), "%s", default_prof);
 		out.paths.prof = default_prof;
 	}
+	out.run.pid = (uint32_t)s.pid;
+	if (run_info__read_command(&out.run, s.pid)) /* none: the titles go without it */
+		vlog("cannot read the command line of pid %d", s.pid);
 	ilog("recording pid %d (Python %s)%s%s", s.pid, root->version,
 	     s.follow ? " and the processes it starts" : "", s.launched ? "" : "; Ctrl-C to stop");
 	start_ns = now_ns();
@@ -676,6 +698,12 @@ static int cmd_record(void)
 		rh.flags = root->target.exit_probe.offset ? RAW_FLAG_EXIT_PROBE : 0;
 		snprintf(rh.python, sizeof(rh.python), "%s", root->version);
 		err = raw_begin(&out.raw, &rh);
+		if (!err) {
+			struct raw_command rc = { .type = RAW_COMMAND };
+
+			memcpy(rc.command, out.run.command, sizeof(rc.command));
+			err = raw_record(&out.raw, &rc, sizeof(rc));
+		}
 		root->rec.raw = &out.raw;
 	}
 	if (!err)
@@ -767,6 +795,8 @@ static int cmd_report(void)
 	/* the trace needs the header's pid and start before the first event */
 	err = raw_header_read(env.input, &h, why, sizeof(why));
 	rec.target_version = h.python;
+	rec.run = &out.run;
+	out.run.pid = h.pid;
 	if (!err)
 		err = outputs__start_trace(&out, rec.prof, h.pid, h.start_ns, env.trace_min_us);
 	if (!err)
