@@ -200,3 +200,36 @@ record_svg() {
 	run -0 xmllint --xpath 'count(//*[local-name()="text"][.="countdown"])' g.svg
 	[[ $output == 0 ]]
 }
+
+@test "callgraph: the legend names the run and counts what was drawn and left out" {
+	require_bpf
+	require_some_py
+	record_svg recursion --node-thres 1 --edge-thres 0.2
+	run -0 "$PY" - g.svg p.prof "$PY $TARGETS/recursion.py" <<'PYEOF'
+import pstats, re, sys
+import xml.etree.ElementTree as ET
+svg, prof, command = sys.argv[1:]
+S = "{http://www.w3.org/2000/svg}"
+root = ET.parse(svg).getroot()
+graph = [g for g in root.iter(S + "g") if g.get("class") == "graph"][0]
+legend = [t.text for t in graph.findall(S + "text")]
+boxes = sum(1 for g in root.iter(S + "g") if g.get("class") == "node")
+edges = sum(1 for g in root.iter(S + "g") if g.get("class") == "edge")
+st = pstats.Stats(prof).stats
+calls = sum(v[1] for v in st.values())
+listed = {k for k, v in st.items() if v[1]} | {c for v in st.values() for c in v[4]}
+pairs = sum(len(v[4]) for v in st.values())
+print("\n".join(legend))
+m = re.fullmatch(r"pyuprof: (.*) \(pid ([0-9]+)\), [0-9.]+ m?s wall; ([0-9,]+) calls in 1 thread",
+                 legend[0])
+assert m and m.group(1) == command, legend[0]
+assert int(m.group(3).replace(",", "")) == calls, (m.group(3), calls)
+assert legend[1].startswith("100% = "), legend[1]
+want = "%d of %d functions drawn: %d under 1.00%% total left out (--node-thres); " \
+       "%d of %d caller-callee pairs drawn" % (boxes, len(listed), len(listed) - boxes,
+                                               edges, pairs)
+assert legend[2].startswith(want), (legend[2], want)
+assert legend[3].startswith("box: name, file:line, total %"), legend[3]
+PYEOF
+	echo "$output"
+}

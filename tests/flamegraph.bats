@@ -150,6 +150,19 @@ EOF
 	xmllint --noout f.svg
 	check_outputs p.prof c.txt f.svg
 	grep -q '^<module> ([^;]*recursion.py:1);main ([^;]*recursion.py:21);fib ' c.txt
+	# titled with the command and pid; the subtitle counts the frames drawn and left out
+	grep -q "<text id=\"title\" [^>]*>pyuprof: $PY $TARGETS/recursion.py (pid [0-9]*)</text>" f.svg
+	run -0 "$PY" - f.svg <<'PYEOF'
+import re, sys
+import xml.etree.ElementTree as ET
+S = "{http://www.w3.org/2000/svg}"
+root = ET.parse(sys.argv[1]).getroot()
+sub = [t for t in root.iter(S + "text") if t.get("id") == "subtitle"][0].text
+frames = [g for g in root.iter(S + "g") if g.get("data-d") is not None]
+m = re.match(r"Wall time [0-9.]+ m?s in 1 thread; ([0-9]+) frames, ([0-9]+) under 0\.1 px "
+             r"left out\.", sub)
+assert m and int(m.group(1)) == len(frames), (sub, len(frames))
+PYEOF
 	node "$BROWSER_DIR/flamegraph.test.mjs" f.svg --search fib
 }
 
