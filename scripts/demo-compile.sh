@@ -20,7 +20,8 @@ die() {
 	exit 1
 }
 
-[[ $EUID -eq 0 ]] || die "pyuprof loads BPF programs and must run as root; try: sudo make demo-compile"
+[[ $EUID -eq 0 ]] ||
+	die "pyuprof loads BPF programs and must run as root; try: sudo make demo-compile"
 [[ -x $PYUPROF ]] || die "$PYUPROF not found; run make first"
 [[ -x $PY ]] || die "$PY not found"
 

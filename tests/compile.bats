@@ -44,6 +44,7 @@ PYEOF
 		c.txt
 	grep -q '<title>RecursiveScriptModule\._construct$' f.svg
 	# the titles name the run
-	grep -q "<text id=\"title\"[^>]*>pyuprof: $PY $REPO/examples/compile_torch.py --models 2 (pid [0-9]*)</text>" f.svg
+	grep -q "<text id=\"title\"[^>]*>pyuprof: $PY $REPO/examples/compile_torch.py --models 2 \
+(pid [0-9]*)</text>" f.svg
 	run -0 xmllint --noout g.svg
 }

@@ -69,14 +69,16 @@ trace_matches_prof() {
 
 # trace_size_said TRACE: the summary gives the trace's size (uncompressed) and its events.
 trace_size_said() {
-	local trace=$1 bytes line
+	local trace=$1 bytes line gz=""
 	if [[ $trace == *.gz ]]; then
 		bytes=$(gzip -dc "$trace" | wc -c)
 	else
 		bytes=$(stat -c %s "$trace")
 	fi
 	line=$(grep "^pyuprof: trace $trace: " ours.err) || { cat ours.err; return 1; }
-	[[ $line =~ :\ ([0-9.]+)\ MB(\ uncompressed)?,\ ([0-9]+)\ calls$ ]] || {
+	[[ $trace == *.gz ]] && gz=" uncompressed"
+	[[ $line =~ :\ ([0-9.]+)\ MB(\ uncompressed)?,\ ([0-9]+)\ calls$ ]] &&
+		[[ ${BASH_REMATCH[2]} == "$gz" ]] || {
 		echo "bad size line: $line"
 		return 1
 	}

@@ -153,8 +153,11 @@ static void print_trace_size(const struct outputs *out)
 {
 	const double mb = out->trace_bytes / 1e6;
 
-	ilog("trace %s: %.1f MB%s, %llu calls", out->paths.trace, mb,
-	     out->trace.gz ? " uncompressed" : "", (unsigned long long)out->trace_events);
+	size_t len = strlen(out->paths.trace);
+	bool gz = len > 3 && !strcmp(out->paths.trace + len - 3, ".gz"); /* as outfile.c */
+
+	ilog("trace %s: %.1f MB%s, %llu calls", out->paths.trace, mb, gz ? " uncompressed" : "",
+	     (unsigned long long)out->trace_events);
 	if (out->trace_bytes > 64000000ull)
 		ilog("traces this large load slowly or not at all in trace viewers: "
 		     "--trace-min-us N leaves out the calls shorter than N microseconds%s",

@@ -16,10 +16,12 @@ child: chrome://tracing nests such ties in file order; an empty event may be a s
 
 --count: the number of events named NAME ("func (file:line)", func the qualified name
 where the interpreter has one); when given, no other name may appear. Every event's args
-are {"file", "line"}, the file and line its name ends with. --process: the process name. --thread: TID's thread name. --min-us and --left-out: the otherData values
-(and no event shorter than min_us). --prof: the per-function call counts of a pstats
-file written in the same run (its co_name keys matched to the events' qualified names); with min_us 0 each function's events equal its calls,
-otherwise they are at most its calls and events + left out = all calls.
+are {"file", "line"}, the file and line its name ends with. --process: the process name.
+--thread: TID's thread name. --min-us and --left-out: the otherData values (and no event
+shorter than min_us). --prof: the per-function call counts of a pstats file written in
+the same run (its co_name keys matched to the events' qualified names); with min_us 0
+each function's events equal its calls, otherwise they are at most its calls and events
++ left out = all calls.
 Names and expected values are taken as the bytes of argv decoded as UTF-8 with U+FFFD
 for invalid bytes, whatever the locale. Prints "events N left_out N threads N" and exits
 0 if all holds, else exits 1 with the reasons on stderr.
