@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Chrome trace event format (the JSON object form that Perfetto UI and chrome://tracing load):
- * one complete ("X") event per call (its qualified name and file:line; file and line again in
- * args), streamed while recording, plus process and thread name
+ * one complete ("X") event per call ("qualname (file's base name:line)"; the file's path and
+ * the line in args), streamed while recording, plus process and thread name
  * metadata and, in otherData, how many calls were left out for being shorter than min_ns.
  */
 #ifndef __PYUPROF_OUT_CHROME_H

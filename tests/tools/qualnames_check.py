@@ -91,7 +91,7 @@ def main():
     with open(args.trace, encoding="utf-8") as f:
         for ev in json.load(f)["traceEvents"]:
             if ev.get("ph") == "X" and ev["args"]["file"] == fixture:
-                suffix = " (%s:%d)" % (fixture, ev["args"]["line"])
+                suffix = " (%s:%d)" % (os.path.basename(fixture), ev["args"]["line"])
                 if not ev["name"].endswith(suffix):
                     problems.append("trace: %r does not end in %r" % (ev["name"], suffix))
                 expect("trace", ev["args"]["line"], ev["name"][:-len(suffix)])

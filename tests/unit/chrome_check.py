@@ -15,8 +15,8 @@ and an event never comes after a shorter non-empty one that begins at the same t
 child: chrome://tracing nests such ties in file order; an empty event may be a sibling).
 
 --count: the number of events named NAME ("func (file:line)", func the qualified name
-where the interpreter has one); when given, no other name may appear. Every event's args
-are {"file", "line"}, the file and line its name ends with. --process: the process name.
+where the interpreter has one, file the base name); when given, no other name may appear.
+Every event's args are {"file", "line"}: the path of the file its name ends with, the line. --process: the process name.
 --thread: TID's thread name. --min-us and --left-out: the otherData values (and no event
 shorter than min_us). --prof: the per-function call counts of a pstats file written in
 the same run (its co_name keys matched to the events' qualified names); with min_us 0
@@ -67,6 +67,10 @@ def check_nesting(events, problems):
         stack.append((begin, end, ev["name"]))
 
 
+def base(path):
+    return path.rpartition("/")[2]
+
+
 def prof_calls(path):
     """The .prof's call counts by "name (file:line)", and its names by (file, line)."""
     import pstats
@@ -82,7 +86,7 @@ def prof_calls(path):
 def prof_key(ev, names):
     """The .prof's "name (file:line)" of an event named by its qualified name (3.11+): the
     .prof keeps co_name, which ends the qualified name."""
-    label = ev["name"][:-len(" (%s:%d)" % (ev["args"]["file"], ev["args"]["line"]))]
+    label = ev["name"][:-len(" (%s:%d)" % (base(ev["args"]["file"]), ev["args"]["line"]))]
     for name in names.get((ev["args"]["file"], ev["args"]["line"]), []):
         if label == name or label.endswith("." + name):
             return "%s (%s:%d)" % (name, ev["args"]["file"], ev["args"]["line"])
@@ -137,7 +141,7 @@ def main():
                       and isinstance(ev["args"]["file"], str)
                       and isinstance(ev["args"]["line"], int)
                       and isinstance(ev["name"], str) and ev["name"].endswith(
-                          " (%s:%d)" % (ev["args"]["file"], ev["args"]["line"]))):
+                          " (%s:%d)" % (base(ev["args"]["file"]), ev["args"]["line"]))):
                 problems.append("args do not say the name's file and line: %r" % (ev,))
             elif not (isinstance(ev["name"], str) and ev["cat"] == "python"
                       and is_milli(ev["ts"]) and is_milli(ev["dur"]) and ev["dur"] >= 0

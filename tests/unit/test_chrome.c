@@ -636,7 +636,7 @@ TEST(chrome_threads_interleave_and_stay_nested)
 TEST(chrome_names_are_escaped_and_utf8_kept)
 {
 	static const char *const opts[] = {
-		"--count", "a\"b\\c (dir/we\"ird\\p.py:3)=2",
+		"--count", "a\"b\\c (we\"ird\\p.py:3)=2",
 		"--count", "gr\xc3\xb6\xc3\x9f" "e (\xc3\xbc.py:7)=1",
 		"--count", "tab\there\x01 (\xf0\x9f\x90\x8d.py:0)=1",
 		"--count", "bad\xff\xc3( (x.py:-1)=1", /* the checker decodes with "replace" too */
@@ -671,7 +671,8 @@ TEST(chrome_names_are_escaped_and_utf8_kept)
 	profile__finish(p, 100);
 	REQUIRE(end_trace(&out, ct, p) == 0);
 	CHECK(check_trace(file, opts) == 0);
-	CHECK(file_has(file, "\"name\":\"a\\\"b\\\\c (dir/we\\\"ird\\\\p.py:3)\""));
+	CHECK(file_has(file, "\"name\":\"a\\\"b\\\\c (we\\\"ird\\\\p.py:3)\""));
+	CHECK(file_has(file, "\"args\":{\"file\":\"dir/we\\\"ird\\\\p.py\",\"line\":3}"));
 	CHECK(file_has(file, "\"name\":\"gr\xc3\xb6\xc3\x9f" "e (\xc3\xbc.py:7)\""));
 	CHECK(file_has(file, "\"name\":\"tab\\u0009here\\u0001 (\xf0\x9f\x90\x8d.py:0)\""));
 	CHECK(file_has(file, "\"name\":\"bad\xef\xbf\xbd\xef\xbf\xbd( (x.py:-1)\""));
