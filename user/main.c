@@ -151,10 +151,9 @@ static void print_notes(const struct profile *p, const struct hook_state *h,
 /* A trace's viewers slow down with its size (speedscope gave up on 143 MB): say it. */
 static void print_trace_size(const struct outputs *out)
 {
-	const double mb = out->trace_bytes / 1e6;
-
 	size_t len = strlen(out->paths.trace);
 	bool gz = len > 3 && !strcmp(out->paths.trace + len - 3, ".gz"); /* as outfile.c */
+	double mb = out->trace_bytes / 1e6;
 
 	ilog("trace %s: %.1f MB%s, %llu calls", out->paths.trace, mb, gz ? " uncompressed" : "",
 	     (unsigned long long)out->trace_events);
