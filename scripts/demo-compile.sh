@@ -58,10 +58,11 @@ scale = 4 / 3 if m.group(2) == "pt" else 1
 print("%d,%d" % (round(float(m.group(1)) * scale), round(float(m.group(3)) * scale)))
 EOF
 }
-# render SVG PNG SIZE: a screenshot at most 2400 px wide (a README picture, not a poster)
+# render SVG PNG SIZE: a screenshot about 2400 px wide at most (Chromium rounds the scale): a
+# README picture, not a poster
 render() {
 	local svg=$1 png=$2 size=$3 scale
-	scale=$(awk -v w="${size%,*}" 'BEGIN { printf "%.3f", w > 2400 ? 2400 / w : 1 }')
+	scale=$(awk -v w="${size%,*}" 'BEGIN { printf "%.3f", (w > 2400 ? 2400 / w : 1) }')
 	"$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars \
 		--force-device-scale-factor="$scale" \
 		--no-first-run --disable-background-networking --disable-component-update \
