@@ -19,7 +19,7 @@ USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all deps demo test unit bench bench-soak vmlinux clean install
+.PHONY: all deps demo demo-compile test unit bench bench-soak vmlinux clean install
 all: $(OUTPUT)/pyuprof
 
 deps:
@@ -62,6 +62,10 @@ test: all unit
 
 demo: all
 	$(Q)scripts/demo.sh
+
+# PyTorch compiling small models (Debian's python3-torch, installed if missing), recorded
+demo-compile: all
+	$(Q)scripts/demo-compile.sh
 
 bench: all $(OUTPUT)/bench/bare $(OUTPUT)/bench/replay
 	$(Q)bench/run.sh

@@ -38,6 +38,7 @@ const volatile __u32 localsplus_off = 0; /* the frame's first local (self of a m
 /* bench only (PYUPROF_BENCH_COUNT_ONLY): every probe only counts, the floor of its placement */
 const volatile __u32 count_only = 0;
 __u64 count_only_hits = 0;
+const volatile __u32 qualname_off = 0; /* 3.11+: PyCodeObject.co_qualname; 0 = none */
 
 /* How long an interpreter's eval_frame, once found switched, is not read again at entries */
 #define HOOK_CHECK_NS 1000000ULL
@@ -322,6 +323,11 @@ static __always_inline void note_code(__u64 addr, const void *cw, __u32 tid, __u
 				    FIELD(cw, off.PyCodeObject_co_filename, __u64), &e->filename_len);
 	e->name_kind = copy_str(e->name, FUNCNAME_BYTES, FIELD(cw, off.PyCodeObject_co_name, __u64),
 				&e->name_len);
+	/* beyond CODE_WINDOW, and read once per code object: a read of its own */
+	e->qualname_len = 0;
+	e->qualname_kind = STR_UNREADABLE;
+	if (qualname_off && !read_user(&type, sizeof(type), addr + qualname_off))
+		e->qualname_kind = copy_str(e->qualname, FUNCNAME_BYTES, type, &e->qualname_len);
 	bslot = bootstrap_slot(e->name, e->name_len, e->name_kind);
 	if (bslot >= 0)
 		bootstrap_codes[bslot] = addr;

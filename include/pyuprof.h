@@ -120,14 +120,18 @@ struct ev_code {
 	__u32 co_flags;
 	__u32 filename_len; /* characters in the str (may exceed what was copied) */
 	__u32 name_len;
+	__u32 qualname_len; /* 0 where the version has no co_qualname (before 3.11) */
 	__u8 filename_kind; /* STR_* */
 	__u8 name_kind;
-	__u8 pad[6];
+	__u8 qualname_kind;
+	__u8 pad;
 	char type_name[8]; /* the object's type name, read while it was alive: "code" */
 	char filename[FILENAME_BYTES];
 	char name[FUNCNAME_BYTES];
+	char qualname[FUNCNAME_BYTES]; /* co_qualname: for the pictures; the .prof keeps name */
 };
-_Static_assert(sizeof(struct ev_code) == 56 + FILENAME_BYTES + FUNCNAME_BYTES, "ev_code layout");
+_Static_assert(sizeof(struct ev_code) == 56 + FILENAME_BYTES + 2 * FUNCNAME_BYTES,
+	       "ev_code layout");
 
 /* ev_request.what: a write into the target that the BPF side cannot do itself (BPF writes to
  * user memory are refused on kernels in lockdown). The thread that asks is sent REQUEST_SIGNAL,

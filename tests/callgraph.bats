@@ -4,7 +4,8 @@
 # shows agrees with the .prof written in the same run, by gprof2dot's reading of a pstats
 # file: every fixture function above --node-thres has its box (name, file:line, total %,
 # self %, total time, calls), every call above --edge-thres between two boxes its edge
-# (total %, primitive calls), and nothing under a threshold is drawn.
+# (total %, calls and, where some were recursive, primitive calls), and nothing under a
+# threshold is drawn; boxes carry qualified names on 3.11+ (ending in the .prof's co_name).
 
 load helpers
 
@@ -46,7 +47,13 @@ self_sum = sum(v[2] for v in st.values())
 total = max([self_sum] + [v[3] for v in st.values()])
 
 def box_key(key):
-    return (key[2], "%s:%d" % (os.path.basename(key[0]), key[1]))
+    """The box of a .prof key: its file:line and its name, which on 3.11+ is the qualified
+    name ending in the .prof's co_name"""
+    loc = "%s:%d" % (os.path.basename(key[0]), key[1])
+    for name, l in list(shown) + [k[0] for k in shown_edges] + [k[1] for k in shown_edges]:
+        if l == loc and (name == key[2] or name.endswith("." + key[2])):
+            return (name, l)
+    return (key[2], loc)
 
 def seconds(text):
     m = re.fullmatch(r"([0-9.]+) (s|ms|\u00b5s|ns)", text)
@@ -56,6 +63,9 @@ def pct_ok(text, value, paren=False):
     if paren:
         text = text[1:-1] if text.startswith("(") and text.endswith(")") else "x"
     return text.endswith("%") and abs(float(text[:-1]) - value) <= 0.0101
+
+def calls_label(nc, cc):  # all calls, and the primitive ones where some were recursive
+    return "{:,}\u00d7".format(nc) + ("" if nc == cc else " ({:,} primitive)".format(cc))
 
 def near(pct, thres):
     return abs(pct - thres) <= 0.02  # too close to the threshold to say which side
@@ -85,11 +95,11 @@ for key in fixture:
         fails.append("%s: self %s, .prof says %.3f%%" % (key[2], texts[3], 100.0 * tt / self_sum))
     if abs(seconds(texts[4]) - ct) > max(0.0006 * ct, 2e-9):
         fails.append("%s: time %s, .prof says %.9f s" % (key[2], texts[4], ct))
-    if texts[5] != "%d\u00d7" % nc:
+    if texts[5] != "{:,}\u00d7".format(nc):
         fails.append("%s: calls %s, .prof says %d" % (key[2], texts[5], nc))
 
 # calls between two fixture functions: drawn when both boxes are and the call is above
-# --edge-thres, labelled with the pair's primitive calls (gprof2dot reads cc)
+# --edge-thres, labelled with the pair's calls and primitive calls (gprof2dot shows cc alone)
 for key in fixture:
     for caller, (enc, ecc, ett, ect) in st[key][4].items():
         if caller[0] != script or caller not in st:
@@ -107,7 +117,7 @@ for key in fixture:
         ekept += 1
         if not label:
             fails.append("no edge %s -> %s (%.3f%%)" % (caller[2], key[2], epct))
-        elif not pct_ok(label[0], epct) or label[1] != "%d\u00d7" % ecc:
+        elif not pct_ok(label[0], epct) or label[1] != calls_label(enc, ecc):
             fails.append("edge %s -> %s: %r, .prof says %.3f%% %d/%d calls"
                          % (caller[2], key[2], label, epct, enc, ecc))
 
@@ -190,4 +200,37 @@ record_svg() {
 	(($(grep -c 'class="node"' g.svg) < all))
 	run -0 xmllint --xpath 'count(//*[local-name()="text"][.="countdown"])' g.svg
 	[[ $output == 0 ]]
+}
+
+@test "callgraph: the legend names the run and counts what was drawn and left out" {
+	require_bpf
+	require_some_py
+	record_svg recursion --node-thres 1 --edge-thres 0.2
+	run -0 "$PY" - g.svg p.prof "$PY $TARGETS/recursion.py" <<'PYEOF'
+import pstats, re, sys
+import xml.etree.ElementTree as ET
+svg, prof, command = sys.argv[1:]
+S = "{http://www.w3.org/2000/svg}"
+root = ET.parse(svg).getroot()
+graph = [g for g in root.iter(S + "g") if g.get("class") == "graph"][0]
+legend = [t.text for t in graph.findall(S + "text")]
+boxes = sum(1 for g in root.iter(S + "g") if g.get("class") == "node")
+edges = sum(1 for g in root.iter(S + "g") if g.get("class") == "edge")
+st = pstats.Stats(prof).stats
+calls = sum(v[1] for v in st.values())
+listed = {k for k, v in st.items() if v[1]} | {c for v in st.values() for c in v[4]}
+pairs = sum(len(v[4]) for v in st.values())
+print("\n".join(legend))
+m = re.fullmatch(r"pyuprof: (.*) \(pid ([0-9]+)\), [0-9.]+ m?s wall; ([0-9,]+) calls in 1 thread",
+                 legend[0])
+assert m and m.group(1) == command, legend[0]
+assert int(m.group(3).replace(",", "")) == calls, (m.group(3), calls)
+assert legend[1].startswith("100% = "), legend[1]
+want = "%d of %d functions drawn: %d under 1.00%% total left out (--node-thres); " \
+       "%d of %d caller-callee pairs drawn" % (boxes, len(listed), len(listed) - boxes,
+                                               edges, pairs)
+assert legend[2].startswith(want), (legend[2], want)
+assert legend[3].startswith("box: name, file:line, total %"), legend[3]
+PYEOF
+	echo "$output"
 }

@@ -49,6 +49,25 @@ def clean(s):  # what out_collapsed.c makes of a name
     return "".join("," if c == ";" else " " if ord(c) < 0x20 or ord(c) == 0x7F else c for c in s)
 
 known = {f"{clean(n)} ({clean(f)}:{l})" for (f, l, n) in st}
+names_at = {}
+for (f, l, n) in st:
+    names_at.setdefault(f"{f}:{l}", set()).add(n)
+
+def prof_name(name, loc):
+    """The .prof's co_name of a frame named by its qualified name (3.11+), which ends in it"""
+    for n in names_at.get(loc, ()):
+        if name == n or name.endswith("." + n):
+            return n
+    return name
+
+def known_frame(frame):
+    m = re.fullmatch(r"(.*) \((.*)\)", frame)
+    if frame in known or not m:
+        return frame in known
+    for (f, l, n) in st:
+        if f"{clean(f)}:{l}" == m.group(2) and m.group(1).endswith("." + clean(n)):
+            return True
+    return False
 total_us, threads, nlines = 0, set(), 0
 for line in open(coll, encoding="utf-8"):
     m = re.fullmatch(r"(.+) ([0-9]+)\n", line)
@@ -60,7 +79,7 @@ for line in open(coll, encoding="utf-8"):
     stack = m.group(1).split(";")
     if per_thread:
         threads.add(stack.pop(0))
-    bad += [f"collapsed: frame {f!r} is not in the .prof" for f in stack if f not in known]
+    bad += [f"collapsed: frame {f!r} is not in the .prof" for f in stack if not known_frame(f)]
 # rounded once on the running sum: within 1 us of the total (plus float noise)
 if nlines == 0 or abs(total_us - total_tt * 1e6) > 1.01:
     bad.append(f"collapsed: {nlines} lines add up to {total_us} us, "
@@ -88,7 +107,7 @@ else:
     outer, path = {}, []
     for f in frames:
         del path[f["d"]:]
-        key = (f["name"], f["loc"])
+        key = (prof_name(f["name"], f["loc"]), f["loc"])
         if not f["r"] and key not in path:
             outer[key] = outer.get(key, 0) + f["w"]
         path.append(key)
@@ -131,6 +150,19 @@ EOF
 	xmllint --noout f.svg
 	check_outputs p.prof c.txt f.svg
 	grep -q '^<module> ([^;]*recursion.py:1);main ([^;]*recursion.py:21);fib ' c.txt
+	# titled with the command and pid; the subtitle counts the frames drawn and left out
+	grep -q "<text id=\"title\" [^>]*>pyuprof: $PY $TARGETS/recursion.py (pid [0-9]*)</text>" f.svg
+	run -0 "$PY" - f.svg <<'PYEOF'
+import re, sys
+import xml.etree.ElementTree as ET
+S = "{http://www.w3.org/2000/svg}"
+root = ET.parse(sys.argv[1]).getroot()
+sub = [t for t in root.iter(S + "text") if t.get("id") == "subtitle"][0].text
+frames = [g for g in root.iter(S + "g") if g.get("data-d") is not None]
+m = re.match(r"Wall time [0-9.]+ m?s in 1 thread; ([0-9]+) frames, ([0-9]+) under 0\.1 px "
+             r"left out\.", sub)
+assert m and int(m.group(1)) == len(frames), (sub, len(frames))
+PYEOF
 	node "$BROWSER_DIR/flamegraph.test.mjs" f.svg --search fib
 }
 

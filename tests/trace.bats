@@ -4,8 +4,10 @@
 # records a fixture once, writing the pstats profile and the trace in the same run, and
 # tests/unit/chrome_check.py (on the same interpreter) checks the trace: it parses as JSON
 # (gunzipped for .gz), the events nest per thread, every thread with events is named, and
-# each function has as many events as the .prof has calls. With --trace-min-us the trace
-# holds fewer events, and events plus the calls it says it left out are all the calls.
+# each function has as many events as the .prof has calls, with its file and line in args;
+# the process is named after its command and the summary says the trace's size. With
+# --trace-min-us the trace holds fewer events, and events plus the calls it says it left out
+# are all the calls.
 
 load helpers
 
@@ -56,11 +58,35 @@ check_trace() {
 trace_matches_prof() {
 	local name=$1 label=$2 trace=$3 min_threads=$4
 	record_trace "$name" "$label" "$trace"
-	check_trace "$trace" --min-us 0.000 --left-out 0
+	# the process is named after its command line, as /proc/PID/cmdline has it
+	check_trace "$trace" --min-us 0.000 --left-out 0 --process "$PY $TARGETS/$name.py"
 	if ((EVENTS == 0 || THREADS < min_threads)); then
 		echo "$EVENTS events in $THREADS threads (expected at least $min_threads threads)"
 		return 1
 	fi
+	trace_size_said "$trace"
+}
+
+# trace_size_said TRACE: the summary gives the trace's size (uncompressed) and its events.
+trace_size_said() {
+	local trace=$1 bytes line gz=""
+	if [[ $trace == *.gz ]]; then
+		bytes=$(gzip -dc "$trace" | wc -c)
+	else
+		bytes=$(stat -c %s "$trace")
+	fi
+	line=$(grep "^pyuprof: trace $trace: " ours.err) || { cat ours.err; return 1; }
+	[[ $trace == *.gz ]] && gz=" uncompressed"
+	[[ $line =~ :\ ([0-9.]+)\ MB(\ uncompressed)?,\ ([0-9]+)\ calls$ ]] &&
+		[[ ${BASH_REMATCH[2]} == "$gz" ]] || {
+		echo "bad size line: $line"
+		return 1
+	}
+	[[ $(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }') == "${BASH_REMATCH[1]}" ]] || {
+		echo "$line: the file holds $bytes bytes"
+		return 1
+	}
+	[[ ${BASH_REMATCH[3]} == "$EVENTS" ]] || { echo "$line: $EVENTS events"; return 1; }
 }
 
 @test "trace: threads on 3.8 nests per thread and matches the .prof" {

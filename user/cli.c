@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* argp parsers: the top-level command table and `pyuprof record`. */
+/* argp parsers: the top-level command table, `pyuprof record`, `report` and `top`. */
 #include <argp.h>
 #include <stdarg.h>
 #include <errno.h>
@@ -21,6 +21,7 @@ struct env env = {
 	.top = DEFAULT_TOP,
 	.node_thres = DEFAULT_NODE_THRES,
 	.edge_thres = DEFAULT_EDGE_THRES,
+	.interval = 1.0,
 };
 
 const char *argp_program_version = "pyuprof 0.1";
@@ -41,6 +42,7 @@ enum {
 	OPT_EDGE_THRES,
 	OPT_SUBPROCESSES,
 	OPT_EXITS,
+	OPT_INTERVAL,
 };
 
 static const char record_doc[] =
@@ -318,6 +320,59 @@ static const struct argp report_argp = {
 	       "Example:\n  pyuprof report run.raw -o run.prof --flamegraph run.svg",
 };
 
+static const struct argp_option top_options[] = {
+	{ "pid", 'p', "PID", 0, "The running Python process to watch (required)", 1 },
+	{ "interval", OPT_INTERVAL, "SECONDS", 0, "Redraw every SECONDS (default 1)", 1 },
+	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0,
+	  "Size of the BPF ring buffer in MiB, a power of two (default " STR(DEFAULT_RINGBUF_MB)
+	  ")", 2 },
+	{ "verbose", 'v', NULL, 0, "Print progress details (after the view closes)", 2 },
+	{ "debug", OPT_DEBUG, NULL, 0, "Print libbpf and tracer debug output", 2 },
+	{},
+};
+
+static error_t top_parse(int key, char *arg, struct argp_state *state)
+{
+	char *end;
+
+	switch (key) {
+	case 'p':
+	case OPT_RINGBUF:
+	case 'v':
+	case OPT_DEBUG:
+		return record_parse(key, arg, state);
+	case OPT_INTERVAL:
+		errno = 0;
+		env.interval = strtod(arg, &end);
+		if (errno || end == arg || *end || !isfinite(env.interval) || env.interval < 0.1 ||
+		    env.interval > 3600)
+			usage_error(state, "invalid interval: %s (want 0.1 to 3600 seconds)", arg);
+		break;
+	case ARGP_KEY_ARG:
+		usage_error(state, "unexpected argument: %s (pyuprof top watches a running "
+				   "process: -p PID)", arg);
+	case ARGP_KEY_END:
+		if (!env.pid)
+			usage_error(state, "nothing to watch: give --pid PID");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp top_argp = {
+	.options = top_options,
+	.parser = top_parse,
+	.doc = "Watch a running Python process live: a full-screen view, redrawn every interval, "
+	       "of its functions by own time (tottime) and by calls over the last interval and in "
+	       "total, with calls per second and lost events. Every call is counted, as `record` "
+	       "counts it; times show when a call returns. Keys: o, c, t, n choose the order (own "
+	       "time or calls, last interval or total); q quits: pyuprof detaches and the process "
+	       "runs on as before. Nothing is written. Needs root, and a terminal.\v"
+	       "Example:\n  sudo pyuprof top -p 1234",
+};
+
 static char *join_doc(void)
 {
 	static char buf[sizeof(record_doc) + sizeof(record_examples) + 2];
@@ -333,7 +388,8 @@ static void top_usage(FILE *f)
 		   "every Python call,\nrecorded from outside the process.\n\n"
 		   "Commands:\n"
 		   "  record    record a Python process, or a command it starts\n"
-		   "  report    draw the outputs again from a raw recording (record --raw)\n\n"
+		   "  report    draw the outputs again from a raw recording (record --raw)\n"
+		   "  top       watch a running Python process live, full screen\n\n"
 		   "Run 'pyuprof COMMAND --help' for the options.\n");
 }
 
@@ -357,6 +413,12 @@ enum command cli_parse(int argc, char **argv)
 		argv[1] = "pyuprof report";
 		argp_parse(&report_argp, argc - 1, argv + 1, 0, NULL, NULL);
 		return CMD_REPORT;
+	}
+	if (!strcmp(argv[1], "top")) {
+		argv[1] = "pyuprof top";
+		argp_parse(&top_argp, argc - 1, argv + 1, 0, NULL, NULL);
+		env.live = true;
+		return CMD_TOP;
 	}
 	if (strcmp(argv[1], "record")) {
 		fprintf(stderr, "pyuprof: unknown command '%s' (try 'pyuprof --help')\n", argv[1]);

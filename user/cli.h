@@ -25,11 +25,13 @@ struct env {
 	int exits; /* record --exits: enum exits (tracer.h) */
 	unsigned top;
 	bool quiet, verbose, debug;
+	bool live;	 /* pyuprof top: a live view instead of outputs */
+	double interval; /* pyuprof top: seconds between redraws */
 };
 
 extern struct env env;
 
-enum command { CMD_RECORD = 1, CMD_REPORT };
+enum command { CMD_RECORD = 1, CMD_REPORT, CMD_TOP };
 
 /* Parses argv; exits 64 (EX_USAGE) on a usage error, 0 after --help. Returns the command. */
 enum command cli_parse(int argc, char **argv);

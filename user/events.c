@@ -91,6 +91,8 @@ static int python_name(const struct recorder *r, const void *data, char *out, si
 static int on_code(struct recorder *r, const struct ev_code *e)
 {
 	char filename[FILENAME_BYTES * 4 + 8], name[FUNCNAME_BYTES * 4 + 8];
+	char qualname[FUNCNAME_BYTES * 4 + 8] = "";
+	int err;
 
 	pystr_to_utf8(e->filename, sizeof(e->filename), e->filename_len, e->filename_kind,
 		      filename, sizeof(filename));
@@ -109,7 +111,12 @@ static int on_code(struct recorder *r, const struct ev_code *e)
 	}
 	if (r->target)
 		note_bootstrap(r, e->code, thread_name__is_bootstrap(filename, name));
-	return profile__code(r->prof, e->code, filename, name, e->firstlineno);
+	err = profile__code(r->prof, e->code, filename, name, e->firstlineno);
+	if (err || e->qualname_kind == STR_UNREADABLE)
+		return err;
+	pystr_to_utf8(e->qualname, sizeof(e->qualname), e->qualname_len, e->qualname_kind,
+		      qualname, sizeof(qualname));
+	return profile__qualname(r->prof, e->code, qualname);
 }
 
 static int on_thread(struct recorder *r, const struct raw_thread *t)
@@ -166,7 +173,8 @@ int recorder__handle(void *ctx, void *data, size_t size)
 		return r->err;
 	if (r->stop_ns && c->ts_ns > r->stop_ns && c->type != EV_CODE && c->type != RAW_THREAD)
 		return 0; /* made while the probes were being removed; not in the raw record */
-	if (c->type != EV_CODE && c->type != EV_REQUEST && c->type != RAW_THREAD) {
+	if (c->type != EV_CODE && c->type != EV_REQUEST && c->type != RAW_THREAD &&
+	    c->type != RAW_COMMAND) {
 		/* a seed's thread is named like any other (struct raw_seed starts with tid) */
 		err = note_thread(r, data);
 		if (err)
@@ -197,6 +205,12 @@ int recorder__handle(void *ctx, void *data, size_t size)
 		break;
 	case RAW_THREAD:
 		err = on_thread(r, data);
+		break;
+	case RAW_COMMAND:
+		if (r->run)
+			snprintf(r->run->command, sizeof(r->run->command), "%.*s",
+				 (int)sizeof(r->run->command) - 1,
+				 ((const struct raw_command *)data)->command);
 		break;
 	case RAW_SEED: {
 		const struct raw_seed *sd = data;

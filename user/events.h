@@ -9,6 +9,7 @@
 #include "outfile.h"
 #include "profile.h"
 #include "py_target.h"
+#include "run_info.h"
 #include "tracee.h"
 
 #define CODE_CHECKS 8 /* code objects whose type is checked: all must be "code" */
@@ -25,6 +26,7 @@ struct recorder {
 	uint64_t bootstrap[BOOTSTRAP_CODES]; /* code objects whose frames hold their Thread */
 	int nbootstrap;
 	struct outfile *raw; /* if set, every record is kept there (record --raw) */
+	struct run_info *run; /* report: gets the command line of the raw recording */
 	int checks_ok, checks_bad;
 	int err; /* first fatal error (-ENOMEM, or -EINVAL when the offsets do not fit) */
 };

@@ -27,7 +27,9 @@
 #include "profile.h"
 #include "py_target.h"
 #include "report.h"
+#include "run_info.h"
 #include "seed.h"
+#include "top.h"
 #include "tracee.h"
 #include "tracer.h"
 
@@ -150,6 +152,21 @@ static void print_notes(const struct profile *p, const struct hook_state *h,
 		     (unsigned long long)p->n.open_at_stop);
 }
 
+/* A trace's viewers slow down with its size (speedscope gave up on 143 MB): say it. */
+static void print_trace_size(const struct outputs *out)
+{
+	size_t len = strlen(out->paths.trace);
+	bool gz = len > 3 && !strcmp(out->paths.trace + len - 3, ".gz"); /* as outfile.c */
+	double mb = out->trace_bytes / 1e6;
+
+	ilog("trace %s: %.1f MB%s, %llu calls", out->paths.trace, mb, gz ? " uncompressed" : "",
+	     (unsigned long long)out->trace_events);
+	if (out->trace_bytes > 64000000ull)
+		ilog("traces this large load slowly or not at all in trace viewers: "
+		     "--trace-min-us N leaves out the calls shorter than N microseconds%s",
+		     env.trace_min_us ? " (a larger N than this run's)" : "");
+}
+
 struct session;
 static void print_processes(const struct session *s);
 
@@ -163,7 +180,10 @@ static int conclude(struct outputs *out, struct profile *p, const struct hook_st
 		    double wall_s, const struct session *procs)
 {
 	uint64_t lost = bs->lost_calls + bs->lost_returns + bs->lost_codes + bs->lost_requests;
-	int err = outputs__write(out, p, env.node_thres, env.edge_thres, env.threads);
+	int err;
+
+	out->run.wall_ns = (uint64_t)(wall_s * 1e9);
+	err = outputs__write(out, p, env.node_thres, env.edge_thres, env.threads);
 
 	if (err == -ENODATA && !p->n.calls) {
 		elog("no Python calls were recorded; nothing written");
@@ -178,6 +198,8 @@ static int conclude(struct outputs *out, struct profile *p, const struct hook_st
 	     (unsigned long long)p->n.calls, p->nfuncs, p->nthreads, (unsigned long long)lost,
 	     wall_s, out->paths.prof && !err ? "; wrote " : "",
 	     out->paths.prof && !err ? out->paths.prof : "");
+	if (out->paths.trace && out->trace_bytes)
+		print_trace_size(out);
 	return err;
 }
 
@@ -194,6 +216,7 @@ struct session {
 	 * handled, and how long detaching took: the attach latency (--verbose, the bench) */
 	uint64_t t_start, t_attached, t_first, detach_ns;
 	bool status_shown; /* the live line is on the terminal: clear it before more output */
+	struct top *view; /* pyuprof top: drawn at each turn of the loop; NULL otherwise */
 };
 
 static struct proc_rec *find_proc(const struct session *s, pid_t pid)
@@ -398,6 +421,20 @@ static uint64_t total_calls(const struct session *s)
 	return n;
 }
 
+/* What the BPF side of every recorded process counted so far (lost events above all). */
+static void live_counters(const struct session *s, struct pyuprof_stats *b)
+{
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		struct proc_rec *pr = s->procs[i];
+		struct pyuprof_stats live = { 0 };
+
+		if (pr->tr)
+			tracer__counters(pr->tr, &live);
+		proc_rec__add_counters(b, &live);
+		proc_rec__add_counters(b, &pr->bstats);
+	}
+}
+
 /* The live line on a terminal: how the recording goes, redrawn in place once a second. */
 static void show_status(struct session *s, uint64_t start_ns, uint64_t *last_ns,
 			uint64_t *last_calls)
@@ -408,16 +445,10 @@ static void show_status(struct session *s, uint64_t start_ns, uint64_t *last_ns,
 
 	if (now - *last_ns < 1000000000ull)
 		return;
+	live_counters(s, &b);
 	for (i = 0; i < s->nprocs; i++) {
-		struct proc_rec *pr = s->procs[i];
-		struct pyuprof_stats live = { 0 };
-
-		if (pr->tr)
-			tracer__counters(pr->tr, &live);
-		proc_rec__add_counters(&b, &live);
-		proc_rec__add_counters(&b, &pr->bstats);
-		funcs += pr->rec.prof->nfuncs;
-		threads += pr->rec.prof->nthreads;
+		funcs += s->procs[i]->rec.prof->nfuncs;
+		threads += s->procs[i]->rec.prof->nthreads;
 	}
 	lost = b.lost_calls + b.lost_returns + b.lost_codes + b.lost_requests;
 	fprintf(stderr, "\rpyuprof: %.0f s, %llu calls (%.0f/s), %u functions, %u threads, ",
@@ -466,7 +497,8 @@ static int consume_all(struct session *s)
 static int record(struct session *s, uint64_t deadline_ns)
 {
 	/* attach mode only: a launched program writes to the same terminal */
-	bool live = !s->launched && !env.quiet && log_level >= LOG_INFO && isatty(STDERR_FILENO);
+	bool live = !s->launched && !env.quiet && log_level >= LOG_INFO && isatty(STDERR_FILENO) &&
+		    !s->view;
 	uint64_t start_ns = now_ns(), last_ns = start_ns, last_calls = 0;
 	struct pollfd *pfd = NULL;
 	struct proc_event ev;
@@ -474,13 +506,14 @@ static int record(struct session *s, uint64_t deadline_ns)
 	int err = 0;
 
 	while (!exiting) {
-		if (array_grow((void **)&pfd, &cap, sizeof(*pfd), s->nprocs + 1)) {
+		if (array_grow((void **)&pfd, &cap, sizeof(*pfd), s->nprocs + 2)) {
 			err = -ENOMEM;
 			break;
 		}
 		n = 0;
 		pfd[n++] = (struct pollfd){ .fd = s->held ? tracee__fd(s->held) : -1,
 					    .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = s->view ? top__fd(s->view) : -1, .events = POLLIN };
 		for (i = 0; i < s->nprocs; i++)
 			if (s->procs[i]->tr)
 				pfd[n++] = (struct pollfd){ .fd = tracer__epoll_fd(s->procs[i]->tr),
@@ -512,6 +545,14 @@ static int record(struct session *s, uint64_t deadline_ns)
 		}
 		if (live)
 			show_status(s, start_ns, &last_ns, &last_calls);
+		if (s->view) { /* pyuprof top: its keys, and its screen once an interval */
+			struct pyuprof_stats b = { 0 };
+
+			if (top__keys(s->view))
+				break;
+			live_counters(s, &b);
+			top__draw(s->view, s->procs[0]->rec.prof, &b, now_ns());
+		}
 		if (deadline_ns && now_ns() >= deadline_ns)
 			break;
 		if (s->launched && !s->held) {
@@ -656,9 +697,13 @@ static int cmd_record(void)
 		elog("needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE): run it with sudo");
 		return 1;
 	}
+	if (env.live && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
+		elog("pyuprof top draws on a terminal: stdin and stdout must be one");
+		return 1;
+	}
 	/* fail on an unwritable output before touching any process; the default name is set
 	 * once the pid is known (its temporary file is already in the right directory) */
-	if (!paths.prof)
+	if (!paths.prof && !env.live)
 		paths.prof = tmp_prof;
 	err = outputs__open(&out, &paths, &failed);
 	if (err) {
@@ -672,13 +717,29 @@ static int cmd_record(void)
 	root = s.nprocs ? s.procs[0] : NULL;
 	if (err)
 		goto cleanup;
-	if (!env.output) {
+	if (!env.output && !env.live) {
 		snprintf(default_prof, sizeof(default_prof), "pyuprof-%d.prof", s.pid);
 		snprintf(out.prof.path, sizeof(out.prof.path), "%s", default_prof);
 		out.paths.prof = default_prof;
 	}
+	out.run.pid = (uint32_t)s.pid;
+	if (run_info__read_command(&out.run, s.pid)) /* none: the titles go without it */
+		vlog("cannot read the command line of pid %d", s.pid);
 	ilog("recording pid %d (Python %s)%s%s", s.pid, root->version,
-	     s.follow ? " and the processes it starts" : "", s.launched ? "" : "; Ctrl-C to stop");
+	     s.follow ? " and the processes it starts" : "",
+	     s.launched ? "" : env.live ? "; q to quit" : "; Ctrl-C to stop");
+	if (env.live) {
+		char title[RUN_COMMAND_LEN + 96];
+
+		snprintf(title, sizeof(title), "pid %d (Python %s): %s", s.pid, root->version,
+			 out.run.command);
+		s.view = top__new(title, (uint64_t)(env.interval * 1e9), now_ns());
+		if (!s.view) {
+			err = -errno;
+			elog("cannot draw on the terminal: %s", strerror(errno));
+			goto cleanup;
+		}
+	}
 	start_ns = now_ns();
 	err = outputs__start_trace(&out, root->rec.prof, (uint32_t)s.pid, start_ns,
 				   env.trace_min_us);
@@ -688,6 +749,12 @@ static int cmd_record(void)
 		rh.flags = root->exits == EXITS_USDT ? RAW_FLAG_EXIT_PROBE : 0;
 		snprintf(rh.python, sizeof(rh.python), "%s", root->version);
 		err = raw_begin(&out.raw, &rh);
+		if (!err) {
+			struct raw_command rc = { .type = RAW_COMMAND };
+
+			memcpy(rc.command, out.run.command, sizeof(rc.command));
+			err = raw_record(&out.raw, &rc, sizeof(rc));
+		}
 		root->rec.raw = &out.raw;
 	}
 	if (!err)
@@ -695,6 +762,8 @@ static int cmd_record(void)
 	if (!err)
 		err = record(&s, env.duration > 0 ? start_ns + (uint64_t)(env.duration * 1e9) : 0);
 	stop_ns = now_ns();
+	top__free(s.view); /* the terminal as it was, for what is said from here on */
+	s.view = NULL;
 	for (i = 0; i < s.nprocs; i++)
 		if (s.procs[i]->tr)
 			s.procs[i]->rec.stop_ns = stop_ns;
@@ -725,6 +794,19 @@ static int cmd_record(void)
 		     s.t_first ? (s.t_first - s.t_start) / 1e9 : -1.0, s.detach_ns / 1e9);
 	if (err)
 		goto cleanup;
+	if (env.live) { /* pyuprof top: nothing to write; what was lost is still said */
+		print_notes(root->rec.prof, &root->hooks, &bstats, root->version,
+			    root->target.exit_probe.offset != 0);
+		ilog("%llu calls, %u functions, %u threads, %llu lost events, %.3f s; detached "
+		     "from pid %d%s", (unsigned long long)root->rec.prof->n.calls,
+		     root->rec.prof->nfuncs, root->rec.prof->nthreads,
+		     (unsigned long long)(bstats.lost_calls + bstats.lost_returns +
+					  bstats.lost_codes + bstats.lost_requests),
+		     (stop_ns - start_ns) / 1e9, s.pid,
+		     s.target_gone ? ", which has exited" : ", which runs on");
+		exit_code = 0;
+		goto cleanup;
+	}
 	if (env.raw) {
 		re.stop_ns = stop_ns;
 		re.stats = bstats;
@@ -739,6 +821,7 @@ static int cmd_record(void)
 	exit_code = err ? 1 : 0;
 
 cleanup:
+	top__free(s.view);
 	outputs__abort(&out);
 	if (s.held) /* an error after the target was taken: put it back first */
 		stop(&s, now_ns());
@@ -787,6 +870,8 @@ static int cmd_report(void)
 	/* the trace needs the header's pid and start before the first event */
 	err = raw_header_read(env.input, &h, why, sizeof(why));
 	rec.target_version = h.python;
+	rec.run = &out.run;
+	out.run.pid = h.pid;
 	if (!err)
 		err = outputs__start_trace(&out, rec.prof, h.pid, h.start_ns, env.trace_min_us);
 	if (!err)
@@ -818,5 +903,5 @@ int main(int argc, char **argv)
 	log_level = env.debug ? LOG_DEBUG : env.verbose ? LOG_VERBOSE : env.quiet ? LOG_ERROR
 										: LOG_INFO;
 	libbpf_set_print(libbpf_print_fn);
-	return cmd == CMD_REPORT ? cmd_report() : cmd_record();
+	return cmd == CMD_REPORT ? cmd_report() : cmd_record(); /* top: a record shown live */
 }

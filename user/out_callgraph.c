@@ -25,6 +25,7 @@ struct selection {
 	uint32_t *edges, nedges; /* edges drawn, by caller then callee rank */
 	double total_ns;	 /* 100% of total times */
 	double self_ns;		 /* 100% of self times */
+	uint32_t nlisted, nlisted_edges; /* what the .prof lists, drawn or not */
 };
 
 /*
@@ -67,6 +68,19 @@ static void sb_time(struct strbuf *b, uint64_t ns)
 		strbuf_printf(b, "%.3f \xc2\xb5s", ns / 1e3);
 	else
 		strbuf_printf(b, "%llu ns", (unsigned long long)ns);
+}
+
+/* 19631 -> "19,631": counts of millions read at a glance */
+static void sb_count(struct strbuf *b, uint64_t n)
+{
+	char digits[24];
+	int len = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)n), i;
+
+	for (i = 0; i < len; i++) {
+		if (i && (len - i) % 3 == 0)
+			strbuf_printf(b, ",");
+		strbuf_printf(b, "%c", digits[i]);
+	}
 }
 
 /* gprof2dot's ratio(): 0/0 counts as 1 ("more useful"), the result is clamped to [0, 1]. */
@@ -209,6 +223,7 @@ static int select_graph(const struct profile *p, double node_thres, double edge_
 
 	sel->nnodes = 0;
 	for (i = 0; i < p->nfuncs; i++) {
+		sel->nlisted += listed[i];
 		sel->rank[i] = NO_ID;
 		if (listed[i] && ratio(p->funcs[i].st.total_ns, sel->total_ns) >= node_thres)
 			sel->nodes[sel->nnodes++] = i;
@@ -221,6 +236,7 @@ static int select_graph(const struct profile *p, double node_thres, double edge_
 	for (i = 0; i < p->nedges; i++) {
 		const struct edge *e = &p->edges[i];
 
+		sel->nlisted_edges += e->st.calls > 0;
 		if (!e->st.calls || sel->rank[e->caller] == NO_ID || sel->rank[e->callee] == NO_ID)
 			continue;
 		if (ratio(e->st.total_ns, sel->total_ns) < edge_thres)
@@ -297,14 +313,16 @@ static int add_node(Agraph_t *g, Agsym_t **sym, const struct func *f, uint32_t r
 		return -ENOMEM;
 	/* name, file:line, total %, (self %), total time, calls: gprof2dot's order */
 	strbuf_clear(b);
-	sb_text(b, f->name, false);
+	sb_text(b, func__label(f), false);
 	strbuf_printf(b, "\\n");
 	sb_text(b, base ? base + 1 : f->filename, false);
 	strbuf_printf(b, ":%d\\n%.2f%%\\n(%.2f%%)\\n", f->firstlineno, w * 100.0,
 		  ratio(f->st.inline_ns, sel->self_ns) * 100.0);
 	sb_time(b, f->st.total_ns);
 	/* gprof2dot shows a function's nc, all of its calls, recursive ones included */
-	strbuf_printf(b, "\\n%llu\xc3\x97", (unsigned long long)f->st.calls);
+	strbuf_printf(b, "\\n");
+	sb_count(b, f->st.calls);
+	strbuf_printf(b, "\xc3\x97");
 	if (b->err)
 		return b->err;
 	temperature(w, rgb);
@@ -328,12 +346,19 @@ static int add_edge(Agraph_t *g, Agsym_t **sym, const struct edge *e, Agnode_t *
 	if (!ae)
 		return -ENOMEM;
 	/*
-	 * gprof2dot reads a caller entry (nc, cc, tt, ct) and shows cc, the primitive calls of
-	 * the pair: a recursive function's self-loop shows its calls from the outermost level.
+	 * gprof2dot reads a caller entry (nc, cc, tt, ct) and shows cc alone, the primitive calls
+	 * of the pair: "3x" on a recursive self-loop beside a box of 47,880 calls. Both, then:
+	 * all calls, and the primitive ones where some were recursive.
 	 */
 	strbuf_clear(b);
-	strbuf_printf(b, "%.2f%%\\n%llu\xc3\x97", w * 100.0,
-		  (unsigned long long)(e->st.calls - e->st.rec_calls));
+	strbuf_printf(b, "%.2f%%\\n", w * 100.0);
+	sb_count(b, e->st.calls);
+	strbuf_printf(b, "\xc3\x97");
+	if (e->st.rec_calls) {
+		strbuf_printf(b, " (");
+		sb_count(b, e->st.calls - e->st.rec_calls);
+		strbuf_printf(b, " primitive)");
+	}
 	if (b->err)
 		return b->err;
 	temperature(w, rgb);
@@ -348,7 +373,53 @@ static int add_edge(Agraph_t *g, Agsym_t **sym, const struct edge *e, Agnode_t *
 	return set(ae, sym[E_ARROWSIZE], num) ? -ENOMEM : 0;
 }
 
-static int build(Agraph_t *g, const struct profile *p, const struct selection *sel)
+/*
+ * The legend above the graph: the run, what 100% is, what was left out by which threshold,
+ * and how to read a box and an arrow. Left-aligned lines ("\l"). Returns 0 or -ENOMEM.
+ */
+static int add_legend(Agraph_t *g, const struct profile *p, const struct selection *sel,
+		      double node_thres, double edge_thres, const struct run_info *run,
+		      struct strbuf *b)
+{
+	strbuf_clear(b);
+	strbuf_printf(b, "pyuprof");
+	if (run && run->command[0]) {
+		strbuf_printf(b, ": ");
+		sb_text(b, run->command, false);
+	}
+	if (run && run->pid)
+		strbuf_printf(b, " (pid %u)", run->pid);
+	if (run && run->wall_ns) {
+		strbuf_printf(b, ", ");
+		sb_time(b, run->wall_ns);
+		strbuf_printf(b, " wall");
+	}
+	strbuf_printf(b, "; ");
+	sb_count(b, p->n.calls);
+	strbuf_printf(b, " calls in %u thread%s\\l100%% = ", p->nthreads,
+		      p->nthreads == 1 ? "" : "s");
+	sb_time(b, (uint64_t)sel->total_ns);
+	strbuf_printf(b, " (the larger of the sum of self times and the longest total time, as "
+			 "gprof2dot)\\l%u of %u functions drawn: %u under %.2f%% total left out "
+			 "(--node-thres); %u of %u caller-callee pairs drawn: the others under "
+			 "%.2f%% (--edge-thres) or to a function left out\\l",
+		      sel->nnodes, sel->nlisted, sel->nlisted - sel->nnodes, node_thres * 100.0,
+		      sel->nedges, sel->nlisted_edges, edge_thres * 100.0);
+	strbuf_printf(b, "box: name, file:line, total %% (callees included), (self %%), total "
+			 "time, calls; arrow: total %% of the calls, calls (primitive: not nested "
+			 "in a call of the same pair); colour and width grow with total %%\\l");
+	if (b->err)
+		return b->err;
+	if (!agattr(g, AGRAPH, (char *)"label", b->s) ||
+	    !agattr(g, AGRAPH, (char *)"labelloc", (char *)"t") ||
+	    !agattr(g, AGRAPH, (char *)"labeljust", (char *)"l") ||
+	    !agattr(g, AGRAPH, (char *)"fontsize", (char *)"11"))
+		return -ENOMEM;
+	return 0;
+}
+
+static int build(Agraph_t *g, const struct profile *p, const struct selection *sel,
+		 double node_thres, double edge_thres, const struct run_info *run)
 {
 	Agsym_t *sym[NATTRS];
 	struct strbuf b = { 0 };
@@ -361,9 +432,12 @@ static int build(Agraph_t *g, const struct profile *p, const struct selection *s
 		if (!sym[i])
 			return -ENOMEM;
 	}
-	nodes = calloc((size_t)sel->nnodes + 1, sizeof(*nodes));
-	if (!nodes)
-		return -ENOMEM;
+	err = add_legend(g, p, sel, node_thres, edge_thres, run, &b);
+	nodes = err ? NULL : calloc((size_t)sel->nnodes + 1, sizeof(*nodes));
+	if (!nodes) {
+		free(b.s);
+		return err ? err : -ENOMEM;
+	}
 	for (i = 0; i < sel->nnodes && !err; i++)
 		err = add_node(g, sym, &p->funcs[sel->nodes[i]], i, sel, &b, &nodes[i]);
 	for (i = 0; i < sel->nedges && !err; i++) {
@@ -390,7 +464,7 @@ static int graphviz_msg(char *msg)
 }
 
 int callgraph_write(const struct profile *p, double node_thres_pct, double edge_thres_pct,
-		    struct outfile *out)
+		    const struct run_info *run, struct outfile *out)
 {
 	agusererrf prev_errf = agseterrf(graphviz_msg);
 	struct selection sel = { 0 };
@@ -419,7 +493,7 @@ int callgraph_write(const struct profile *p, double node_thres_pct, double edge_
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = build(g, p, &sel);
+	err = build(g, p, &sel, node_thres_pct / 100.0, edge_thres_pct / 100.0, run);
 	if (err)
 		goto cleanup;
 	if (gvLayout(gvc, g, "dot")) {

@@ -23,7 +23,7 @@ struct chrome_trace {
 	const struct profile *p;
 	uint32_t pid;
 	uint64_t base_ns, min_ns;
-	uint64_t left_out;
+	uint64_t left_out, events;
 	struct held_call *held;
 	uint32_t nheld, held_cap;
 };
@@ -50,15 +50,19 @@ static void put_call(struct chrome_trace *ct, uint32_t thread, uint32_t func, ui
 {
 	struct json_writer *w = ct->w;
 	const struct func *f = &ct->p->funcs[func];
+	const char *base = strrchr(f->filename, '/');
 	char line[16], *end = line + sizeof(line), *s = end;
 	unsigned int n;
 
 	json_writer__object_begin(w);
 	json_writer__name(w, "name");
 	json_writer__string_begin(w);
-	json_writer__string_part(w, f->name, strlen(f->name));
+	json_writer__string_part(w, func__label(f), strlen(func__label(f)));
 	json_writer__string_part(w, " (", 2);
-	json_writer__string_part(w, f->filename, strlen(f->filename));
+	/* the file's base name in the name, its path in args: the name stays short (a trace is
+	 * as big as its names) and still tells apart what the viewers would merge */
+	base = base ? base + 1 : f->filename;
+	json_writer__string_part(w, base, strlen(base));
 	/* ":LINE)" by hand: snprintf was a tenth of the time spent per call */
 	*--s = ')';
 	n = f->firstlineno < 0 ? 0u - (unsigned int)f->firstlineno : (unsigned int)f->firstlineno;
@@ -81,7 +85,15 @@ static void put_call(struct chrome_trace *ct, uint32_t thread, uint32_t func, ui
 	json_writer__milli_field(w, "dur", (int64_t)(t1_ns - t0_ns));
 	json_writer__u64_field(w, "pid", ct->pid);
 	json_writer__u64_field(w, "tid", ct->p->threads[thread]->tid);
+	/* the viewers show args beside the event: where the function is, unabridged */
+	json_writer__name(w, "args");
+	json_writer__object_begin(w);
+	json_writer__string_field(w, "file", f->filename);
+	json_writer__name(w, "line");
+	json_writer__s64(w, f->firstlineno);
 	json_writer__object_end(w);
+	json_writer__object_end(w);
+	ct->events++;
 }
 
 static int hold(struct chrome_trace *ct, uint32_t thread, uint32_t func, uint32_t level,
@@ -151,7 +163,6 @@ struct chrome_trace *chrome_trace__open(struct outfile *out, const struct profil
 	json_writer__object_begin(ct->w);
 	json_writer__name(ct->w, "traceEvents");
 	json_writer__array_begin(ct->w);
-	put_meta(ct, "process_name", pid, "python");
 	return ct;
 }
 
@@ -184,7 +195,8 @@ void chrome_trace__on_call(void *ctx, uint32_t thread, uint32_t func, uint64_t t
 		put_held(ct, thread, t->depth, t0_ns);
 }
 
-int chrome_trace__close(struct chrome_trace *ct, const struct profile *p)
+int chrome_trace__close(struct chrome_trace *ct, const struct profile *p, const char *process,
+			uint64_t *events)
 {
 	struct json_writer *w;
 	char name[32];
@@ -207,6 +219,8 @@ int chrome_trace__close(struct chrome_trace *ct, const struct profile *p)
 
 		put_held(ct, h->thread, 0, h->t0); /* held calls have a parent: level >= 1 */
 	}
+	/* named at the end: a raw recording's replay learns the command after the header */
+	put_meta(ct, "process_name", ct->pid, process && *process ? process : "python");
 	for (i = 0; i < p->nthreads; i++) {
 		const struct thread *t = p->threads[i];
 
@@ -226,6 +240,8 @@ int chrome_trace__close(struct chrome_trace *ct, const struct profile *p)
 	json_writer__object_end(w);
 	json_writer__object_end(w);
 	err = json_writer__close(w);
+	if (events)
+		*events = ct->events;
 	free(ct->held);
 	free(ct);
 	return err;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Chrome trace event format (the JSON object form that Perfetto UI and chrome://tracing load):
- * one complete ("X") event per call, streamed while recording, plus process and thread name
+ * one complete ("X") event per call ("qualname (file's base name:line)"; the file's path and
+ * the line in args), streamed while recording, plus process and thread name
  * metadata and, in otherData, how many calls were left out for being shorter than min_ns.
  */
 #ifndef __PYUPROF_OUT_CHROME_H
@@ -30,11 +31,14 @@ struct chrome_trace *chrome_trace__open(struct outfile *out, const struct profil
 void chrome_trace__on_call(void *ctx, uint32_t thread, uint32_t func, uint64_t t0_ns,
 			   uint64_t t1_ns);
 /*
- * Writes the thread names (p's, which must be the profile given at open; "thread-TID" when
- * unknown) and the count of calls left out, and ends the JSON. Call it after the last call
- * has ended (after profile__finish). With p NULL nothing is written (the trace is being thrown
- * away). Frees ct either way; NULL-safe. Returns 0 or -errno.
+ * Writes the process name (process, e.g. its command line; "python" if NULL or empty), the
+ * thread names (p's, which must be the profile given at open; "thread-TID" when unknown) and
+ * the count of calls left out, and ends the JSON; *events (if events is set) gets the number
+ * of calls written. Call it after the last call has ended (after profile__finish). With p NULL
+ * nothing is written (the trace is being thrown away). Frees ct either way; NULL-safe.
+ * Returns 0 or -errno.
  */
-int chrome_trace__close(struct chrome_trace *ct, const struct profile *p);
+int chrome_trace__close(struct chrome_trace *ct, const struct profile *p, const char *process,
+			uint64_t *events);
 
 #endif /* __PYUPROF_OUT_CHROME_H */

@@ -67,7 +67,7 @@ static int by_frame_text(const void *a, const void *b, void *arg)
 {
 	const struct func *funcs = arg;
 	const struct func *x = &funcs[*(const uint32_t *)a], *y = &funcs[*(const uint32_t *)b];
-	int c = strcmp(x->name, y->name);
+	int c = strcmp(func__label(x), func__label(y));
 
 	if (!c)
 		c = strcmp(x->filename, y->filename);
@@ -272,7 +272,7 @@ int collapsed_write(const struct profile *p, bool per_thread, struct outfile *ou
 		} else {
 			const struct func *fn = &p->funcs[n->func];
 
-			sb_frame_text(&path, fn->name);
+			sb_frame_text(&path, func__label(fn));
 			strbuf_printf(&path, " (");
 			sb_frame_text(&path, fn->filename);
 			strbuf_printf(&path, ":%d)", fn->firstlineno);

@@ -149,7 +149,7 @@ static void put_frame(struct strbuf *b, const struct layout *l, uint32_t i, uint
 	strbuf_printf(b, "<g %sdata-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%u\"><title>",
 		  fn ? "" : "class=\"r\" ", x, n->total_ns, n->depth);
 	if (fn) {
-		put_text(b, fn->name, SIZE_MAX);
+		put_text(b, func__label(fn), SIZE_MAX);
 		strbuf_puts(b, "\n");
 		put_text(b, fn->filename, SIZE_MAX);
 		fmt_ns(self, sizeof(self), n->self_ns);
@@ -158,9 +158,9 @@ static void put_frame(struct strbuf *b, const struct layout *l, uint32_t i, uint
 			  n->calls == 1 ? "" : "s");
 		/* the label: name (file's base name:line), as the script rebuilds it */
 		base = strrchr(fn->filename, '/');
-		snprintf(label, sizeof(label), "%s (%s:%d)", fn->name,
+		snprintf(label, sizeof(label), "%s (%s:%d)", func__label(fn),
 			 base ? base + 1 : fn->filename, fn->firstlineno);
-		name_colour(fn->name, colour, sizeof(colour));
+		name_colour(func__label(fn), colour, sizeof(colour));
 	} else {
 		if (n->depth == 0) {
 			snprintf(name, sizeof(name), "%s", l->per_thread ? "all threads" : "all");
@@ -221,7 +221,7 @@ static void put_head(struct strbuf *b, const struct layout *l, const char *title
 			  FG_MIN_PX);
 	strbuf_printf(b, "</text>\n"
 		     "<text id=\"reset\" class=\"btn h\" x=\"%u\" y=\"70\">Reset zoom</text>\n"
-		     "<foreignObject x=\"%u\" y=\"54\" width=\"260\" height=\"24\">"
+		     "<foreignObject id=\"searchbox\" x=\"%u\" y=\"54\" width=\"260\" height=\"24\">"
 		     "<input xmlns=\"http://www.w3.org/1999/xhtml\" id=\"search\" type=\"search\" "
 		     "placeholder=\"Search (Ctrl-F)\" title=\"name or file, any case\"/>"
 		     "</foreignObject>\n"

@@ -39,6 +39,7 @@ int outfile__open(struct outfile *o, const char *path)
 	o->fd = -1;
 	o->gz = NULL;
 	o->tmp[0] = 0;
+	o->bytes = 0;
 	if (snprintf(o->path, sizeof(o->path), "%s", path) >= (int)sizeof(o->path))
 		return -ENAMETOOLONG;
 	snprintf(o->tmp, sizeof(o->tmp), "%s.XXXXXX", path);
@@ -72,6 +73,7 @@ int outfile__write(struct outfile *o, const void *buf, size_t len)
 {
 	const char *p = buf;
 
+	o->bytes += len;
 	if (o->gz) {
 		while (len) {
 			unsigned n = len > (1u << 30) ? 1u << 30 : (unsigned)len;

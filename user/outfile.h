@@ -16,6 +16,7 @@ struct outfile {
 	char tmp[4096 + 16];
 	int fd;
 	gzFile gz; /* set when the path ends in ".gz": what is written is compressed */
+	unsigned long long bytes; /* written so far, before compression */
 };
 
 /* Returns 0 or -errno. */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* One place that knows every output a run may write, and the order they are finished in. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include "log.h"
 #include "marshal.h"
@@ -84,7 +85,9 @@ int outputs__write(struct outputs *o, struct profile *p, double node_thres, doub
 		return -ENODATA; /* nothing recorded: the caller says so, nothing is written */
 	if (o->ct) {
 		p->on_call = NULL;
-		e = finish(&o->trace, o->paths.trace, chrome_trace__close(o->ct, p));
+		e = chrome_trace__close(o->ct, p, o->run.command, &o->trace_events);
+		o->trace_bytes = o->trace.bytes;
+		e = finish(&o->trace, o->paths.trace, e);
 		o->ct = NULL;
 		err = err ? err : e;
 	}
@@ -93,12 +96,19 @@ int outputs__write(struct outputs *o, struct profile *p, double node_thres, doub
 		err = err ? err : e;
 	}
 	if (o->paths.svg) {
-		e = finish(&o->svg, o->paths.svg, callgraph_write(p, node_thres, edge_thres, &o->svg));
+		e = finish(&o->svg, o->paths.svg, callgraph_write(p, node_thres, edge_thres, &o->run, &o->svg));
 		err = err ? err : e;
 	}
 	if (o->paths.flamegraph) {
+		char title[RUN_COMMAND_LEN + 48] = "pyuprof";
+		size_t n = strlen(title);
+
+		if (o->run.command[0])
+			n += snprintf(title + n, sizeof(title) - n, ": %s", o->run.command);
+		if (o->run.pid)
+			snprintf(title + n, sizeof(title) - n, " (pid %u)", o->run.pid);
 		e = finish(&o->flamegraph, o->paths.flamegraph,
-			   flamegraph_write(p, per_thread, "pyuprof", &o->flamegraph));
+			   flamegraph_write(p, per_thread, title, &o->flamegraph));
 		err = err ? err : e;
 	}
 	if (o->paths.collapsed) {
@@ -126,7 +136,7 @@ int outputs__write_pstats(const char *path, struct profile *p)
 void outputs__abort(struct outputs *o)
 {
 	if (o->ct) {
-		chrome_trace__close(o->ct, NULL);
+		chrome_trace__close(o->ct, NULL, NULL, NULL);
 		o->ct = NULL;
 	}
 #define ABORT(o, name) outfile__abort(&o->name);

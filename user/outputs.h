@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include "outfile.h"
 #include "profile.h"
+#include "run_info.h"
 
 struct chrome_trace;
 
@@ -22,6 +23,8 @@ struct outputs {
 	struct output_paths paths;
 	struct outfile prof, svg, flamegraph, collapsed, trace, raw;
 	struct chrome_trace *ct;
+	struct run_info run; /* for titles and legends: set before outputs__write */
+	uint64_t trace_bytes, trace_events; /* the trace written (bytes before compression) */
 };
 
 /* Opens every output named in paths. Returns 0, or -errno with the path in *failed. */

@@ -26,6 +26,7 @@ void profile__free(struct profile *p)
 	for (i = 0; i < p->nfuncs; i++) {
 		free(p->funcs[i].filename);
 		free(p->funcs[i].name);
+		free(p->funcs[i].qualname);
 	}
 	for (i = 0; i < p->nthreads; i++) {
 		free(p->threads[i]->stack);
@@ -101,6 +102,26 @@ int profile__code(struct profile *p, uint64_t code, const char *filename, const 
 		return -ENOMEM;
 	*slot = (uint64_t)id + 1;
 	return 0;
+}
+
+/* Sets f's qualname (kept only where it says more than its name). Returns 0 or -ENOMEM. */
+static int set_qualname(struct func *f, const char *qualname)
+{
+	if (!qualname || !*qualname || !strcmp(qualname, f->name) ||
+	    (f->qualname && !strcmp(f->qualname, qualname)))
+		return 0;
+	free(f->qualname);
+	f->qualname = strdup(qualname);
+	return f->qualname ? 0 : -ENOMEM;
+}
+
+int profile__qualname(struct profile *p, uint64_t code, const char *qualname)
+{
+	uint64_t *slot = u64_map_get(&p->func_by_code, code);
+
+	if (!slot)
+		return -ENOENT;
+	return set_qualname(&p->funcs[*slot - 1], qualname);
 }
 
 static uint32_t func_of_code(struct profile *p, uint64_t code)
@@ -575,7 +596,7 @@ int profile__merge(struct profile *dst, const struct profile *src)
 		const struct func *f = &src->funcs[i];
 
 		fmap[i] = profile__func(dst, f->filename, f->name, f->firstlineno);
-		if (fmap[i] == NO_ID)
+		if (fmap[i] == NO_ID || set_qualname(&dst->funcs[fmap[i]], f->qualname))
 			goto out;
 		add_stats(&dst->funcs[fmap[i]].st, &f->st);
 	}

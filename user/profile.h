@@ -24,7 +24,8 @@ struct call_stats {
 
 struct func {
 	char *filename; /* UTF-8 */
-	char *name;
+	char *name;	/* co_name: the .prof's key, as cProfile's */
+	char *qualname; /* co_qualname (3.11+) where it says more than name; else NULL */
 	int firstlineno;
 	struct call_stats st;
 	bool shim; /* CPython's _Py_InitCleanup (3.13): runs as a frame, is not a call */
@@ -96,12 +97,21 @@ struct profile {
 	void *on_call_ctx;
 };
 
+/* What the pictures and the trace call a function: its qualified name where known. */
+static inline const char *func__label(const struct func *f)
+{
+	return f->qualname ? f->qualname : f->name;
+}
+
 struct profile *profile__new(void);
 void profile__free(struct profile *p);
 
 /* Binds a code object address to a function (UTF-8 strings). Returns 0 or -ENOMEM. */
 int profile__code(struct profile *p, uint64_t code, const char *filename, const char *name,
 		  int firstlineno);
+/* The qualified name of the function bound to code (after profile__code); one equal to its
+ * name or empty is not kept. Returns 0, -ENOENT (code not bound) or -ENOMEM. */
+int profile__qualname(struct profile *p, uint64_t code, const char *qualname);
 
 /*
  * One entry. chain[0] is the frame running when it was entered (0 if none), chain[1] that

@@ -54,6 +54,8 @@ static size_t size_of(__u32 type)
 		return sizeof(struct raw_end);
 	case RAW_SEED:
 		return sizeof(struct raw_seed);
+	case RAW_COMMAND:
+		return sizeof(struct raw_command);
 	default:
 		return 0;
 	}

@@ -12,9 +12,10 @@
 #include <stdint.h>
 #include "outfile.h"
 #include "pyuprof.h"
+#include "run_info.h"
 
 #define RAW_MAGIC "PYUPROF\x01"
-#define RAW_VERSION 1
+#define RAW_VERSION 2 /* 2: ev_code carries co_qualname */
 #define RAW_MAX_RECORD 4096
 
 #define RAW_FLAG_EXIT_PROBE 1 /* returns came from USDT frame exits (3.11 builds with USDT) */
@@ -34,6 +35,13 @@ enum raw_type {
 	RAW_THREAD = 100, /* a thread's name (threading's, else comm), before its first event */
 	RAW_END = 101,	  /* the stop, and what the BPF side counted */
 	RAW_SEED = 102,	  /* a frame running at attach (seed.h), outermost first per thread */
+	RAW_COMMAND = 103, /* the target's command line (run_info.h), after the header */
+};
+
+struct raw_command {
+	__u32 type;
+	__u32 pad;
+	char command[RUN_COMMAND_LEN];
 };
 
 struct raw_seed {

@@ -20,7 +20,7 @@ static int read_code(const struct py_target *t, uint64_t code, uint32_t tid, uin
 		     struct ev_code *e)
 {
 	const struct py_offsets *o = &t->offsets->bpf;
-	uint64_t type, name, filename, fname;
+	uint64_t type, name, filename, fname, qualname = 0;
 
 	memset(e, 0, sizeof(*e));
 	if (proc_read(t->pid, code + t->offsets->PyObject_ob_type, &type, sizeof(type)) ||
@@ -38,6 +38,11 @@ static int read_code(const struct py_target *t, uint64_t code, uint32_t tid, uin
 	e->filename_kind = py_target__read_str(t, filename, e->filename, sizeof(e->filename),
 				    &e->filename_len);
 	e->name_kind = py_target__read_str(t, fname, e->name, sizeof(e->name), &e->name_len);
+	e->qualname_kind = STR_UNREADABLE;
+	if (t->offsets->PyCodeObject_co_qualname &&
+	    !proc_read(t->pid, code + t->offsets->PyCodeObject_co_qualname, &qualname, 8))
+		e->qualname_kind = py_target__read_str(t, qualname, e->qualname,
+						       sizeof(e->qualname), &e->qualname_len);
 	return 0;
 }
 

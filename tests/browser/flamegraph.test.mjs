@@ -3,7 +3,7 @@
 // browser of playwright's own) and uses it as a person would: hover a frame (tooltip and
 // details line), click it (it must then span the full width; reset brings it back), search
 // with Ctrl-F (matches highlighted, matched % equal to the one computed here from the file),
-// then a screenshot that must not be blank. Any page error, console error or request for
+// widen the window (the frames must fill it), then a screenshot that must not be blank. Any page error, console error or request for
 // something outside the file fails the run.
 //
 // usage: node flamegraph.test.mjs FILE.svg [--threads NAME,...] [--screenshot OUT.png]
@@ -185,6 +185,29 @@ try {
 			check(names.includes(t), `thread "${t}" has its own root`,
 				names.join(', '));
 	}
+
+	// a wider window: the frames fill it (not a fixed 1200 px), text keeps its size
+	const wide = 1700;
+	await page.setViewportSize({ width: wide, height: 800 });
+	await page.waitForFunction((w) => document.documentElement.viewBox.baseVal.width === w,
+		wide, { timeout: 5000 }).catch(() => {});
+	const filled = await page.evaluate(() => {
+		const svg = document.documentElement;
+		const root = document.querySelector('#frames > g rect');
+		return { vb: svg.viewBox.baseVal.width, fw: +svg.getAttribute('data-fw'),
+			rootW: +root.getAttribute('width'),
+			box: svg.getBoundingClientRect().width,
+			font: getComputedStyle(document.getElementById('title')).fontSize,
+			titleX: +document.getElementById('title').getAttribute('x') };
+	});
+	check(filled.vb === wide && Math.abs(filled.box - wide) < 1 &&
+		Math.abs(filled.rootW - (wide - 2 * pad)) < 0.02 && filled.fw === wide - 2 * pad,
+		`a ${wide} px window is filled by the frames`, JSON.stringify(filled));
+	check(filled.titleX === wide / 2 && filled.font === '17px',
+		'the title stays centred and its text size unchanged', JSON.stringify(filled));
+	r = await rectOf(target);
+	check(Math.abs(r.w - target.w / total * (wide - 2 * pad)) < 0.02,
+		'a frame keeps its share of the wider width', JSON.stringify(r));
 
 	// a screenshot with a picture in it: many colours, no single one covering nearly all
 	// fullPage never finishes on an SVG document (no body to measure): size the viewport

@@ -7,18 +7,21 @@
 Used by tests/unit/test_chrome.c and tests/trace.bats. Always checked: TRACE (gunzipped
 when its name ends in .gz, and then it must be gzip) is strict UTF-8 JSON in the object
 form (traceEvents, displayTimeUnit, otherData with pyuprof_calls_left_out and
-pyuprof_min_us); every complete event has exactly name, cat, ph, ts, dur, pid and tid,
+pyuprof_min_us); every complete event has exactly name, cat, ph, ts, dur, pid, tid and args,
 with ts and dur written with three decimals; one process_name event; every thread with
 events has one thread_name; per thread the events are well nested (sorted by begin,
 longest first, each lies within the enclosing one), compared exactly (decimal, not float);
 and an event never comes after a shorter non-empty one that begins at the same ts (its
 child: chrome://tracing nests such ties in file order; an empty event may be a sibling).
 
---count: the number of events named NAME ("func (file:line)"); when given, no other name
-may appear. --thread: TID's thread name. --min-us and --left-out: the otherData values
-(and no event shorter than min_us). --prof: the per-function call counts of a pstats
-file written in the same run; with min_us 0 each function's events equal its calls,
-otherwise they are at most its calls and events + left out = all calls.
+--count: the number of events named NAME ("func (file:line)", func the qualified name
+where the interpreter has one, file the base name); when given, no other name may appear.
+Every event's args are {"file", "line"}: the path of the file its name ends with, the line. --process: the process name.
+--thread: TID's thread name. --min-us and --left-out: the otherData values (and no event
+shorter than min_us). --prof: the per-function call counts of a pstats file written in
+the same run (its co_name keys matched to the events' qualified names); with min_us 0
+each function's events equal its calls, otherwise they are at most its calls and events
++ left out = all calls.
 Names and expected values are taken as the bytes of argv decoded as UTF-8 with U+FFFD
 for invalid bytes, whatever the locale. Prints "events N left_out N threads N" and exits
 0 if all holds, else exits 1 with the reasons on stderr.
@@ -64,14 +67,30 @@ def check_nesting(events, problems):
         stack.append((begin, end, ev["name"]))
 
 
+def base(path):
+    return path.rpartition("/")[2]
+
+
 def prof_calls(path):
+    """The .prof's call counts by "name (file:line)", and its names by (file, line)."""
     import pstats
     stats = pstats.Stats(path).stats
-    calls = {}
+    calls, names = {}, collections.defaultdict(list)
     for (filename, line, name), value in stats.items():
         if value[1]:
             calls["%s (%s:%d)" % (name, filename, line)] = value[1]
-    return calls
+            names[(filename, line)].append(name)
+    return calls, names
+
+
+def prof_key(ev, names):
+    """The .prof's "name (file:line)" of an event named by its qualified name (3.11+): the
+    .prof keeps co_name, which ends the qualified name."""
+    label = ev["name"][:-len(" (%s:%d)" % (base(ev["args"]["file"]), ev["args"]["line"]))]
+    for name in names.get((ev["args"]["file"], ev["args"]["line"]), []):
+        if label == name or label.endswith("." + name):
+            return "%s (%s:%d)" % (name, ev["args"]["file"], ev["args"]["line"])
+    return ev["name"]
 
 
 def main():
@@ -83,6 +102,7 @@ def main():
     ap.add_argument("--min-us", type=decimal.Decimal)
     ap.add_argument("--left-out", type=int)
     ap.add_argument("--prof")
+    ap.add_argument("--process", type=arg_str)
     args = ap.parse_args()
     problems = []
 
@@ -115,8 +135,14 @@ def main():
     for ev in doc["traceEvents"]:
         ph = ev.get("ph") if isinstance(ev, dict) else None
         if ph == "X":
-            if set(ev) != {"name", "cat", "ph", "ts", "dur", "pid", "tid"}:
+            if set(ev) != {"name", "cat", "ph", "ts", "dur", "pid", "tid", "args"}:
                 problems.append("bad keys: %r" % (ev,))
+            elif not (isinstance(ev["args"], dict) and set(ev["args"]) == {"file", "line"}
+                      and isinstance(ev["args"]["file"], str)
+                      and isinstance(ev["args"]["line"], int)
+                      and isinstance(ev["name"], str) and ev["name"].endswith(
+                          " (%s:%d)" % (base(ev["args"]["file"]), ev["args"]["line"]))):
+                problems.append("args do not say the name's file and line: %r" % (ev,))
             elif not (isinstance(ev["name"], str) and ev["cat"] == "python"
                       and is_milli(ev["ts"]) and is_milli(ev["dur"]) and ev["dur"] >= 0
                       and isinstance(ev["pid"], int) and isinstance(ev["tid"], int)):
@@ -148,6 +174,8 @@ def main():
             problems.append("unexpected event: %r" % (ev,))
     if len(process_names) != 1:
         problems.append("%d process_name events" % len(process_names))
+    elif args.process is not None and process_names[0] != args.process:
+        problems.append("process named %r, not %r" % (process_names[0], args.process))
     if len(pids) > 1 or (args.pid is not None and pids - {args.pid}):
         problems.append("pids %r" % sorted(pids))
     for tid in by_tid:
@@ -171,7 +199,9 @@ def main():
     if args.left_out is not None and left_out != args.left_out:
         problems.append("pyuprof_calls_left_out %d, expected %d" % (left_out, args.left_out))
     if args.prof:
-        calls = prof_calls(args.prof)
+        calls, names = prof_calls(args.prof)
+        counts = collections.Counter(prof_key(ev, names) for evs in by_tid.values()
+                                     for ev in evs)
         for name in sorted(set(calls) | set(counts)):
             n, c = counts.get(name, 0), calls.get(name, 0)
             if n != c if min_us == 0 else n > c:

@@ -248,7 +248,7 @@ static struct svg *render(const struct profile *p, double node_thres, double edg
 		svg__free(s);
 		return NULL;
 	}
-	*err = callgraph_write(p, node_thres, edge_thres, &out);
+	*err = callgraph_write(p, node_thres, edge_thres, NULL, &out);
 	if (*err) {
 		outfile__abort(&out);
 		s->path[0] = '\0';
@@ -457,15 +457,16 @@ TEST(recursion_counts_as_gprof2dot_shows_them)
 	s = render(pl.p, 0.5, 0.1, &err);
 	REQUIRE(s);
 	/*
-	 * 4 calls, 100% total, 100% self. The self-loop shows the pair's primitive calls, as
-	 * gprof2dot reads a pstats caller entry: the two made by the outermost fib, not the
-	 * third, made while fib->fib was already running. Its time is those two calls' 70.
+	 * 4 calls, 100% total, 100% self. The self-loop shows the pair's 3 calls and, as
+	 * gprof2dot reads a pstats caller entry, its primitive ones: the two made by the
+	 * outermost fib, not the third, made while fib->fib was already running. Its time is
+	 * those two calls' 70.
 	 */
 	r = node(s, "fib");
 	CHECK(r && text_is(r, 2, "100.00%") && text_is(r, 3, "(100.00%)"));
 	CHECK(r && text_is(r, 5, "4\u00d7"));
 	r = edge(s, "fib", "fib");
-	CHECK(r && text_is(r, 0, "70.00%") && text_is(r, 1, "2\u00d7"));
+	CHECK(r && text_is(r, 0, "70.00%") && text_is(r, 1, "3\u00d7 (2 primitive)"));
 	svg__free(s);
 	profile__free(pl.p);
 }

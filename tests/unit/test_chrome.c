@@ -511,7 +511,7 @@ static struct chrome_trace *start_trace(struct outfile *out, const char *file,
 
 static int end_trace(struct outfile *out, struct chrome_trace *ct, struct profile *p)
 {
-	int err = chrome_trace__close(ct, p);
+	int err = chrome_trace__close(ct, p, NULL, NULL);
 
 	if (!err)
 		err = outfile__commit(out);
@@ -548,7 +548,8 @@ TEST(chrome_nested_calls_have_exact_times)
 	REQUIRE(end_trace(&out, ct, p) == 0);
 	CHECK(check_trace(file, opts) == 0);
 	CHECK(file_has(file, "{\"name\":\"work (m.py:5)\",\"cat\":\"python\",\"ph\":\"X\","
-			     "\"ts\":0.010,\"dur\":0.080,\"pid\":4242,\"tid\":1},\n"));
+			     "\"ts\":0.010,\"dur\":0.080,\"pid\":4242,\"tid\":1,"
+			     "\"args\":{\"file\":\"m.py\",\"line\":5}},\n"));
 	CHECK(file_has(file, "\"ts\":0.090,\"dur\":1234.477,"));
 	CHECK(file_has(file, "\"ts\":0.000,\"dur\":1234.567,"));
 	CHECK(file_has(file, "\"displayTimeUnit\":\"ns\""));
@@ -635,7 +636,7 @@ TEST(chrome_threads_interleave_and_stay_nested)
 TEST(chrome_names_are_escaped_and_utf8_kept)
 {
 	static const char *const opts[] = {
-		"--count", "a\"b\\c (dir/we\"ird\\p.py:3)=2",
+		"--count", "a\"b\\c (we\"ird\\p.py:3)=2",
 		"--count", "gr\xc3\xb6\xc3\x9f" "e (\xc3\xbc.py:7)=1",
 		"--count", "tab\there\x01 (\xf0\x9f\x90\x8d.py:0)=1",
 		"--count", "bad\xff\xc3( (x.py:-1)=1", /* the checker decodes with "replace" too */
@@ -670,7 +671,8 @@ TEST(chrome_names_are_escaped_and_utf8_kept)
 	profile__finish(p, 100);
 	REQUIRE(end_trace(&out, ct, p) == 0);
 	CHECK(check_trace(file, opts) == 0);
-	CHECK(file_has(file, "\"name\":\"a\\\"b\\\\c (dir/we\\\"ird\\\\p.py:3)\""));
+	CHECK(file_has(file, "\"name\":\"a\\\"b\\\\c (we\\\"ird\\\\p.py:3)\""));
+	CHECK(file_has(file, "\"args\":{\"file\":\"dir/we\\\"ird\\\\p.py\",\"line\":3}"));
 	CHECK(file_has(file, "\"name\":\"gr\xc3\xb6\xc3\x9f" "e (\xc3\xbc.py:7)\""));
 	CHECK(file_has(file, "\"name\":\"tab\\u0009here\\u0001 (\xf0\x9f\x90\x8d.py:0)\""));
 	CHECK(file_has(file, "\"name\":\"bad\xef\xbf\xbd\xef\xbf\xbd( (x.py:-1)\""));
@@ -870,13 +872,17 @@ TEST(chrome_same_begin_parents_come_first)
 	REQUIRE(end_trace(&out, ct, p) == 0);
 	CHECK(check_trace(file, opts) == 0);
 	CHECK(file_has(file, "\"name\":\"a (s.py:1)\",\"cat\":\"python\",\"ph\":\"X\","
-			     "\"ts\":0.100,\"dur\":0.100,\"pid\":4242,\"tid\":11},\n"
+			     "\"ts\":0.100,\"dur\":0.100,\"pid\":4242,\"tid\":11,"
+			     "\"args\":{\"file\":\"s.py\",\"line\":1}},\n"
 			     "{\"name\":\"b (s.py:2)\",\"cat\":\"python\",\"ph\":\"X\","
-			     "\"ts\":0.100,\"dur\":0.050,\"pid\":4242,\"tid\":11},\n"));
+			     "\"ts\":0.100,\"dur\":0.050,\"pid\":4242,\"tid\":11,"
+			     "\"args\":{\"file\":\"s.py\",\"line\":2}},\n"));
 	CHECK(file_has(file, "\"name\":\"u (s.py:7)\",\"cat\":\"python\",\"ph\":\"X\","
-			     "\"ts\":0.700,\"dur\":0.100,\"pid\":4242,\"tid\":13},\n"
+			     "\"ts\":0.700,\"dur\":0.100,\"pid\":4242,\"tid\":13,"
+			     "\"args\":{\"file\":\"s.py\",\"line\":7}},\n"
 			     "{\"name\":\"y (s.py:6)\",\"cat\":\"python\",\"ph\":\"X\","
-			     "\"ts\":0.500,\"dur\":0.100,\"pid\":4242,\"tid\":12},\n"));
+			     "\"ts\":0.500,\"dur\":0.100,\"pid\":4242,\"tid\":12,"
+			     "\"args\":{\"file\":\"s.py\",\"line\":6}},\n"));
 	profile__free(p);
 }
 
@@ -894,8 +900,8 @@ TEST(chrome_thrown_away_trace_leaves_no_file)
 	REQUIRE(ct);
 	CHECK(sim_call(p, &t, 1000, 1) == 0);
 	CHECK(sim_return(p, &t, 2000) == 0);
-	CHECK(chrome_trace__close(ct, NULL) == 0);
-	CHECK(chrome_trace__close(NULL, p) == 0);
+	CHECK(chrome_trace__close(ct, NULL, NULL, NULL) == 0);
+	CHECK(chrome_trace__close(NULL, p, NULL, NULL) == 0);
 	outfile__abort(&out);
 	CHECK(stat(tmp_path("abort.json"), &st) < 0 && errno == ENOENT);
 	profile__free(p);
@@ -920,7 +926,7 @@ TEST(chrome_write_errors_are_returned)
 		CHECK(sim_return(p, &t, (uint64_t)i * 2 + 1) == 0);
 	}
 	profile__finish(p, 5000);
-	CHECK(chrome_trace__close(ct, p) == -EBADF);
+	CHECK(chrome_trace__close(ct, p, NULL, NULL) == -EBADF);
 	profile__free(p);
 }
 
