@@ -39,6 +39,7 @@ enum {
 	OPT_NODE_THRES,
 	OPT_EDGE_THRES,
 	OPT_SUBPROCESSES,
+	OPT_PPROF,
 };
 
 static const char record_doc[] =
@@ -71,8 +72,8 @@ static const struct argp_option record_options[] = {
 	  "target exits", 1 },
 	{ "subprocesses", OPT_SUBPROCESSES, NULL, 0,
 	  "Also record the processes the target starts (fork, fork+exec, multiprocessing, "
-	  "subprocess), each from its first call: one profile per process (FILE.PID.prof) and "
-	  "their merge in FILE; the pictures show the merge. Not with --trace or --raw", 1 },
+	  "subprocess), each from its first call: one profile per process (FILE.PID.prof, and "
+	  "PPROF.PID.pb.gz with --pprof) and their merge in FILE; the pictures show the merge. Not with --trace or --raw", 1 },
 	{ NULL, 0, NULL, 0, "Output:", 2 },
 	{ "output", 'o', "FILE", 0, "Write the pstats profile to FILE (default pyuprof-PID.prof)", 2 },
 	{ "top", OPT_TOP, "N", 0, "Print the top N functions by cumulative time (default "
@@ -92,6 +93,9 @@ static const struct argp_option record_options[] = {
 	  "names it, else by the kernel (default: merged)", 2 },                                \
 	{ "collapsed", OPT_COLLAPSED, "FILE", 0,                                                \
 	  "Also write folded stacks (self time in µs) for flamegraph.pl, inferno, speedscope", 2 }, \
+	{ "pprof", OPT_PPROF, "FILE", 0,                                                        \
+	  "Also write a pprof profile (gzipped profile.proto: calls and self wall time per "    \
+	  "call path) for go tool pprof, Pyroscope, Parca", 2 },                                \
 	{ "trace", OPT_TRACE, "FILE", 0,                                                        \
 	  "Also write a Chrome trace (JSON; gzip if FILE ends in .gz) for Perfetto", 2 },       \
 	{ "trace-min-us", OPT_TRACE_MIN, "N", 0,                                                \
@@ -167,6 +171,9 @@ static error_t output_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_COLLAPSED:
 		env.collapsed = arg;
+		break;
+	case OPT_PPROF:
+		env.pprof = arg;
 		break;
 	case OPT_TRACE:
 		env.trace = arg;

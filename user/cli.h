@@ -16,7 +16,7 @@ struct env {
 	const char *input; /* report: the raw recording */
 	double duration;   /* seconds; 0 = until stopped */
 	const char *output; /* record: NULL = pyuprof-<pid>.prof; report: NULL = none */
-	const char *svg, *flamegraph, *collapsed, *trace, *raw;
+	const char *svg, *flamegraph, *collapsed, *pprof, *trace, *raw;
 	double node_thres, edge_thres;
 	unsigned trace_min_us;
 	bool threads;

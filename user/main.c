@@ -549,19 +549,21 @@ static void stop(struct session *s, uint64_t stop_ns)
 	s->detach_ns = now_ns() - t0;
 }
 
-/* "out.prof" -> "out.PID.prof"; a name without ".prof" gets ".PID" at its end. */
+/* "out.prof" -> "out.PID.prof", "p.pb.gz" -> "p.PID.pb.gz"; another name gets ".PID" at its
+ * end. */
 static char *process_path(const char *base, pid_t pid)
 {
-	size_t len = strlen(base);
+	static const char *const suffixes[] = { ".prof", ".pb.gz", ".pb" };
+	size_t len = strlen(base), n;
 	char *path;
 
-	if (len > 5 && !strcmp(base + len - 5, ".prof")) {
-		if (asprintf(&path, "%.*s.%d.prof", (int)(len - 5), base, pid) < 0)
-			return NULL;
-	} else if (asprintf(&path, "%s.%d", base, pid) < 0) {
-		return NULL;
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		n = strlen(suffixes[i]);
+		if (len > n && !strcmp(base + len - n, suffixes[i]))
+			return asprintf(&path, "%.*s.%d%s", (int)(len - n), base, pid,
+					suffixes[i]) < 0 ? NULL : path;
 	}
-	return path;
+	return asprintf(&path, "%s.%d", base, pid) < 0 ? NULL : path;
 }
 
 /*
@@ -580,6 +582,7 @@ static int write_processes(struct session *s, const char *base, uint64_t stop_ns
 
 		if (!pr->rec.prof->n.calls)
 			continue;
+		pr->rec.prof->pid = (uint32_t)pr->pid;
 		err = profile__merge(m, pr->rec.prof);
 		if (err)
 			break;
@@ -591,6 +594,17 @@ static int write_processes(struct session *s, const char *base, uint64_t stop_ns
 		if (outputs__write_pstats(pr->written, pr->rec.prof)) {
 			free(pr->written);
 			pr->written = NULL;
+		}
+		if (env.pprof) {
+			char *pp = process_path(env.pprof, pr->pid);
+
+			/* like the process's .prof: a failure is reported, the others go on */
+			if (!pp) {
+				err = -ENOMEM;
+				break;
+			}
+			outputs__write_pprof(pp, pr->rec.prof);
+			free(pp);
 		}
 	}
 	if (err) {
@@ -627,7 +641,7 @@ static int cmd_record(void)
 	struct pyuprof_stats bstats = { 0 };
 	struct output_paths paths = {
 		.prof = env.output, .svg = env.svg, .flamegraph = env.flamegraph,
-		.collapsed = env.collapsed, .trace = env.trace, .raw = env.raw,
+		.collapsed = env.collapsed, .pprof = env.pprof, .trace = env.trace, .raw = env.raw,
 	};
 	struct raw_header rh = { .magic = RAW_MAGIC, .version = RAW_VERSION, .clock = 1 };
 	struct raw_end re = { .type = RAW_END };
@@ -665,6 +679,7 @@ static int cmd_record(void)
 		snprintf(out.prof.path, sizeof(out.prof.path), "%s", default_prof);
 		out.paths.prof = default_prof;
 	}
+	root->rec.prof->pid = (uint32_t)s.pid;
 	ilog("recording pid %d (Python %s)%s%s", s.pid, root->version,
 	     s.follow ? " and the processes it starts" : "", s.launched ? "" : "; Ctrl-C to stop");
 	start_ns = now_ns();
@@ -742,7 +757,7 @@ static int cmd_report(void)
 {
 	struct output_paths paths = {
 		.prof = env.output, .svg = env.svg, .flamegraph = env.flamegraph,
-		.collapsed = env.collapsed, .trace = env.trace,
+		.collapsed = env.collapsed, .pprof = env.pprof, .trace = env.trace,
 	};
 	struct hook_state hooks = { 0 };
 	struct recorder rec = { .hooks = &hooks };
@@ -767,6 +782,7 @@ static int cmd_report(void)
 	/* the trace needs the header's pid and start before the first event */
 	err = raw_header_read(env.input, &h, why, sizeof(why));
 	rec.target_version = h.python;
+	rec.prof->pid = h.pid;
 	if (!err)
 		err = outputs__start_trace(&out, rec.prof, h.pid, h.start_ns, env.trace_min_us);
 	if (!err)
