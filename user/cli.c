@@ -40,6 +40,7 @@ enum {
 	OPT_EDGE_THRES,
 	OPT_SUBPROCESSES,
 	OPT_PPROF,
+	OPT_JSON,
 };
 
 static const char record_doc[] =
@@ -308,6 +309,51 @@ static const struct argp report_argp = {
 	       "Example:\n  pyuprof report run.raw -o run.prof --flamegraph run.svg",
 };
 
+static const struct argp_option dump_options[] = {
+	{ "pid", 'p', "PID", 0, "The running Python process to look at", 1 },
+	{ "json", OPT_JSON, NULL, 0, "Print JSON: a list of threads with their frames", 1 },
+	{ "verbose", 'v', NULL, 0, "Also say how long the target was stopped (on stderr)", 1 },
+	{},
+};
+
+static error_t dump_parse(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'p':
+		env.pid = (pid_t)parse_long(state, "PID", arg, 1, INT_MAX);
+		break;
+	case OPT_JSON:
+		env.json = true;
+		break;
+	case 'v':
+		env.verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		usage_error(state, "unexpected argument: %s", arg);
+		break;
+	case ARGP_KEY_END:
+		if (!env.pid)
+			usage_error(state, "give the process to dump: --pid PID");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp dump_argp = {
+	.options = dump_options,
+	.parser = dump_parse,
+	.doc = "Print every thread's Python stack in a running CPython 3.8-3.13 process, as "
+	       "`py-spy dump` does: per thread its kernel tid, whether it was running (active) "
+	       "or waiting (idle) and whether it held the GIL, its threading name, then its "
+	       "frames, innermost first, each as `function (file:line)` with the line running "
+	       "now. The target's threads are stopped (ptrace) only while their frames are read, "
+	       "then let go. Needs root (or CAP_SYS_PTRACE).\v"
+	       "Example:\n  sudo pyuprof dump -p 1234\n"
+	       "Exit status: 0; 1 if the stacks could not be read; 64 on a usage error.",
+};
+
 static char *join_doc(void)
 {
 	static char buf[sizeof(record_doc) + sizeof(record_examples) + 2];
@@ -323,7 +369,8 @@ static void top_usage(FILE *f)
 		   "every Python call,\nrecorded from outside the process.\n\n"
 		   "Commands:\n"
 		   "  record    record a Python process, or a command it starts\n"
-		   "  report    draw the outputs again from a raw recording (record --raw)\n\n"
+		   "  report    draw the outputs again from a raw recording (record --raw)\n"
+		   "  dump      print every thread's Python stack in a running process now\n\n"
 		   "Run 'pyuprof COMMAND --help' for the options.\n");
 }
 
@@ -347,6 +394,11 @@ enum command cli_parse(int argc, char **argv)
 		argv[1] = "pyuprof report";
 		argp_parse(&report_argp, argc - 1, argv + 1, 0, NULL, NULL);
 		return CMD_REPORT;
+	}
+	if (!strcmp(argv[1], "dump")) {
+		argv[1] = "pyuprof dump";
+		argp_parse(&dump_argp, argc - 1, argv + 1, 0, NULL, NULL);
+		return CMD_DUMP;
 	}
 	if (strcmp(argv[1], "record")) {
 		fprintf(stderr, "pyuprof: unknown command '%s' (try 'pyuprof --help')\n", argv[1]);

@@ -23,12 +23,13 @@ struct env {
 	bool subprocesses; /* record: follow the processes the target starts */
 	unsigned ringbuf_mb;
 	unsigned top;
+	bool json; /* dump: JSON instead of text */
 	bool quiet, verbose, debug;
 };
 
 extern struct env env;
 
-enum command { CMD_RECORD = 1, CMD_REPORT };
+enum command { CMD_RECORD = 1, CMD_REPORT, CMD_DUMP };
 
 /* Parses argv; exits 64 (EX_USAGE) on a usage error, 0 after --help. Returns the command. */
 enum command cli_parse(int argc, char **argv);

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "dump.h"
 #include "events.h"
 #include "hook.h"
 #include "launch.h"
@@ -814,5 +815,7 @@ int main(int argc, char **argv)
 	log_level = env.debug ? LOG_DEBUG : env.verbose ? LOG_VERBOSE : env.quiet ? LOG_ERROR
 										: LOG_INFO;
 	libbpf_set_print(libbpf_print_fn);
+	if (cmd == CMD_DUMP)
+		return dump_run(env.pid, env.json);
 	return cmd == CMD_REPORT ? cmd_report() : cmd_record();
 }
