@@ -137,3 +137,10 @@ assert sleeper["thread_name"] == "sleeper", sleeper' "$output"
 	run -64 "$PYUPROF" dump -p 1 extra
 	run -64 "$PYUPROF" dump -p x
 }
+
+@test "dump: pyuprof --help lists it, dump --help says what it prints and how long it stops" {
+	run -0 "$PYUPROF" --help
+	[[ $output == *"dump      print every thread's Python stack"* ]]
+	run -0 "$PYUPROF" dump --help
+	[[ $output == *"--json"* && $output == *"innermost first"* && $output == *"stopped"* ]]
+}

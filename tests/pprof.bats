@@ -101,3 +101,10 @@ check_label() {
 	[[ $stderr == *"/nonexistent/p.pb.gz"* ]]
 	assert_empty_dir out
 }
+
+@test "pprof: record --help and report --help list --pprof" {
+	run -0 "$PYUPROF" record --help
+	[[ $output == *"--pprof=FILE"*"pprof profile"* ]]
+	run -0 "$PYUPROF" report --help
+	[[ $output == *"--pprof=FILE"*"pprof profile"* ]]
+}

@@ -69,8 +69,8 @@ static const struct argp_option record_options[] = {
 	{ NULL, 0, NULL, 0, "Target:", 1 },
 	{ "pid", 'p', "PID", 0, "Attach to the running Python process PID", 1 },
 	{ "duration", 'd', "SECONDS", 0,
-	  "Stop after SECONDS (decimals allowed); default: until Ctrl-C, SIGTERM, SIGHUP or the "
-	  "target exits", 1 },
+	  "Stop after SECONDS (decimals allowed); default: until Ctrl-C, SIGTERM, SIGHUP, "
+	  "SIGQUIT or the target exits", 1 },
 	{ "subprocesses", OPT_SUBPROCESSES, NULL, 0,
 	  "Also record the processes the target starts (fork, fork+exec, multiprocessing, "
 	  "subprocess), each from its first call: one profile per process (FILE.PID.prof, and "
