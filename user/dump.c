@@ -292,7 +292,12 @@ static void print_text(const struct dump *d)
 	for (uint32_t i = d->n; i-- > 0;) {
 		const struct dump_thread *th = &d->th[i];
 
-		printf("\nThread %u (%s)", th->tid, status_of(th));
+		/* a thread state not matched to a kernel thread: its pthread id, as py-spy */
+		if (th->tid)
+			printf("\nThread %u (%s)", th->tid, status_of(th));
+		else
+			printf("\nThread %#llx (%s)", (unsigned long long)th->pthread,
+			       status_of(th));
 		if (th->name[0])
 			printf(": \"%s\"", th->name);
 		putchar('\n');
