@@ -394,7 +394,7 @@ int dump_run(pid_t pid, bool json)
 	struct dump d = { .t = &t };
 	struct tracee *held = NULL;
 	char why[512] = "";
-	uint64_t t0, t1;
+	uint64_t t0, t1, t2;
 	int err, nrun;
 
 	if (!can_trace()) {
@@ -416,8 +416,8 @@ int dump_run(pid_t pid, bool json)
 	/* whether each thread runs, as the kernel saw it just before the stop (which shows as
 	 * "t"); a thread that is "R" is running Python or C code, not blocked */
 	nrun = running_threads(pid, running, DUMP_MAX_THREADS);
-	t0 = now_ns();
 	err = tracee__seize(&held, pid, false, NULL, NULL);
+	t0 = now_ns();
 	if (!err)
 		err = tracee__stop(held, pid);
 	if (err) {
@@ -430,10 +430,11 @@ int dump_run(pid_t pid, bool json)
 	if (!err)
 		err = walk(&d, held, running, nrun);
 	tracee__resume(held, pid);
+	t2 = now_ns();
 	tracee__release(held);
 	held = NULL;
-	vlog("pid %d was stopped for %.3f ms (%.3f ms to stop every thread)", pid,
-	     (now_ns() - t0) / 1e6, (t1 - t0) / 1e6);
+	vlog("pid %d was stopped for %.3f ms: %.3f ms until every thread stood, %.3f ms of reading",
+	     pid, (t2 - t0) / 1e6, (t1 - t0) / 1e6, (t2 - t1) / 1e6);
 	if (err) {
 		elog("cannot dump pid %d: %s", pid, *why ? why : strerror(-err));
 		goto out;
