@@ -108,3 +108,16 @@ check_label() {
 	run -0 "$PYUPROF" report --help
 	[[ $output == *"--pprof=FILE"*"pprof profile"* ]]
 }
+
+@test "pprof: attach mode (frames running at attach included) adds up to the .prof too" {
+	require_bpf
+	require_go
+	require_some_py
+	cd "$BATS_TEST_TMPDIR"
+	start_bg target.out target.err "$PY" "$TARGETS/long_running.py" --loop 60
+	local target=$BG_PID
+	wait_for_line target.out "^ready" 30 "$target"
+	run -0 --separate-stderr "$PYUPROF" record -q -p "$target" -d 1 -o a.prof --pprof a.pb.gz
+	run -0 "$PY" "$TOOLS/pprof_check.py" a.pb.gz a.prof --pid "$target" --thread MainThread
+	assert_unharmed "$target"
+}
