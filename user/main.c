@@ -783,7 +783,7 @@ static int cmd_report(void)
 	/* the trace needs the header's pid and start before the first event */
 	err = raw_header_read(env.input, &h, why, sizeof(why));
 	rec.target_version = h.python;
-	rec.prof->pid = h.pid;
+	rec.prof->pid = err ? 0 : h.pid;
 	if (!err)
 		err = outputs__start_trace(&out, rec.prof, h.pid, h.start_ns, env.trace_min_us);
 	if (!err)
