@@ -74,7 +74,8 @@ static const struct argp_option record_options[] = {
 	{ "subprocesses", OPT_SUBPROCESSES, NULL, 0,
 	  "Also record the processes the target starts (fork, fork+exec, multiprocessing, "
 	  "subprocess), each from its first call: one profile per process (FILE.PID.prof, and "
-	  "PPROF.PID.pb.gz with --pprof) and their merge in FILE; the pictures show the merge. Not with --trace or --raw", 1 },
+	  "PPROF.PID.pb.gz with --pprof) and their merge in FILE; the pictures show the merge. "
+	  "Not with --trace or --raw", 1 },
 	{ NULL, 0, NULL, 0, "Output:", 2 },
 	{ "output", 'o', "FILE", 0, "Write the pstats profile to FILE (default pyuprof-PID.prof)", 2 },
 	{ "top", OPT_TOP, "N", 0, "Print the top N functions by cumulative time (default "

@@ -85,7 +85,8 @@ static int frame_line(struct dump *d, uint64_t frame, uint64_t code, int first)
 
 	if (proc_read(t->pid, code + d->lay->code_table, &table, sizeof(table)) ||
 	    proc_read(t->pid, table + BYTES_SIZE, &size, sizeof(size)) || size < 0 ||
-	    size > LINE_TABLE_MAX || (size && proc_read(t->pid, table + BYTES_DATA, d->table, size)))
+	    size > LINE_TABLE_MAX ||
+	    (size && proc_read(t->pid, table + BYTES_DATA, d->table, (size_t)size)))
 		return -1;
 	if (t->minor <= 10) {
 		if (proc_read(t->pid, frame + d->lay->frame_instr, &lasti, sizeof(lasti)))

@@ -47,8 +47,8 @@ static long check_python(const char *py, long *wrong)
 		} else if (sscanf(line, "A %d %d", &addr, &want) == 2) {
 			got = py_line(minor, table, n, first, addr);
 			if (got != want && (*wrong)++ < 5)
-				printf("#   %s: 3.%u, first line %d, addr %d: %d, CPython says %d\n", py,
-				       minor, first, addr, got, want);
+				printf("#   %s: 3.%u, first line %d, addr %d: %d, CPython says %d\n",
+				       py, minor, first, addr, got, want);
 			checked++;
 		}
 	}
