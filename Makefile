@@ -22,8 +22,11 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 .PHONY: all deps demo demo-compile test unit bench bench-soak vmlinux clean install
 all: $(OUTPUT)/pyuprof
 
+# What the build needs; with `make test` also what the tests need (chromium, node, go, ...):
+# one deps target, so that a parallel make runs one apt-get at a time.
+DEPS_SET := $(if $(filter test,$(MAKECMDGOALS)),test,build)
 deps:
-	$(Q)scripts/install-deps.sh
+	$(Q)scripts/install-deps.sh $(DEPS_SET)
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
 	$(Q)mkdir -p $@

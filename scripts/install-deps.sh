@@ -1,22 +1,56 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# Installs the Debian packages that building and testing pyuprof need, only those missing.
-# Quiet and quick when everything is present, so make can call it every time.
+# Installs the Debian packages a target needs, only those missing. Quiet and quick when
+# everything is present, so make can call it every time.
+#
+#   install-deps.sh [build]   what building pyuprof and running it need (make, make demo)
+#   install-deps.sh test      that and what the tests need (make test, .ci/run)
 set -euo pipefail
 
-pkgs=(clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libcapstone-dev pkg-config make gcc
-      bats python3 python3.11 libxml2-utils libgraphviz-dev graphviz chromium nodejs tmux)
+what=${1:-build}
+# build: the compiler and BPF tool chain, the libraries pyuprof links (libbpf, libelf, zlib,
+# capstone, graphviz's libgvc for --svg, whose layout plugins come with graphviz), and python3
+# for make demo's pstats check
+build=(clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libcapstone-dev libgraphviz-dev
+       graphviz pkg-config make gcc python3)
+# test: bats; Debian's static python3.11 (one of the interpreters tested); the real consumers
+# of the outputs: xmllint (SVG), Chromium driven from node (the flame graph), go tool pprof;
+# tmux (pyuprof top, driven as a user types)
+test=(bats python3.11 libxml2-utils chromium nodejs golang-go tmux)
+
+case $what in
+build) pkgs=("${build[@]}") ;;
+test) pkgs=("${build[@]}" "${test[@]}") ;;
+*)
+	echo "usage: $0 [build|test]" >&2
+	exit 64
+	;;
+esac
+
+installed() {
+	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+install() {
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "pyuprof: missing packages: $* (run as root, or apt-get install them)" >&2
+		exit 1
+	fi
+	echo "pyuprof: installing $*" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
 missing=()
 for p in "${pkgs[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	installed "$p" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+[ ${#missing[@]} -eq 0 ] || install "${missing[@]}"
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "pyuprof: missing packages: ${missing[*]} (run as root, or apt-get install them)" >&2
-	exit 1
+# Debian's nodejs comes without npm, which is its own package there; NodeSource's nodejs
+# bundles npm and conflicts with Debian's. So: npm only where nodejs left it out.
+if [ "$what" = test ] && ! command -v npm >/dev/null 2>&1; then
+	install npm
 fi
-echo "pyuprof: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+exit 0

@@ -43,6 +43,8 @@ enum {
 	OPT_SUBPROCESSES,
 	OPT_EXITS,
 	OPT_INTERVAL,
+	OPT_PPROF,
+	OPT_JSON,
 };
 
 static const char record_doc[] =
@@ -73,12 +75,13 @@ static const struct argp_option record_options[] = {
 	{ NULL, 0, NULL, 0, "Target:", 1 },
 	{ "pid", 'p', "PID", 0, "Attach to the running Python process PID", 1 },
 	{ "duration", 'd', "SECONDS", 0,
-	  "Stop after SECONDS (decimals allowed); default: until Ctrl-C, SIGTERM, SIGHUP or the "
-	  "target exits", 1 },
+	  "Stop after SECONDS (decimals allowed); default: until Ctrl-C, SIGTERM, SIGHUP, "
+	  "SIGQUIT or the target exits", 1 },
 	{ "subprocesses", OPT_SUBPROCESSES, NULL, 0,
 	  "Also record the processes the target starts (fork, fork+exec, multiprocessing, "
-	  "subprocess), each from its first call: one profile per process (FILE.PID.prof) and "
-	  "their merge in FILE; the pictures show the merge. Not with --trace or --raw", 1 },
+	  "subprocess), each from its first call: one profile per process (FILE.PID.prof, and "
+	  "PPROF.PID.pb.gz with --pprof) and their merge in FILE; the pictures show the merge. "
+	  "Not with --trace or --raw", 1 },
 	{ NULL, 0, NULL, 0, "Output:", 2 },
 	{ "output", 'o', "FILE", 0, "Write the pstats profile to FILE (default pyuprof-PID.prof)", 2 },
 	{ "top", OPT_TOP, "N", 0, "Print the top N functions by cumulative time (default "
@@ -98,6 +101,9 @@ static const struct argp_option record_options[] = {
 	  "names it, else by the kernel (default: merged)", 2 },                                \
 	{ "collapsed", OPT_COLLAPSED, "FILE", 0,                                                \
 	  "Also write folded stacks (self time in µs) for flamegraph.pl, inferno, speedscope", 2 }, \
+	{ "pprof", OPT_PPROF, "FILE", 0,                                                        \
+	  "Also write a pprof profile (gzipped profile.proto: calls and self wall time per "    \
+	  "call path) for go tool pprof, Pyroscope, Parca", 2 },                                \
 	{ "trace", OPT_TRACE, "FILE", 0,                                                        \
 	  "Also write a Chrome trace (JSON; gzip if FILE ends in .gz) for Perfetto", 2 },       \
 	{ "trace-min-us", OPT_TRACE_MIN, "N", 0,                                                \
@@ -180,6 +186,9 @@ static error_t output_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_COLLAPSED:
 		env.collapsed = arg;
+		break;
+	case OPT_PPROF:
+		env.pprof = arg;
 		break;
 	case OPT_TRACE:
 		env.trace = arg;
@@ -361,6 +370,38 @@ static error_t top_parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+static const struct argp_option dump_options[] = {
+	{ "pid", 'p', "PID", 0, "The running Python process to look at", 1 },
+	{ "json", OPT_JSON, NULL, 0, "Print JSON: a list of threads with their frames", 1 },
+	{ "verbose", 'v', NULL, 0, "Also say how long the target was stopped (on stderr)", 1 },
+	{},
+};
+
+static error_t dump_parse(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'p':
+		env.pid = (pid_t)parse_long(state, "PID", arg, 1, INT_MAX);
+		break;
+	case OPT_JSON:
+		env.json = true;
+		break;
+	case 'v':
+		env.verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		usage_error(state, "unexpected argument: %s", arg);
+		break;
+	case ARGP_KEY_END:
+		if (!env.pid)
+			usage_error(state, "give the process to dump: --pid PID");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
 static const struct argp top_argp = {
 	.options = top_options,
 	.parser = top_parse,
@@ -371,6 +412,19 @@ static const struct argp top_argp = {
 	       "time or calls, last interval or total); q quits: pyuprof detaches and the process "
 	       "runs on as before. Nothing is written. Needs root, and a terminal.\v"
 	       "Example:\n  sudo pyuprof top -p 1234",
+};
+
+static const struct argp dump_argp = {
+	.options = dump_options,
+	.parser = dump_parse,
+	.doc = "Print every thread's Python stack in a running CPython 3.8-3.13 process, as "
+	       "`py-spy dump` does: per thread its kernel tid, whether it was running (active) "
+	       "or waiting (idle) and whether it held the GIL, its threading name, then its "
+	       "frames, innermost first, each as `function (file:line)` with the line running "
+	       "now. The target's threads are stopped (ptrace) only while their frames are read, "
+	       "then let go. Needs root (or CAP_SYS_PTRACE).\v"
+	       "Example:\n  sudo pyuprof dump -p 1234\n"
+	       "Exit status: 0; 1 if the stacks could not be read; 64 on a usage error.",
 };
 
 static char *join_doc(void)
@@ -389,7 +443,8 @@ static void top_usage(FILE *f)
 		   "Commands:\n"
 		   "  record    record a Python process, or a command it starts\n"
 		   "  report    draw the outputs again from a raw recording (record --raw)\n"
-		   "  top       watch a running Python process live, full screen\n\n"
+		   "  top       watch a running Python process live, full screen\n"
+		   "  dump      print every thread's Python stack in a running process now\n\n"
 		   "Run 'pyuprof COMMAND --help' for the options.\n");
 }
 
@@ -419,6 +474,11 @@ enum command cli_parse(int argc, char **argv)
 		argp_parse(&top_argp, argc - 1, argv + 1, 0, NULL, NULL);
 		env.live = true;
 		return CMD_TOP;
+	}
+	if (!strcmp(argv[1], "dump")) {
+		argv[1] = "pyuprof dump";
+		argp_parse(&dump_argp, argc - 1, argv + 1, 0, NULL, NULL);
+		return CMD_DUMP;
 	}
 	if (strcmp(argv[1], "record")) {
 		fprintf(stderr, "pyuprof: unknown command '%s' (try 'pyuprof --help')\n", argv[1]);

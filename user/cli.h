@@ -16,7 +16,7 @@ struct env {
 	const char *input; /* report: the raw recording */
 	double duration;   /* seconds; 0 = until stopped */
 	const char *output; /* record: NULL = pyuprof-<pid>.prof; report: NULL = none */
-	const char *svg, *flamegraph, *collapsed, *trace, *raw;
+	const char *svg, *flamegraph, *collapsed, *pprof, *trace, *raw;
 	double node_thres, edge_thres;
 	unsigned trace_min_us;
 	bool threads;
@@ -24,6 +24,7 @@ struct env {
 	unsigned ringbuf_mb;
 	int exits; /* record --exits: enum exits (tracer.h) */
 	unsigned top;
+	bool json; /* dump: JSON instead of text */
 	bool quiet, verbose, debug;
 	bool live;	 /* pyuprof top: a live view instead of outputs */
 	double interval; /* pyuprof top: seconds between redraws */
@@ -31,7 +32,7 @@ struct env {
 
 extern struct env env;
 
-enum command { CMD_RECORD = 1, CMD_REPORT, CMD_TOP };
+enum command { CMD_RECORD = 1, CMD_REPORT, CMD_TOP, CMD_DUMP };
 
 /* Parses argv; exits 64 (EX_USAGE) on a usage error, 0 after --help. Returns the command. */
 enum command cli_parse(int argc, char **argv);

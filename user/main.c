@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "dump.h"
 #include "events.h"
 #include "hook.h"
 #include "launch.h"
@@ -602,19 +603,21 @@ static void stop(struct session *s, uint64_t stop_ns)
 	s->detach_ns = now_ns() - t0;
 }
 
-/* "out.prof" -> "out.PID.prof"; a name without ".prof" gets ".PID" at its end. */
+/* "out.prof" -> "out.PID.prof", "p.pb.gz" -> "p.PID.pb.gz"; another name gets ".PID" at its
+ * end. */
 static char *process_path(const char *base, pid_t pid)
 {
-	size_t len = strlen(base);
+	static const char *const suffixes[] = { ".prof", ".pb.gz", ".pb" };
+	size_t len = strlen(base), n;
 	char *path;
 
-	if (len > 5 && !strcmp(base + len - 5, ".prof")) {
-		if (asprintf(&path, "%.*s.%d.prof", (int)(len - 5), base, pid) < 0)
-			return NULL;
-	} else if (asprintf(&path, "%s.%d", base, pid) < 0) {
-		return NULL;
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		n = strlen(suffixes[i]);
+		if (len > n && !strcmp(base + len - n, suffixes[i]))
+			return asprintf(&path, "%.*s.%d%s", (int)(len - n), base, pid,
+					suffixes[i]) < 0 ? NULL : path;
 	}
-	return path;
+	return asprintf(&path, "%s.%d", base, pid) < 0 ? NULL : path;
 }
 
 /*
@@ -633,6 +636,7 @@ static int write_processes(struct session *s, const char *base, uint64_t stop_ns
 
 		if (!pr->rec.prof->n.calls)
 			continue;
+		pr->rec.prof->pid = (uint32_t)pr->pid;
 		err = profile__merge(m, pr->rec.prof);
 		if (err)
 			break;
@@ -644,6 +648,17 @@ static int write_processes(struct session *s, const char *base, uint64_t stop_ns
 		if (outputs__write_pstats(pr->written, pr->rec.prof)) {
 			free(pr->written);
 			pr->written = NULL;
+		}
+		if (env.pprof) {
+			char *pp = process_path(env.pprof, pr->pid);
+
+			/* like the process's .prof: a failure is reported, the others go on */
+			if (!pp) {
+				err = -ENOMEM;
+				break;
+			}
+			outputs__write_pprof(pp, pr->rec.prof);
+			free(pp);
 		}
 	}
 	if (err) {
@@ -680,7 +695,7 @@ static int cmd_record(void)
 	struct pyuprof_stats bstats = { 0 };
 	struct output_paths paths = {
 		.prof = env.output, .svg = env.svg, .flamegraph = env.flamegraph,
-		.collapsed = env.collapsed, .trace = env.trace, .raw = env.raw,
+		.collapsed = env.collapsed, .pprof = env.pprof, .trace = env.trace, .raw = env.raw,
 	};
 	struct raw_header rh = { .magic = RAW_MAGIC, .version = RAW_VERSION, .clock = 1 };
 	struct raw_end re = { .type = RAW_END };
@@ -725,6 +740,7 @@ static int cmd_record(void)
 	out.run.pid = (uint32_t)s.pid;
 	if (run_info__read_command(&out.run, s.pid)) /* none: the titles go without it */
 		vlog("cannot read the command line of pid %d", s.pid);
+	root->rec.prof->pid = (uint32_t)s.pid;
 	ilog("recording pid %d (Python %s)%s%s", s.pid, root->version,
 	     s.follow ? " and the processes it starts" : "",
 	     s.launched ? "" : env.live ? "; q to quit" : "; Ctrl-C to stop");
@@ -845,7 +861,7 @@ static int cmd_report(void)
 {
 	struct output_paths paths = {
 		.prof = env.output, .svg = env.svg, .flamegraph = env.flamegraph,
-		.collapsed = env.collapsed, .trace = env.trace,
+		.collapsed = env.collapsed, .pprof = env.pprof, .trace = env.trace,
 	};
 	struct hook_state hooks = { 0 };
 	struct recorder rec = { .hooks = &hooks };
@@ -872,6 +888,7 @@ static int cmd_report(void)
 	rec.target_version = h.python;
 	rec.run = &out.run;
 	out.run.pid = h.pid;
+	rec.prof->pid = err ? 0 : h.pid;
 	if (!err)
 		err = outputs__start_trace(&out, rec.prof, h.pid, h.start_ns, env.trace_min_us);
 	if (!err)
@@ -903,5 +920,7 @@ int main(int argc, char **argv)
 	log_level = env.debug ? LOG_DEBUG : env.verbose ? LOG_VERBOSE : env.quiet ? LOG_ERROR
 										: LOG_INFO;
 	libbpf_set_print(libbpf_print_fn);
+	if (cmd == CMD_DUMP)
+		return dump_run(env.pid, env.json);
 	return cmd == CMD_REPORT ? cmd_report() : cmd_record(); /* top: a record shown live */
 }

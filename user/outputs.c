@@ -9,12 +9,13 @@
 #include "out_chrome.h"
 #include "out_collapsed.h"
 #include "out_flamegraph.h"
+#include "out_pprof.h"
 #include "out_pstats.h"
 #include "outputs.h"
 
 /* The outputs, in the order they are opened and written. */
 #define FOR_EACH_OUTPUT(o, X)                                                                    \
-	X(o, prof) X(o, svg) X(o, flamegraph) X(o, collapsed) X(o, trace) X(o, raw)
+	X(o, prof) X(o, svg) X(o, flamegraph) X(o, collapsed) X(o, pprof) X(o, trace) X(o, raw)
 
 int outputs__open(struct outputs *o, const struct output_paths *paths, const char **failed)
 {
@@ -116,6 +117,10 @@ int outputs__write(struct outputs *o, struct profile *p, double node_thres, doub
 			   collapsed_write(p, per_thread, &o->collapsed));
 		err = err ? err : e;
 	}
+	if (o->paths.pprof) {
+		e = finish(&o->pprof, o->paths.pprof, pprof_write(p, &o->pprof));
+		err = err ? err : e;
+	}
 	if (o->paths.raw) {
 		e = finish(&o->raw, o->paths.raw, 0);
 		err = err ? err : e;
@@ -130,6 +135,16 @@ int outputs__write_pstats(const char *path, struct profile *p)
 
 	if (!err)
 		err = write_pstats(p, &f);
+	return finish(&f, path, err);
+}
+
+int outputs__write_pprof(const char *path, struct profile *p)
+{
+	struct outfile f = { .fd = -1 };
+	int err = outfile__open(&f, path);
+
+	if (!err)
+		err = pprof_write(p, &f);
 	return finish(&f, path, err);
 }
 

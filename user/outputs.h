@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The files one run writes (pstats, call graph, flame graph, collapsed stacks, trace, raw
- * events), for record and report alike: all opened before anything runs, so an unwritable
+ * The files one run writes (pstats, call graph, flame graph, collapsed stacks, pprof, trace,
+ * raw events), for record and report alike: all opened before anything runs, so an unwritable
  * one fails first; each written whole or not at all at the end (the trace and the raw events
  * stream into their temporary files meanwhile).
  */
@@ -16,12 +16,12 @@
 struct chrome_trace;
 
 struct output_paths {
-	const char *prof, *svg, *flamegraph, *collapsed, *trace, *raw;
+	const char *prof, *svg, *flamegraph, *collapsed, *pprof, *trace, *raw;
 };
 
 struct outputs {
 	struct output_paths paths;
-	struct outfile prof, svg, flamegraph, collapsed, trace, raw;
+	struct outfile prof, svg, flamegraph, collapsed, pprof, trace, raw;
 	struct chrome_trace *ct;
 	struct run_info run; /* for titles and legends: set before outputs__write */
 	uint64_t trace_bytes, trace_events; /* the trace written (bytes before compression) */
@@ -42,6 +42,8 @@ int outputs__write(struct outputs *o, struct profile *p, double node_thres, doub
 /* One more pstats file, written whole or not at all; a failure is reported. Returns 0 or
  * -errno. */
 int outputs__write_pstats(const char *path, struct profile *p);
+/* The same for a pprof file. */
+int outputs__write_pprof(const char *path, struct profile *p);
 /* Removes whatever is not committed. */
 void outputs__abort(struct outputs *o);
 

@@ -613,6 +613,8 @@ int profile__merge(struct profile *dst, const struct profile *src)
 			goto out;
 		if (!t->name[0])
 			memcpy(t->name, src->threads[i]->name, sizeof(t->name));
+		if (!t->pid)
+			t->pid = src->threads[i]->pid ? src->threads[i]->pid : src->pid;
 		tmap[i] = (uint32_t)u64_map_get(&dst->thread_by_tid, tid_key(t->tid))[0] - 1;
 	}
 	/* a node comes after its parent: map them in order */

@@ -51,6 +51,7 @@ struct frame_entry {
 
 struct thread {
 	uint32_t tid;
+	uint32_t pid; /* its process when known (a merge's threads), else 0: the profile's */
 	uint32_t root; /* its call-tree root */
 	char name[THREAD_NAME_LEN]; /* as the recorder learnt it; "" if unknown */
 	struct frame_entry *stack;
@@ -90,6 +91,7 @@ struct profile {
 	struct thread *last_thread;   /* the thread of the last event */
 	struct calltree tree;
 	uint64_t first_ns, last_ns;
+	uint32_t pid; /* the process recorded, for the outputs that name it; 0 for a merge */
 	struct profile_counters n;
 	/* if set, told of every call as it ends (thread is an index into threads[]) */
 	void (*on_call)(void *ctx, uint32_t thread, uint32_t func, uint64_t t0_ns,
