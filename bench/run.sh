@@ -12,7 +12,8 @@
 # floor and of pyuprof with kernel.bpf_stats_enabled, for the time spent in the BPF programs
 # themselves (not in the timed runs: the stats add two clock reads per probe). Then the consumer alone on a replayed raw recording (bench/replay) and the attach
 # latency (bench/attach.sh). Writes bench/RESULTS.md (keeping its hand-written "## Findings"
-# section). REPS (3), PYS (all present), WORKLOADS and COMPILE_FILES (2: the stdlib modules
+# section). REPS (3), PYS (all present), WORKLOADS (fib generators compile deep), MODES and
+# COMPILE_FILES (2: the stdlib modules
 # the compile workload compiles) can be set. The 10-minute memory run is separate: make
 # bench-soak (bench/soak.sh).
 set -euo pipefail
@@ -20,7 +21,7 @@ cd "$(dirname "$0")/.."
 source tests/helpers.bash 2>/dev/null || true
 REPS=${REPS:-3}
 PYS=${PYS:-"3.8 3.9 3.10 3.11 3.12 3.13 deb3.11"}
-WORKLOADS=${WORKLOADS:-"fib generators compile"}
+WORKLOADS=${WORKLOADS:-"fib generators compile deep"}
 COMPILE_FILES=${COMPILE_FILES:-2}
 out=bench/RESULTS.md
 tmp=$(mktemp -d)
@@ -34,6 +35,7 @@ workload_cmd() { # WORKLOAD -> argv after the interpreter
 	fib) echo "bench/workloads/fib.py 24" ;;
 	generators) echo "bench/workloads/generators.py 40000" ;;
 	compile) echo "bench/workloads/compile.py $COMPILE_FILES" ;;
+	deep) echo "bench/workloads/deep.py 100" ;;
 	esac
 }
 
