@@ -922,11 +922,14 @@ static __noinline int frame_exit(struct pt_regs *ctx)
 SEC("uprobe")
 int on_probe(struct pt_regs *ctx)
 {
-	if (count_only) {
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+
+	/* (<= 3.10: the calls that ask for the trampoline hook still do) */
+	if (count_only && !(tramp_watch && cookie == PROBE_EVAL_DIRECT)) {
 		__sync_fetch_and_add(&count_only_hits, 1);
 		return 0;
 	}
-	switch (bpf_get_attach_cookie(ctx)) {
+	switch (cookie) {
 	case PROBE_EVAL_ENTRY:
 		return eval_entry(ctx, false);
 	case PROBE_EVAL_DIRECT:
