@@ -22,6 +22,8 @@ struct env {
 	bool threads;
 	bool subprocesses; /* record: follow the processes the target starts */
 	unsigned ringbuf_mb;
+	bool no_compensation; /* times as recorded, probe cost included (calibrate.h) */
+	bool cpu_clock;	      /* record --clock cpu: calls timed by their thread's CPU time */
 	unsigned top;
 	bool quiet, verbose, debug;
 };

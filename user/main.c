@@ -654,6 +654,9 @@ static int cmd_record(void)
 		return 1;
 	}
 	install_signals();
+	tracer__set_cpu_clock(env.cpu_clock);
+	profile__set_cpu_clock(env.cpu_clock);
+	rh.clock = env.cpu_clock ? RAW_CLOCK_THREAD_CPU : rh.clock;
 	s.t_start = now_ns();
 	s.launched = env.command != NULL;
 	err = start(&s);

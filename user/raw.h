@@ -17,6 +17,9 @@
 #define RAW_VERSION 1
 #define RAW_MAX_RECORD 4096
 
+/* raw_header.clock of record --clock cpu: each thread's CPU time (not a clockid_t) */
+#define RAW_CLOCK_THREAD_CPU 0x100
+
 #define RAW_FLAG_EXIT_PROBE 1 /* returns came from USDT frame exits (3.11 builds with USDT) */
 
 struct raw_header {
@@ -24,7 +27,7 @@ struct raw_header {
 	__u32 version;
 	__u32 pid;
 	char python[32]; /* "3.12.1" */
-	__u32 clock;	 /* CLOCK_MONOTONIC: the clock of every ts_ns */
+	__u32 clock;	 /* the clock of every ts_ns: CLOCK_MONOTONIC, or RAW_CLOCK_THREAD_CPU */
 	__u32 flags;
 	__u64 start_ns;
 };

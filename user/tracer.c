@@ -47,6 +47,13 @@ static void add(struct probes *p, uint64_t offset, uint64_t ref_ctr, enum probe_
 	p->cookies[p->n++] = role;
 }
 
+static bool tracer_cpu_clock;
+
+void tracer__set_cpu_clock(bool on)
+{
+	tracer_cpu_clock = on;
+}
+
 static int probes_of(struct probes *p, const struct py_target *t)
 {
 	bool hook = t->offsets->bpf.PyInterpreterState_eval_frame != 0;
@@ -129,6 +136,7 @@ static int load(struct tracer *tr, const struct py_target *t, unsigned ringbuf_m
 	skel->rodata->entry_shim = t->major == 3 && t->minor >= 12;
 	/* the shadow of activations is popped at their rets, which are not probed there */
 	skel->rodata->use_shadow = !t->exit_probe.offset;
+	skel->rodata->cpu_clock = tracer_cpu_clock;
 	if (t->offsets->PyInterpreterFrame_size) /* FRAME_SPECIALS_SIZE */
 		skel->rodata->frame_specials = (t->offsets->PyInterpreterFrame_size - 1) / 8;
 	err = bpf_map__set_max_entries(skel->maps.events, ringbuf_mb << 20);

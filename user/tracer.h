@@ -10,6 +10,9 @@
 
 struct tracer;
 
+/* For every tracer started from now on: events carry their thread's CPU time (--clock cpu)
+ * instead of CLOCK_MONOTONIC. */
+void tracer__set_cpu_clock(bool on);
 /* Loads and attaches everything for t. Returns 0 or -errno (reported by the caller). */
 int tracer__start(struct tracer **out, const struct py_target *t, unsigned ringbuf_mb,
 		  ring_buffer_sample_fn handler, void *ctx);
