@@ -37,6 +37,15 @@ enum raw_type {
 	RAW_THREAD = 100, /* a thread's name (threading's, else comm), before its first event */
 	RAW_END = 101,	  /* the stop, and what the BPF side counted */
 	RAW_SEED = 102,	  /* a frame running at attach (seed.h), outermost first per thread */
+	RAW_CALIB = 103,  /* the overhead calibration (calibrate.h), before any event; absent in
+			   * recordings made with --no-compensation or before pyuprof had it */
+};
+
+/* The events stay as recorded; report subtracts these unless told --no-compensation. */
+struct raw_calib {
+	__u32 type;
+	__u32 pad;
+	__u64 call_ns, inside_ns;
 };
 
 struct raw_seed {
