@@ -843,6 +843,25 @@ cleanup:
 	return exit_code;
 }
 
+/* report's raw_read callback: the calibration is taken (or left, --no-compensation) before the
+ * events it applies to; everything else is the recorder's */
+static int replay_record(void *ctx, void *data, size_t size)
+{
+	const struct raw_calib *rc = data;
+
+	if (size < sizeof(__u32) || rc->type != RAW_CALIB)
+		return recorder__handle(ctx, data, size);
+	if (size != sizeof(*rc))
+		return -EBADMSG;
+	if (!env.no_compensation) {
+		profile__set_compensation(&(struct compensation){ .call_ns = rc->call_ns,
+								  .inside_ns = rc->inside_ns });
+		snprintf(comp_note, sizeof(comp_note), "; calibrated: %.2f µs a call, %.2f inside",
+			 rc->call_ns / 1e3, rc->inside_ns / 1e3);
+	}
+	return 0;
+}
+
 /* pyuprof report: the same outputs again, from a raw recording; no root, no target. */
 static int cmd_report(void)
 {
@@ -873,11 +892,21 @@ static int cmd_report(void)
 	/* the trace needs the header's pid and start before the first event */
 	err = raw_header_read(env.input, &h, why, sizeof(why));
 	rec.target_version = h.python;
+	profile__set_cpu_clock(h.clock == RAW_CLOCK_THREAD_CPU);
+	if (!err && h.clock == RAW_CLOCK_THREAD_CPU && env.trace) {
+		snprintf(why, sizeof(why), "%s was recorded with --clock cpu: no --trace from it",
+			 env.input);
+		err = -EINVAL;
+	}
 	if (!err)
 		err = outputs__start_trace(&out, rec.prof, h.pid, h.start_ns, env.trace_min_us);
 	if (!err)
-		err = raw_read(env.input, &h, &end, recorder__handle, &rec, &records, why,
+		err = raw_read(env.input, &h, &end, replay_record, &rec, &records, why,
 			       sizeof(why));
+	/* recorded with --no-compensation, or by a pyuprof that did not calibrate */
+	if (!err && !env.no_compensation && !comp_note[0])
+		wlog("%s holds no calibration: times are as recorded, probe cost included",
+		     env.input);
 	if (err) {
 		if (*why)
 			elog("%s", why);

@@ -14,7 +14,8 @@
 #include "pyuprof.h"
 
 #define RAW_MAGIC "PYUPROF\x01"
-#define RAW_VERSION 1
+#define RAW_VERSION 2	  /* 2: RAW_CALIB, the CPU clock; older readers refuse it by its number */
+#define RAW_VERSION_MIN 1 /* 1: no calibration (times reported as recorded) */
 #define RAW_MAX_RECORD 4096
 
 /* raw_header.clock of record --clock cpu: each thread's CPU time (not a clockid_t) */
