@@ -25,14 +25,13 @@
 /*
  * argv: OUT CLOCK N R. Functions called through a local (LOAD_FAST) so that the loops differ
  * only by the call. Each loop function is itself one call, in every loop alike. The loops are
- * timed by the thread's CPU time whatever the recording's clock: the probes' work is done on
- * the thread's CPU, and time the thread waits for a CPU (a loaded machine) is no cost of a
- * call; CLOCK is passed for the record.
+ * timed by the recording's clock: by the wall clock a call also costs what the probes cost
+ * beside their own work (waking pyuprof, which then takes a CPU the target may have needed).
  */
 static const char snippet[] =
 	"import sys, time\n"
 	"out, clock, N, R = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])\n"
-	"now = time.thread_time_ns\n"
+	"now = time.thread_time_ns if clock == 'cpu' else time.perf_counter_ns\n"
 	"def " EMPTY_NAME "():\n"
 	"    pass\n"
 	"def " BODY_NAME "():\n"
@@ -89,14 +88,15 @@ static uint64_t median(uint64_t *v, uint32_t n)
 	return v[n / 2];
 }
 
-static uint64_t min_of(const uint64_t *v, uint32_t n)
+/* The median of a loop's rounds: a loaded machine slows the recording it calibrates for as
+ * much as a typical round, not as little as the least disturbed one. */
+static uint64_t loop_time(const uint64_t *v, uint32_t n)
 {
-	uint64_t m = UINT64_MAX;
+	uint64_t c[CALIB_ROUNDS];
 
-	for (uint32_t i = 0; i < n; i++)
-		if (v[i] < m)
-			m = v[i];
-	return n ? m : 0;
+	n = n < CALIB_ROUNDS ? n : CALIB_ROUNDS;
+	memcpy(c, v, n * sizeof(*c));
+	return median(c, n);
 }
 
 static void on_call(void *ctx, uint32_t thread, uint32_t func, uint64_t t0, uint64_t t1)
@@ -198,15 +198,15 @@ int calibrate__figures(const struct calib_timings *plain, const struct calib_tim
 		       char *why, size_t why_len)
 {
 	const double n = CALIB_CALLS;
-	/* a loop's least disturbed round, less the loop without calls: calls alone */
-	double d_empty = ((double)min_of(plain->empty, plain->rounds) -
-			  (double)min_of(plain->none, plain->rounds)) / n;
-	double d_body = ((double)min_of(plain->body, plain->rounds) -
-			 (double)min_of(plain->none, plain->rounds)) / n;
-	double p_empty = ((double)min_of(probed->empty, probed->rounds) -
-			  (double)min_of(probed->none, probed->rounds)) / n;
-	double p_body = ((double)min_of(probed->body, probed->rounds) -
-			 (double)min_of(probed->none, probed->rounds)) / n;
+	/* a loop's typical round, less the loop without calls: calls alone */
+	double d_empty = ((double)loop_time(plain->empty, plain->rounds) -
+			  (double)loop_time(plain->none, plain->rounds)) / n;
+	double d_body = ((double)loop_time(plain->body, plain->rounds) -
+			 (double)loop_time(plain->none, plain->rounds)) / n;
+	double p_empty = ((double)loop_time(probed->empty, probed->rounds) -
+			  (double)loop_time(probed->none, probed->rounds)) / n;
+	double p_body = ((double)loop_time(probed->body, probed->rounds) -
+			 (double)loop_time(probed->none, probed->rounds)) / n;
 	double call = p_empty - d_empty, inside;
 
 	if (d_empty < 0)
