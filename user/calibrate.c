@@ -230,7 +230,10 @@ int calibrate__figures(const struct calib_timings *plain, const struct calib_tim
 	out->comp.inside_ns = (uint64_t)(inside + 0.5);
 	out->plain_call_ns = (uint64_t)(d_empty + 0.5);
 	out->body_call_ns = p_body - d_body > 0 ? (uint64_t)(p_body - d_body + 0.5) : 0;
-	(void)body_median;
+	/* the same inside part seen through the known body: its recorded duration less the
+	 * body's plain cost (its call's, less the empty call's) and the call's own half */
+	inside = (double)body_median - (d_body - d_empty) - d_empty / 2;
+	out->body_inside_ns = inside > 0 ? (uint64_t)(inside + 0.5) : 0;
 	return 0;
 }
 

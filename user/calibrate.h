@@ -37,6 +37,7 @@ struct calibration {
 	struct compensation comp;
 	uint64_t plain_call_ns; /* what a call of the empty function costs unprobed */
 	uint64_t body_call_ns;	/* call_ns as the known-body function measures it (a check) */
+	uint64_t body_inside_ns; /* inside_ns as it measures it (a check) */
 	double took_s;		/* the calibration's own cost, both runs */
 };
 

@@ -316,9 +316,10 @@ static void calibrate_for(pid_t pid, struct calibration *cal)
 	profile__set_compensation(&cal->comp);
 	snprintf(comp_note, sizeof(comp_note), "; calibrated: %.2f µs a call, %.2f inside",
 		 cal->comp.call_ns / 1e3, cal->comp.inside_ns / 1e3);
-	vlog("calibration took %.3f s: %.0f ns a call (%.0f by a call with a body), %.0f inside, "
-	     "%.0f ns a call unprobed", cal->took_s, (double)cal->comp.call_ns,
-	     (double)cal->body_call_ns, (double)cal->comp.inside_ns, (double)cal->plain_call_ns);
+	vlog("calibration took %.3f s: %.0f ns a call, %.0f inside (by a call with a body: %.0f, "
+	     "%.0f); %.0f ns a call unprobed", cal->took_s, (double)cal->comp.call_ns,
+	     (double)cal->comp.inside_ns, (double)cal->body_call_ns,
+	     (double)cal->body_inside_ns, (double)cal->plain_call_ns);
 }
 
 /* Launch or find the target and attach; on return the program runs and is recorded. */

@@ -5,8 +5,10 @@
  * every probe costing a known time before and after its timestamp; compensated with the two
  * figures that cost model implies, the second must give the first's numbers exactly.
  */
+#include <errno.h>
 #include <linux/types.h>
 #include <string.h>
+#include "calibrate.h"
 #include "profile.h"
 #include "test.h"
 
@@ -185,6 +187,45 @@ TEST(cpu_clock_closes_open_calls_at_their_threads_last_event)
 	profile__free(p);
 }
 
+/* Timings of a run whose calls cost plain_ns, plus probe_ns a call when probed; rounds with
+ * noise (one disturbed round of each loop) that the medians must see through. */
+static void timings(struct calib_timings *t, uint64_t plain_ns, uint64_t probe_ns)
+{
+	const uint64_t loop = 5000, body = 400;
+
+	t->rounds = CALIB_ROUNDS;
+	for (uint32_t r = 0; r < CALIB_ROUNDS; r++) {
+		uint64_t noise = r == 1 ? 900000 : r;
+
+		t->none[r] = loop + noise;
+		t->empty[r] = loop + CALIB_CALLS * (plain_ns + probe_ns) + (r == 3 ? 700000 : r);
+		t->body[r] = loop + CALIB_CALLS * (plain_ns + body + probe_ns) + r;
+	}
+}
+
+TEST(calibration_figures_from_known_timings)
+{
+	struct calib_timings plain, probed;
+	struct calibration cal;
+	char why[128] = "";
+
+	timings(&plain, 40, 0);
+	timings(&probed, 40, 2000);
+	/* recorded: 700 of probe time inside an empty call, and 20 of its own (half of 40) */
+	REQUIRE(!calibrate__figures(&plain, &probed, 720, 1120, &cal, why, sizeof(why)));
+	CHECK(cal.comp.call_ns == 2000);
+	CHECK(cal.comp.inside_ns == 700);
+	CHECK(cal.plain_call_ns == 40);
+	CHECK(cal.body_call_ns == 2000);
+	CHECK(cal.body_inside_ns == 700);
+	/* an inside part beyond the whole is noise: capped */
+	REQUIRE(!calibrate__figures(&plain, &probed, 5000, 5400, &cal, why, sizeof(why)));
+	CHECK(cal.comp.inside_ns == cal.comp.call_ns);
+	/* probes that cost nothing measurable: refused, with a reason */
+	CHECK(calibrate__figures(&plain, &plain, 30, 430, &cal, why, sizeof(why)) == -ERANGE);
+	CHECK(strstr(why, "no cost") != NULL);
+}
+
 int main(void)
 {
 	static const struct test_case cases[] = {
@@ -192,6 +233,7 @@ int main(void)
 		TEST_CASE(no_compensation_leaves_the_recorded_times),
 		TEST_CASE(overcompensation_stops_at_zero),
 		TEST_CASE(cpu_clock_closes_open_calls_at_their_threads_last_event),
+		TEST_CASE(calibration_figures_from_known_timings),
 	};
 
 	return test_run(cases, TEST_COUNT(cases));
