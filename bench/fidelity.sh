@@ -35,11 +35,11 @@ command -v austin >/dev/null && have_austin=1
 
 size() { # WORKLOAD -> the bench's size; WORKLOAD big -> the samplers'
 	case $1 in
-	fib) [[ ${2:-} == big ]] && echo 28 || echo 24 ;;
-	generators) [[ ${2:-} == big ]] && echo 200000 || echo 20000 ;;
-	compile) echo 2 ;;
-	recursion) [[ ${2:-} == big ]] && echo 600 || echo 60 ;;
-	threads) [[ ${2:-} == big ]] && echo 200000 || echo 20000 ;;
+	fib) [[ ${2:-} == big ]] && echo 28 || echo 22 ;;
+	generators) [[ ${2:-} == big ]] && echo 200000 || echo 10000 ;;
+	compile) echo 1 ;;
+	recursion) [[ ${2:-} == big ]] && echo 600 || echo 30 ;;
+	threads) [[ ${2:-} == big ]] && echo 200000 || echo 10000 ;;
 	esac
 }
 
@@ -56,11 +56,16 @@ row() { # LABEL WORKLOAD
 		native+=("$("$py" "$script" "$n" | elapsed)")
 	done
 	native=$(printf '%s\n' "${native[@]}" | sort -g | head -n 1)
-	"$py" tests/tools/cprofile_run.py -o "$tmp/c.prof" "$script" "$n" >/dev/null
+	rm -f "$tmp/c.prof"
+	# cProfile of the section alone; not for threads: it profiles the calling thread only
+	# (3.8-3.11), or all threads into one stack (3.12+)
+	[[ $w == threads ]] || FIDELITY_CPROFILE=$tmp/c.prof "$py" "$script" "$n" >/dev/null
 	# shellcheck disable=SC2086
 	summary=$("$PYUPROF" record --top 0 $PYUPROF_ARGS -o "$tmp/p.prof" --raw "$tmp/p.raw" \
-		-- "$py" "$script" "$n" 2>&1 >/dev/null | grep -E '^pyuprof: .* lost events' || true)
-	"$PYUPROF" report -q --no-compensation "$tmp/p.raw" -o "$tmp/r.prof"
+		--collapsed "$tmp/p.collapsed" -- "$py" "$script" "$n" 2>&1 >/dev/null |
+		grep -E '^pyuprof: .* lost events' || true)
+	"$PYUPROF" report -q --no-compensation "$tmp/p.raw" -o "$tmp/r.prof" \
+		--collapsed "$tmp/r.collapsed"
 	calib=$(sed -n 's/.*calibrated: \([0-9.]*\) µs a call, \([0-9.]*\) inside.*/\1 \/ \2/p' \
 		<<<"$summary")
 	lost=$(sed -n 's/.* \([0-9]*\) lost events.*/\1/p' <<<"$summary")
@@ -72,25 +77,30 @@ row() { # LABEL WORKLOAD
 		austin -i 1000 -o "$tmp/a.austin" "$py" "$script" "$big" >/dev/null 2>&1 || true
 		a_file=$tmp/a.austin
 	fi
-	c_tot=$($EVAL total "$tmp/c.prof")
+	c_tot=-
+	[[ -f $tmp/c.prof ]] && c_tot=$($EVAL total "$tmp/c.prof")
 	p_tot=$($EVAL total "$tmp/p.prof")
 	r_tot=$($EVAL total "$tmp/r.prof")
 	cols=("$label" "$w" "$native" "$c_tot" "$r_tot" "$p_tot"
 		"$(awk -v p="$p_tot" -v n="$native" 'BEGIN { printf "%.2f", p / n }')"
 		"${calib:--}" "${lost:-?}"
-		"$($EVAL tvd "$tmp/r.prof" "$tmp/c.prof")" "$($EVAL tvd "$tmp/p.prof" "$tmp/c.prof")")
-	for ref in "$s_file" "$a_file"; do
+	)
+	# raw then compensated, against each reference present
+	for ref in "$tmp/c.prof" "$s_file" "$a_file"; do
 		if [[ $ref == - || ! -s $ref ]]; then
 			cols+=("-" "-")
 		else
-			cols+=("$($EVAL tvd "$tmp/r.prof" "$ref")" "$($EVAL tvd "$tmp/p.prof" "$ref")")
+			cols+=("$($EVAL tvd "$tmp/r.collapsed" "$ref")"
+				"$($EVAL tvd "$tmp/p.collapsed" "$ref")")
 		fi
 	done
-	if [[ $s_file != - ]]; then
+	if [[ $s_file != - && -s $tmp/c.prof ]]; then
 		cols+=("$($EVAL tvd "$tmp/c.prof" "$s_file")")
 	else
 		cols+=("-")
 	fi
+	# how many samples the sigsample shares rest on (its noise)
+	cols+=("$([[ $s_file != - ]] && awk '{n += $1} END {print n + 0}' "$s_file" || echo -)")
 	printf '| %s ' "${cols[@]}"
 	echo "|"
 }
@@ -104,20 +114,24 @@ findings=""
 	echo "Run $(date -u +%Y-%m-%dT%H:%MZ) by \`make bench-fidelity\` (bench/fidelity.sh);"
 	echo "pyuprof $(git rev-parse --short HEAD 2>/dev/null || echo '?'), record options: \`${PYUPROF_ARGS:-(default)}\`."
 	echo
+	echo "Load average at the start: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared)."
+	echo
 	echo "- **native**: the timed section (section()) without a profiler, min of $REPS runs, s."
-	echo "- **cProfile**, **raw**, **comp**: cumtime of section() under cProfile, and under"
+	echo "- **cProfile**, **raw**, **comp**: cumtime of section() under cProfile (enabled around"
+	echo "  section() only, bench/fidelity/_fidelity.py; not for threads), and under"
 	echo "  pyuprof without and with overhead compensation (one recording: record --raw, then"
 	echo "  report --no-compensation on it), s. **comp/native**: the budget is 1 +- 0.15"
 	echo "  (compile, generators), +- 0.30 (fib)."
 	echo "- **calib**: the calibration of that recording, µs a call / µs inside the callee."
 	echo "- **TVD**: total variation distance of per-function self-time shares within"
-	echo "  section() (and the threads' worker()), matched by (file, name): 0.3 = 30% of the time"
+	echo "  section() (and the threads' worker()), matched by (file, name), pyuprof's from its"
+	echo "  --collapsed stacks through section()/worker(): 0.3 = 30% of the time"
 	echo "  in the wrong functions. Budget <= 0.10 on compile and generators. Against cProfile"
 	echo "  (builtins off: a C call's time is its caller's), sigsample (SIGPROF every ms of CPU,"
 	echo "  main thread only: no threads row) and austin 1.0.1 (Debian; 3.8-3.10 only)."
 	echo
-	echo "| py | workload | native | cProfile | raw | comp | comp/native | calib | lost | TVD cProf raw | TVD cProf comp | TVD sigsample raw | TVD sigsample comp | TVD austin raw | TVD austin comp | TVD cProf vs sigsample |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| py | workload | native | cProfile | raw | comp | comp/native | calib | lost | TVD cProf raw | TVD cProf comp | TVD sigsample raw | TVD sigsample comp | TVD austin raw | TVD austin comp | TVD cProf vs sigsample | sigsample n |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for label in $PYTHONS; do
 		for w in $WORKLOADS; do
 			row "$label" "$w"

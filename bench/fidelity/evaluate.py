@@ -5,8 +5,9 @@
     evaluate.py tvd A B               total variation distance between the per-function
                                       self-time shares of two sources
 
-A source is a .prof (pyuprof or cProfile: functions reachable from section() or worker()
-through the callers, builtins folded into their callers), an austin collapsed-stack file
+A source is a .prof (cProfile of the section alone, bench/fidelity/_fidelity.py: functions
+reachable from section() through the callers, any builtins folded into their callers),
+pyuprof's --collapsed stacks (*.collapsed: stacks through section() or worker()), an austin collapsed-stack file
 (*.austin: samples with section or worker on the stack, by leaf frame, weighted by their
 time) or a sigsample.py file (*.samples). Functions are matched by (filename, name): austin
 knows no first line. TVD = half the sum of |share_a - share_b|: 0.3 means 30% of the time sits
@@ -87,6 +88,23 @@ def austin_shares(path):
     return out
 
 
+CFRAME = re.compile(r"^(.*) \((.*):\d+\)$")
+
+
+def collapsed_shares(path):
+    """pyuprof --collapsed: "name (file:line);... self_us" per call path."""
+    out = collections.Counter()
+    with open(path, errors="replace") as f:
+        for line in f:
+            stack, _, value = line.rstrip("\n").rpartition(" ")
+            frames = [m.groups() for m in (CFRAME.match(p) for p in stack.split(";")) if m]
+            if not frames or not any(name in ROOTS for name, _ in frames):
+                continue
+            name, filename = frames[-1]
+            out[(norm(filename), name)] += int(value)
+    return out
+
+
 def sample_shares(path):
     out = collections.Counter()
     with open(path) as f:
@@ -101,6 +119,8 @@ def shares(path):
         return austin_shares(path)
     if path.endswith(".samples"):
         return sample_shares(path)
+    if path.endswith(".collapsed"):
+        return collapsed_shares(path)
     return prof_shares(path)
 
 
