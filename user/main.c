@@ -244,13 +244,14 @@ static int start(struct session *s);
 static int record_calibration(void *ctx, char **argv, struct calib_run *run)
 {
 	struct session c = { .child_status = -1, .launched = true, .command = argv, .calib = run };
-	pid_t target = child_pid;
+	pid_t target = child_pid, snippet;
+	uint64_t t0 = now_ns(), t1, t2;
 	int err;
 
-	uint64_t t0 = now_ns(), t1, t2;
-
 	(void)ctx;
+	child_pid = 0;
 	err = start(&c);
+	snippet = child_pid; /* 0 if it was never started: the target is not ours to end */
 	t1 = now_ns();
 	if (!err)
 		err = record(&c, now_ns() + 30000000000ull);
@@ -258,10 +259,10 @@ static int record_calibration(void *ctx, char **argv, struct calib_run *run)
 	stop(&c, now_ns());
 	dlog("calibration run: start %.3f s, run %.3f s, stop %.3f s", (t1 - t0) / 1e9,
 	     (t2 - t1) / 1e9, (now_ns() - t2) / 1e9);
-	if (child_pid && !c.released)
-		launch_abort(child_pid);
-	else if (child_pid && c.child_status == -1)
-		while (waitpid(child_pid, &c.child_status, 0) < 0 && errno == EINTR)
+	if (snippet && !c.released)
+		launch_abort(snippet);
+	else if (snippet && c.child_status == -1)
+		while (waitpid(snippet, &c.child_status, 0) < 0 && errno == EINTR)
 			;
 	if (!err && c.procs[0]->rec.err)
 		err = c.procs[0]->rec.err;
