@@ -9,8 +9,9 @@
  *   call_ns   = (probed loop - plain loop) / N, minus the empty loop's change: all a call adds
  *   inside_ns = median recorded duration of the empty function - half its plain call cost:
  *               the part of call_ns between the call's own timestamps
- * Medians over rounds for the loops and over calls for the durations, both by the
- * recording's clock (wall, or the thread's CPU time).
+ * Medians over rounds for the loops (by the thread's CPU time: the probes' own work, not the
+ * waits for a CPU that a loaded machine adds) and over calls for the durations (by the
+ * recording's clock).
  */
 #ifndef __PYUPROF_CALIBRATE_H
 #define __PYUPROF_CALIBRATE_H
@@ -25,7 +26,7 @@
 #define CALIB_CALLS 300 /* calls per loop and round */
 #define CALIB_ROUNDS 5
 
-/* The snippet's own timings of one run: each round's loop times (ns of the recording's clock). */
+/* The snippet's own timings of one run: each round's loop times (ns of its thread's CPU). */
 struct calib_timings {
 	uint32_t rounds;
 	uint64_t none[CALIB_ROUNDS];  /* for _ in range(N): pass */
