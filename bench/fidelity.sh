@@ -16,6 +16,7 @@
 # e.g. "--exits uretprobe"), OUT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=tests/helpers.bash
 source tests/helpers.bash 2>/dev/null || true
 PYTHONS=${PYTHONS:-"3.8 3.10 3.12 3.13 deb3.11"}
 WORKLOADS=${WORKLOADS:-"fib generators compile recursion threads"}
@@ -46,16 +47,16 @@ size() { # WORKLOAD -> the bench's size; WORKLOAD big -> the samplers'
 elapsed() { awk '/^elapsed/ {print $2}'; }
 
 row() { # LABEL WORKLOAD
-	local label=$1 w=$2 py script n big native=() i t summary calib cal_call cal_in
+	local label=$1 w=$2 py script n big times=() native i summary calib lost ref
 	local c_tot p_tot r_tot s_file="-" a_file="-" cols=()
 	py=$(py_path "$label") || { echo "bench-fidelity: no Python $label, skipped" >&2; return 0; }
 	script=bench/fidelity/$w.py
 	n=$(size "$w")
 	big=$(size "$w" big)
 	for ((i = 0; i < REPS; i++)); do
-		native+=("$("$py" "$script" "$n" | elapsed)")
+		times+=("$("$py" "$script" "$n" | elapsed)")
 	done
-	native=$(printf '%s\n' "${native[@]}" | sort -g | head -n 1)
+	native=$(printf '%s\n' "${times[@]}" | sort -g | head -n 1)
 	rm -f "$tmp/c.prof"
 	# cProfile of the section alone; not for threads: it profiles the calling thread only
 	# (3.8-3.11), or all threads into one stack (3.12+)
