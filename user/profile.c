@@ -299,6 +299,10 @@ static void pop(struct profile *p, struct thread *t, uint64_t ts)
 	/* the probe time inside it: its own inside part, and all of each probed call below it;
 	 * subt holds its callees' compensated times, so its tottime loses what they put in it */
 	tt = sub_floor0(tt, own * comp.inside_ns + e->probed * comp.call_ns);
+	/* compensated, never less than its callees' times: a cumtime stays the sum of its
+	 * tottime and theirs, in the .prof and in the pictures, whatever was taken off */
+	if (tt < e->subt && (comp.call_ns || comp.inside_ns))
+		tt = e->subt;
 	it = tt > e->subt ? tt - e->subt : 0;
 	parent = real_below(t, t->depth);
 	if (parent)

@@ -163,6 +163,29 @@ TEST(overcompensation_stops_at_zero)
 	profile__free(p);
 }
 
+TEST(overcompensated_times_still_add_up)
+{
+	/* the probes cost less than the figures say: parents would lose more than they have */
+	const struct cost c = { .entry_pre = 100, .entry_post = 100, .ret_pre = 100,
+				.ret_post = 100 };
+	const struct compensation comp = { .call_ns = 900, .inside_ns = 150 };
+	struct profile *p = run(&prog, &c, &comp);
+
+	REQUIRE(p);
+	/* every call path's time is its own plus its callees', as the pictures draw it */
+	for (uint32_t i = 0; i < p->tree.n; i++) {
+		const struct ct_node *n = &p->tree.nodes[i];
+		uint64_t below = 0;
+
+		if (n->func == CT_NONE)
+			continue;
+		for (uint32_t k = n->first_child; k != CT_NONE; k = p->tree.nodes[k].next_sibling)
+			below += p->tree.nodes[k].total_ns;
+		CHECK(n->total_ns == n->self_ns + below);
+	}
+	profile__free(p);
+}
+
 TEST(cpu_clock_closes_open_calls_at_their_threads_last_event)
 {
 	struct profile *p = profile__new();
@@ -232,6 +255,7 @@ int main(void)
 		TEST_CASE(compensated_costs_give_the_cost_free_numbers),
 		TEST_CASE(no_compensation_leaves_the_recorded_times),
 		TEST_CASE(overcompensation_stops_at_zero),
+		TEST_CASE(overcompensated_times_still_add_up),
 		TEST_CASE(cpu_clock_closes_open_calls_at_their_threads_last_event),
 		TEST_CASE(calibration_figures_from_known_timings),
 	};
