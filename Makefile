@@ -19,7 +19,7 @@ USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all deps demo demo-compile test unit bench bench-soak vmlinux clean install
+.PHONY: all deps demo demo-compile test unit bench bench-soak bench-fidelity vmlinux clean install
 all: $(OUTPUT)/pyuprof
 
 # What the build needs; with `make test` also what the tests need (chromium, node, go, ...):
@@ -72,6 +72,10 @@ demo-compile: all
 
 bench: all $(OUTPUT)/bench/bare $(OUTPUT)/bench/replay
 	$(Q)bench/run.sh
+
+# where the time goes, by pyuprof (compensated or not), cProfile and samplers (bench/FIDELITY.md)
+bench-fidelity: all
+	$(Q)bench/fidelity.sh
 
 # ten minutes: pyuprof's peak RSS over a full-rate recording (bench/SOAK.md)
 bench-soak: all

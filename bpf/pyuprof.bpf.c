@@ -12,6 +12,7 @@
  * default evaluator so that CPython does not run Python-to-Python calls inline, unseen.
  */
 #include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "pyuprof.h"
@@ -39,6 +40,7 @@ const volatile __u32 localsplus_off = 0; /* the frame's first local (self of a m
 const volatile __u32 count_only = 0;
 __u64 count_only_hits = 0;
 const volatile __u32 qualname_off = 0; /* 3.11+: PyCodeObject.co_qualname; 0 = none */
+const volatile __u32 cpu_clock = 0; /* --clock cpu: events carry the thread's CPU time */
 
 /* How long an interpreter's eval_frame, once found switched, is not read again at entries */
 #define HOOK_CHECK_NS 1000000ULL
@@ -554,6 +556,23 @@ static __always_inline __u64 caller_frame(const void *fw, const void *tw)
 }
 
 /*
+ * The timestamp of an event read at now (bpf_ktime_get_ns): that, or with --clock cpu the
+ * thread's CPU time: what the scheduler has accounted to it, plus its current slice (it runs:
+ * we are in its context). exec_start is the scheduler's clock (sched_clock, less IRQ time where
+ * CONFIG_IRQ_TIME_ACCOUNTING is set), not ktime: their offset is constant between two events
+ * of a slice and cancels in a call's duration; across slices the accounted sum carries on.
+ */
+static __always_inline __u64 event_ts(__u64 now)
+{
+	struct task_struct *task;
+
+	if (!cpu_clock)
+		return now;
+	task = (struct task_struct *)bpf_get_current_task();
+	return BPF_CORE_READ(task, se.sum_exec_runtime) + now - BPF_CORE_READ(task, se.exec_start);
+}
+
+/*
  * A call that bypassed the trampoline (direct): its return comes from a uretprobe, unless the
  * kernel's depth limit drops it. Returns the flags for its record. On <= 3.10 every call goes
  * through the hook, so a direct one means the hook is not the trampoline (not yet set after
@@ -726,7 +745,7 @@ emit:
 	}
 	e->type = EV_CALL;
 	e->tid = tid;
-	e->ts_ns = now;
+	e->ts_ns = event_ts(now);
 	e->code = code;
 	e->frame = frame;
 	e->chain[0] = chain[0];
@@ -766,7 +785,7 @@ static __noinline int eval_return(bool uret)
 	}
 	e->type = EV_RETURN;
 	e->tid = tid;
-	e->ts_ns = bpf_ktime_get_ns();
+	e->ts_ns = event_ts(bpf_ktime_get_ns());
 	bpf_ringbuf_submit(e, wakeup_flags());
 	return 0;
 }
@@ -861,7 +880,7 @@ static __noinline int inline_init(struct pt_regs *ctx)
 	__builtin_memset(e, 0, sizeof(*e));
 	e->type = EV_INLINE_CALL;
 	e->tid = tid;
-	e->ts_ns = now;
+	e->ts_ns = event_ts(now);
 	e->code = code;
 	/* 3.13.0's eval loop keeps the running frame in rbp (callee-saved, so still there):
 	 * the caller. User space uses it only if it is a frame on that thread's stack. */
@@ -904,7 +923,7 @@ static __noinline int frame_exit(struct pt_regs *ctx)
 	__builtin_memset(e, 0, sizeof(*e));
 	e->type = EV_EXIT;
 	e->tid = tid;
-	e->ts_ns = now;
+	e->ts_ns = event_ts(now);
 	if (sure) {
 		e->frame = frame;
 		e->code = code;

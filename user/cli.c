@@ -45,6 +45,8 @@ enum {
 	OPT_INTERVAL,
 	OPT_PPROF,
 	OPT_JSON,
+	OPT_NO_COMPENSATION,
+	OPT_CLOCK,
 };
 
 static const char record_doc[] =
@@ -107,8 +109,14 @@ static const struct argp_option record_options[] = {
 	{ "trace", OPT_TRACE, "FILE", 0,                                                        \
 	  "Also write a Chrome trace (JSON; gzip if FILE ends in .gz) for Perfetto", 2 },       \
 	{ "trace-min-us", OPT_TRACE_MIN, "N", 0,                                                \
-	  "Leave calls shorter than N µs out of the trace (default 0)", 2 }
+	  "Leave calls shorter than N µs out of the trace (default 0)", 2 },                    \
+	{ "no-compensation", OPT_NO_COMPENSATION, NULL, 0,                                      \
+	  "Times as recorded, the probes' own cost included (default: the cost of a call's "   \
+	  "probes, calibrated at the start of the recording, is subtracted)", 2 }
 	OUTPUT_OPTIONS,
+	{ "clock", OPT_CLOCK, "wall|cpu", 0,
+	  "Time calls by wall time (default) or by their thread's CPU time, leaving out time "
+	  "spent blocked (sleep, I/O, locks, the GIL). Not with --trace", 2 },
 	{ "raw", OPT_RAW, "FILE", 0,
 	  "Also keep the recorded events (compressed), for `pyuprof report`", 2 },
 	{ NULL, 0, NULL, 0, "Tuning and messages:", 3 },
@@ -200,6 +208,9 @@ static error_t output_parse(int key, char *arg, struct argp_state *state)
 	case OPT_THREADS:
 		env.threads = true;
 		break;
+	case OPT_NO_COMPENSATION:
+		env.no_compensation = true;
+		break;
 	case OPT_NODE_THRES:
 		env.node_thres = parse_pct(state, "--node-thres", arg);
 		break;
@@ -259,6 +270,11 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 			usage_error(state, "invalid --exits: %s (want trampoline, uretprobe, ret or "
 				    "usdt)", arg);
 		break;
+	case OPT_CLOCK:
+		if (strcmp(arg, "wall") && strcmp(arg, "cpu"))
+			usage_error(state, "invalid --clock: %s (want wall or cpu)", arg);
+		env.cpu_clock = !strcmp(arg, "cpu");
+		break;
 	case ARGP_KEY_ARG:
 		/* the first word that is not an option starts the command; the rest is its own */
 		env.command = &state->argv[state->next - 1];
@@ -269,6 +285,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 			usage_error(state, "give either --pid or a command, not both");
 		if (!env.pid && !env.command)
 			usage_error(state, "nothing to record: give --pid PID or -- COMMAND");
+		/* a timeline needs one clock for all threads */
+		if (env.cpu_clock && env.trace)
+			usage_error(state, "--trace draws wall time: not with --clock cpu");
 		/* both stream the events of one process as they come */
 		if (env.subprocesses && (env.trace || env.raw))
 			usage_error(state, "--subprocesses cannot be combined with %s yet",

@@ -23,6 +23,8 @@ struct env {
 	bool subprocesses; /* record: follow the processes the target starts */
 	unsigned ringbuf_mb;
 	int exits; /* record --exits: enum exits (tracer.h) */
+	bool no_compensation; /* times as recorded, probe cost included (calibrate.h) */
+	bool cpu_clock;	      /* record --clock cpu: calls timed by their thread's CPU time */
 	unsigned top;
 	bool json; /* dump: JSON instead of text */
 	bool quiet, verbose, debug;

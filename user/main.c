@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "calibrate.h"
 #include "cli.h"
 #include "dump.h"
 #include "events.h"
@@ -36,6 +38,8 @@
 
 static volatile sig_atomic_t exiting;
 static volatile pid_t child_pid;
+/* the summary's word on the times: the calibration's figures, or why they are raw */
+static char comp_note[128];
 
 /*
  * Attach mode: any of these signals ends the recording. Launch mode: the program decides; a
@@ -195,9 +199,9 @@ static int conclude(struct outputs *out, struct profile *p, const struct hook_st
 	print_notes(p, h, bs, version, exit_probe);
 	if (procs)
 		print_processes(procs);
-	ilog("%llu calls, %u functions, %u threads, %llu lost events, %.3f s wall%s%s",
+	ilog("%llu calls, %u functions, %u threads, %llu lost events, %.3f s wall%s%s%s",
 	     (unsigned long long)p->n.calls, p->nfuncs, p->nthreads, (unsigned long long)lost,
-	     wall_s, out->paths.prof && !err ? "; wrote " : "",
+	     wall_s, comp_note, out->paths.prof && !err ? "; wrote " : "",
 	     out->paths.prof && !err ? out->paths.prof : "");
 	if (out->paths.trace && out->trace_bytes)
 		print_trace_size(out);
@@ -207,6 +211,8 @@ static int conclude(struct outputs *out, struct profile *p, const struct hook_st
 /* One recording: the target and, following subprocesses, the processes it starts. */
 struct session {
 	pid_t pid; /* the target */
+	char **command; /* launch mode: its argv */
+	struct calib_run *calib; /* set when this session records the calibration snippet */
 	bool launched, released, target_gone, follow;
 	int child_status; /* launch mode: the program's wait status, -1 until known */
 	struct tracee *held; /* under ptrace (for the hook writes, or to follow processes) */
@@ -216,6 +222,7 @@ struct session {
 	/* CLOCK_MONOTONIC of pyuprof's start, of the probes in place, of the first event
 	 * handled, and how long detaching took: the attach latency (--verbose, the bench) */
 	uint64_t t_start, t_attached, t_first, detach_ns;
+	struct calibration cal; /* zero: times not compensated */
 	bool status_shown; /* the live line is on the terminal: clear it before more output */
 	struct top *view; /* pyuprof top: drawn at each turn of the loop; NULL otherwise */
 };
@@ -261,18 +268,107 @@ static void on_request(void *ctx, pid_t pid, pid_t tid)
 		tracer__stop_tramp_watch(pr->tr);
 }
 
+static int record(struct session *s, uint64_t deadline_ns);
+static void stop(struct session *s, uint64_t stop_ns);
+static int start(struct session *s);
+
+/* calib_record_fn: the snippet is launched and recorded as a target is, by this file's code */
+static int record_calibration(void *ctx, char **argv, struct calib_run *run)
+{
+	struct session c = { .child_status = -1, .launched = true, .command = argv, .calib = run };
+	pid_t target = child_pid, snippet;
+	uint64_t t0 = now_ns(), t1, t2;
+	int err;
+
+	(void)ctx;
+	child_pid = 0;
+	err = start(&c);
+	snippet = child_pid; /* 0 if it was never started: the target is not ours to end */
+	t1 = now_ns();
+	if (!err)
+		err = record(&c, now_ns() + 30000000000ull);
+	t2 = now_ns();
+	stop(&c, now_ns());
+	dlog("calibration run: start %.3f s, run %.3f s, stop %.3f s", (t1 - t0) / 1e9,
+	     (t2 - t1) / 1e9, (now_ns() - t2) / 1e9);
+	if (snippet && !c.released)
+		launch_abort(snippet);
+	else if (snippet && c.child_status == -1)
+		while (waitpid(snippet, &c.child_status, 0) < 0 && errno == EINTR)
+			;
+	if (!err && c.procs[0]->rec.err)
+		err = c.procs[0]->rec.err;
+	if (!err && (c.child_status == -1 || exit_status_of(c.child_status)))
+		err = -ECHILD;
+	for (uint32_t i = 0; i < c.nprocs; i++)
+		proc_rec__free(c.procs[i]);
+	free(c.procs);
+	child_pid = target;
+	return err;
+}
+
+/*
+ * Calibrates the probes' cost on the target's interpreter binary, run as the target's user.
+ * On failure, says so in one line and leaves the times as recorded.
+ */
+static void calibrate_for(pid_t pid, struct calibration *cal)
+{
+	char exe[PATH_MAX + 1], link[64], why[512] = "";
+	const char *base;
+	struct stat st;
+	ssize_t n;
+	int err = -ENOENT;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+		/* an embedding program is not an interpreter to be run with -c */
+		if (strncmp(base, "python", 6))
+			snprintf(why, sizeof(why), "%.400s is not a python interpreter", exe);
+		else
+			err = 0;
+	} else {
+		snprintf(why, sizeof(why), "cannot read %s: %s", link, strerror(errno));
+	}
+	/* the process's owner, as /proc shows it */
+	snprintf(link, sizeof(link), "/proc/%d", pid);
+	if (!err && stat(link, &st))
+		err = -errno;
+	if (!err)
+		err = calibrate(exe, st.st_uid, st.st_gid, env.cpu_clock, record_calibration, NULL,
+				cal, why, sizeof(why));
+	if (err) {
+		wlog("cannot calibrate the probes' cost (%s): times are not compensated",
+		     *why ? why : strerror(-err));
+		snprintf(comp_note, sizeof(comp_note), "; not compensated (calibration failed)");
+		memset(cal, 0, sizeof(*cal));
+		return;
+	}
+	profile__set_compensation(&cal->comp);
+	snprintf(comp_note, sizeof(comp_note), "; calibrated: %.2f µs a call, %.2f inside",
+		 cal->comp.call_ns / 1e3, cal->comp.inside_ns / 1e3);
+	vlog("calibration took %.3f s: %.0f ns a call, %.0f inside (by a call with a body: %.0f, "
+	     "%.0f); %.0f ns a call unprobed", cal->took_s, (double)cal->comp.call_ns,
+	     (double)cal->comp.inside_ns, (double)cal->body_call_ns,
+	     (double)cal->body_inside_ns, (double)cal->plain_call_ns);
+}
+
 /* Launch or find the target and attach; on return the program runs and is recorded. */
 static int start(struct session *s)
 {
-	struct proc_rec *pr = add_proc(s, env.pid, 0);
+	struct proc_rec *pr = add_proc(s, s->pid, 0);
 	bool writes;
 	char why[512] = "";
 	int err;
 
 	if (!pr)
 		return -ENOMEM;
+	if (s->calib)
+		calibrate__watch(s->calib, pr->rec.prof);
 	if (s->launched) {
-		err = launch_start(env.command, &s->pid, &pr->target, &s->child_status, why,
+		err = launch_start(s->command, &s->pid, &pr->target, &s->child_status, why,
 				   sizeof(why));
 		if (err) {
 			elog("%s", why);
@@ -280,7 +376,6 @@ static int start(struct session *s)
 		}
 		child_pid = pr->pid = pr->rec.live_pid = s->pid;
 	} else {
-		s->pid = env.pid;
 		err = py_target__find(s->pid, &pr->target, why, sizeof(why));
 		if (err) {
 			elog("cannot record pid %d: %s", s->pid, why);
@@ -288,6 +383,9 @@ static int start(struct session *s)
 		}
 	}
 	pr->has_target = true;
+	/* before the target runs (launch) or is stopped (attach); not for the snippet itself */
+	if (!s->calib && !env.no_compensation)
+		calibrate_for(s->pid, &s->cal);
 
 	if (s->launched) {
 		err = proc_rec__start(pr, REC_LAUNCHED, NULL, env.ringbuf_mb, now_ns(), why,
@@ -300,7 +398,7 @@ static int start(struct session *s)
 		err = writes || s->follow ? tracee__adopt(&s->held, s->pid, s->follow, on_request, s)
 					  : launch_release(s->pid);
 		if (err) {
-			elog("cannot start %s: %s", env.command[0], strerror(-err));
+			elog("cannot start %s: %s", s->command[0], strerror(-err));
 			return err;
 		}
 		s->released = true;
@@ -691,7 +789,8 @@ static void print_processes(const struct session *s)
 /* pyuprof record: the profile's default name needs the pid, known only once started */
 static int cmd_record(void)
 {
-	struct session s = { .child_status = -1, .follow = env.subprocesses };
+	struct session s = { .pid = env.pid, .command = env.command, .child_status = -1,
+			     .follow = env.subprocesses };
 	struct pyuprof_stats bstats = { 0 };
 	struct output_paths paths = {
 		.prof = env.output, .svg = env.svg, .flamegraph = env.flamegraph,
@@ -726,6 +825,9 @@ static int cmd_record(void)
 		return 1;
 	}
 	install_signals();
+	tracer__set_cpu_clock(env.cpu_clock);
+	profile__set_cpu_clock(env.cpu_clock);
+	rh.clock = env.cpu_clock ? RAW_CLOCK_THREAD_CPU : rh.clock;
 	s.t_start = now_ns();
 	s.launched = env.command != NULL;
 	err = start(&s);
@@ -772,6 +874,12 @@ static int cmd_record(void)
 			err = raw_record(&out.raw, &rc, sizeof(rc));
 		}
 		root->rec.raw = &out.raw;
+		if (!err && s.cal.comp.call_ns) {
+			struct raw_calib rc = { .type = RAW_CALIB, .call_ns = s.cal.comp.call_ns,
+						.inside_ns = s.cal.comp.inside_ns };
+
+			err = raw_record(&out.raw, &rc, sizeof(rc));
+		}
 	}
 	if (!err)
 		err = seeds__apply(&root->seeds, &root->rec);
@@ -856,6 +964,25 @@ cleanup:
 	return exit_code;
 }
 
+/* report's raw_read callback: the calibration is taken (or left, --no-compensation) before the
+ * events it applies to; everything else is the recorder's */
+static int replay_record(void *ctx, void *data, size_t size)
+{
+	const struct raw_calib *rc = data;
+
+	if (size < sizeof(__u32) || rc->type != RAW_CALIB)
+		return recorder__handle(ctx, data, size);
+	if (size != sizeof(*rc))
+		return -EBADMSG;
+	if (!env.no_compensation) {
+		profile__set_compensation(&(struct compensation){ .call_ns = rc->call_ns,
+								  .inside_ns = rc->inside_ns });
+		snprintf(comp_note, sizeof(comp_note), "; calibrated: %.2f µs a call, %.2f inside",
+			 rc->call_ns / 1e3, rc->inside_ns / 1e3);
+	}
+	return 0;
+}
+
 /* pyuprof report: the same outputs again, from a raw recording; no root, no target. */
 static int cmd_report(void)
 {
@@ -889,11 +1016,21 @@ static int cmd_report(void)
 	rec.run = &out.run;
 	out.run.pid = h.pid;
 	rec.prof->pid = err ? 0 : h.pid;
+	profile__set_cpu_clock(h.clock == RAW_CLOCK_THREAD_CPU);
+	if (!err && h.clock == RAW_CLOCK_THREAD_CPU && env.trace) {
+		snprintf(why, sizeof(why), "%s was recorded with --clock cpu: no --trace from it",
+			 env.input);
+		err = -EINVAL;
+	}
 	if (!err)
 		err = outputs__start_trace(&out, rec.prof, h.pid, h.start_ns, env.trace_min_us);
 	if (!err)
-		err = raw_read(env.input, &h, &end, recorder__handle, &rec, &records, why,
+		err = raw_read(env.input, &h, &end, replay_record, &rec, &records, why,
 			       sizeof(why));
+	/* recorded with --no-compensation, or by a pyuprof that did not calibrate */
+	if (!err && !env.no_compensation && !comp_note[0])
+		wlog("%s holds no calibration: times are as recorded, probe cost included",
+		     env.input);
 	if (err) {
 		if (*why)
 			elog("%s", why);

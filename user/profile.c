@@ -11,6 +11,18 @@
 #include <string.h>
 #include "profile.h"
 
+static struct compensation comp; /* zero: none */
+static bool cpu_clock;
+
+void profile__set_compensation(const struct compensation *c)
+{
+	comp = *c;
+}
+
+void profile__set_cpu_clock(bool on)
+{
+	cpu_clock = on;
+}
 
 struct profile *profile__new(void)
 {
@@ -248,6 +260,7 @@ static int push(struct profile *p, struct thread *t, uint64_t frame, uint32_t fu
 	e->counted = counted && func != NO_ID;
 	e->inlined = false;
 	e->owed = 0;
+	e->probed = 0;
 	/* its call path: under the nearest function below (a frame that is no call has none) */
 	e->node = parent ? parent->node : t->root;
 	if (func != NO_ID) {
@@ -286,15 +299,31 @@ static void account(struct call_stats *st, uint32_t *level, uint64_t tt, uint64_
 	st->calls++;
 }
 
+static uint64_t sub_floor0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
 /* Pops the top entry as returning at ts, with _lsprof's bookkeeping. */
 static void pop(struct profile *p, struct thread *t, uint64_t ts)
 {
 	struct frame_entry *e = &t->stack[--t->depth], *parent;
-	uint64_t tt, it;
+	/* a frame that ran inline had no probes of its own; every other frame, counted or
+	 * not (a generator's creation), had its entry and return probed */
+	uint64_t own = !e->inlined, tt, it;
 
+	if (t->depth)
+		t->stack[t->depth - 1].probed += e->probed + own;
 	if (!e->counted)
 		return;
 	tt = ts > e->t0 ? ts - e->t0 : 0;
+	/* the probe time inside it: its own inside part, and all of each probed call below it;
+	 * subt holds its callees' compensated times, so its tottime loses what they put in it */
+	tt = sub_floor0(tt, own * comp.inside_ns + e->probed * comp.call_ns);
+	/* compensated, never less than its callees' times: a cumtime stays the sum of its
+	 * tottime and theirs, in the .prof and in the pictures, whatever was taken off */
+	if (tt < e->subt && (comp.call_ns || comp.inside_ns))
+		tt = e->subt;
 	it = tt > e->subt ? tt - e->subt : 0;
 	parent = real_below(t, t->depth);
 	if (parent)
@@ -309,6 +338,21 @@ static void pop(struct profile *p, struct thread *t, uint64_t ts)
 		p->on_call(p->on_call_ctx, p->tree.nodes[t->root].thread, e->func, e->t0, ts);
 	if (e->edge != NO_ID)
 		account(&p->edges[e->edge].st, &t->edge_level[e->edge], tt, it);
+}
+
+/*
+ * CPU clock: a frame seeded at attach has no CPU timestamp of its own (the seed's is wall
+ * time); it starts at its thread's first event, what ran on it before is not counted.
+ */
+static void start_seeded(struct thread *t, uint64_t ts)
+{
+	if (!t->t0_pending)
+		return;
+	for (uint32_t i = 0; i < t->depth; i++)
+		if (!t->stack[i].t0)
+			t->stack[i].t0 = ts;
+	t->last_ns = ts;
+	t->t0_pending = false;
 }
 
 /* Index of the topmost entry for frame, or -1. */
@@ -428,6 +472,7 @@ int profile__call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code, u
 
 	if (!t)
 		return -ENOMEM;
+	start_seeded(t, ts);
 	if (!p->first_ns)
 		p->first_ns = ts;
 	p->last_ns = ts;
@@ -465,6 +510,7 @@ int profile__inline_call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t 
 
 	if (!t)
 		return -ENOMEM;
+	start_seeded(t, ts);
 	if (!p->first_ns)
 		p->first_ns = ts;
 	/* what ran above the caller (an earlier inline call) has returned */
@@ -486,6 +532,7 @@ int profile__return(struct profile *p, uint32_t tid, uint64_t ts)
 
 	if (!t)
 		return -ENOMEM;
+	start_seeded(t, ts);
 	p->last_ns = ts;
 	t->last_ns = ts;
 	/* frames that ran inline above the returning frame returned before it, unseen */
@@ -520,6 +567,7 @@ int profile__exit(struct profile *p, uint32_t tid, uint64_t ts, uint64_t frame, 
 	t = thread_of(p, tid);
 	if (!t)
 		return -ENOMEM;
+	start_seeded(t, ts);
 	p->last_ns = ts;
 	i = find_frame(t, frame);
 	if (i >= 0) {
@@ -550,6 +598,10 @@ int profile__seed(struct profile *p, uint32_t tid, uint64_t ts, uint64_t frame, 
 
 	if (!t)
 		return -ENOMEM;
+	if (cpu_clock) {
+		ts = 0;
+		t->t0_pending = true;
+	}
 	if (!p->first_ns)
 		p->first_ns = ts;
 	p->last_ns = t->last_ns = ts;
@@ -566,10 +618,11 @@ void profile__finish(struct profile *p, uint64_t stop_ns)
 
 		while (t->depth) {
 			p->n.open_at_stop += t->stack[t->depth - 1].counted;
-			pop(p, t, stop_ns);
+			/* a CPU clock has no common stop: the thread's last event is its latest */
+			pop(p, t, cpu_clock ? t->last_ns : stop_ns);
 		}
 	}
-	if (stop_ns > p->last_ns)
+	if (!cpu_clock && stop_ns > p->last_ns)
 		p->last_ns = stop_ns;
 	calltree__finish(&p->tree);
 }

@@ -45,6 +45,7 @@ struct frame_entry {
 	bool counted;	/* false for frames that began before recording (seen as callers only) */
 	bool inlined;	/* ran inline (recovered, or an inline call): no return event will come */
 	uint32_t owed;	/* rets still to come of activations above it, closed at their return */
+	uint64_t probed; /* probed calls that ended inside it (compensation: their cost is in it) */
 };
 
 #define THREAD_NAME_LEN 64
@@ -58,6 +59,7 @@ struct thread {
 	uint32_t depth, cap;
 	uint64_t last_ns;
 	uint32_t owed; /* rets still to come of activations closed with nothing below them */
+	bool t0_pending; /* CPU clock: seeded frames start at the thread's first event */
 	/* recursion level per function and per edge in this thread, indexed by their ids */
 	uint32_t *func_level, *edge_level;
 	uint32_t func_level_cap, edge_level_cap;
@@ -104,6 +106,23 @@ static inline const char *func__label(const struct func *f)
 {
 	return f->qualname ? f->qualname : f->name;
 }
+
+/*
+ * Overhead compensation (calibrate.h): the probe time one call adds to the times, and the part
+ * of it that falls between the call's own two timestamps (the rest lands in its caller). A
+ * call's cumtime loses its inside part and a whole call_ns per probed call below it; its
+ * tottime loses the inside part and the outside part of each call it makes (never below 0).
+ * Zero leaves the recorded times as they are, to the byte.
+ */
+struct compensation {
+	uint64_t call_ns, inside_ns;
+};
+
+/* For every profile of this run, set before any event: the figures to subtract, and whether
+ * ts values are a thread's CPU time (--clock cpu: calls open at the stop end at their thread's
+ * last event, seeded ones start at its first). */
+void profile__set_compensation(const struct compensation *c);
+void profile__set_cpu_clock(bool on);
 
 struct profile *profile__new(void);
 void profile__free(struct profile *p);

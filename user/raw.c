@@ -56,6 +56,8 @@ static size_t size_of(__u32 type)
 		return sizeof(struct raw_seed);
 	case RAW_COMMAND:
 		return sizeof(struct raw_command);
+	case RAW_CALIB:
+		return sizeof(struct raw_calib);
 	default:
 		return 0;
 	}
@@ -76,9 +78,9 @@ static int open_checked(const char *path, struct raw_header *h, char *why, size_
 		close(fd);
 		return -EBADMSG;
 	}
-	if (h->version != RAW_VERSION) {
-		snprintf(why, why_len, "%s is a raw recording of format %u; this pyuprof reads %u",
-			 path, h->version, RAW_VERSION);
+	if (h->version < RAW_VERSION_MIN || h->version > RAW_VERSION) {
+		snprintf(why, why_len, "%s is a raw recording of format %u; this pyuprof reads %u "
+			 "to %u", path, h->version, RAW_VERSION_MIN, RAW_VERSION);
 		close(fd);
 		return -EBADMSG;
 	}

@@ -15,8 +15,14 @@
 #include "run_info.h"
 
 #define RAW_MAGIC "PYUPROF\x01"
-#define RAW_VERSION 2 /* 2: ev_code carries co_qualname */
+/* 3: ev_code carries co_qualname, RAW_COMMAND, RAW_CALIB, the CPU clock; older readers
+ * refuse it by its number, and older recordings (a shorter ev_code) are refused here */
+#define RAW_VERSION 3
+#define RAW_VERSION_MIN 3
 #define RAW_MAX_RECORD 4096
+
+/* raw_header.clock of record --clock cpu: each thread's CPU time (not a clockid_t) */
+#define RAW_CLOCK_THREAD_CPU 0x100
 
 #define RAW_FLAG_EXIT_PROBE 1 /* returns came from USDT frame exits (3.11 builds with USDT) */
 
@@ -25,7 +31,7 @@ struct raw_header {
 	__u32 version;
 	__u32 pid;
 	char python[32]; /* "3.12.1" */
-	__u32 clock;	 /* CLOCK_MONOTONIC: the clock of every ts_ns */
+	__u32 clock;	 /* the clock of every ts_ns: CLOCK_MONOTONIC, or RAW_CLOCK_THREAD_CPU */
 	__u32 flags;
 	__u64 start_ns;
 };
@@ -36,12 +42,21 @@ enum raw_type {
 	RAW_END = 101,	  /* the stop, and what the BPF side counted */
 	RAW_SEED = 102,	  /* a frame running at attach (seed.h), outermost first per thread */
 	RAW_COMMAND = 103, /* the target's command line (run_info.h), after the header */
+	RAW_CALIB = 104,   /* the overhead calibration (calibrate.h), before any event; absent
+			    * in recordings made with --no-compensation */
 };
 
 struct raw_command {
 	__u32 type;
 	__u32 pad;
 	char command[RUN_COMMAND_LEN];
+};
+
+/* The events stay as recorded; report subtracts these unless told --no-compensation. */
+struct raw_calib {
+	__u32 type;
+	__u32 pad;
+	__u64 call_ns, inside_ns;
 };
 
 struct raw_seed {

@@ -53,6 +53,13 @@ static void add(struct probes *p, uint64_t offset, uint64_t ref_ctr, enum probe_
 	p->cookies[p->n++] = role;
 }
 
+static bool tracer_cpu_clock;
+
+void tracer__set_cpu_clock(bool on)
+{
+	tracer_cpu_clock = on;
+}
+
 static int alloc_set(struct probes *p, const char *path, bool ret, size_t cap)
 {
 	p->path = path;
@@ -225,6 +232,7 @@ static int load(struct tracer *tr, const struct py_target *t, enum exits exits,
 	skel->rodata->use_shadow = exits != EXITS_USDT;
 	/* make bench: the same probes, counting only (the floor of their placement) */
 	skel->rodata->count_only = getenv("PYUPROF_BENCH_COUNT_ONLY") != NULL;
+	skel->rodata->cpu_clock = tracer_cpu_clock;
 	if (t->offsets->PyInterpreterFrame_size) /* FRAME_SPECIALS_SIZE */
 		skel->rodata->frame_specials = (t->offsets->PyInterpreterFrame_size - 1) / 8;
 	err = bpf_map__set_max_entries(skel->maps.events, ringbuf_mb << 20);

@@ -10,6 +10,9 @@
 
 struct tracer;
 
+/* For every tracer started from now on: events carry their thread's CPU time (--clock cpu)
+ * instead of CLOCK_MONOTONIC. */
+void tracer__set_cpu_clock(bool on);
 /* Where returns (and entries) are taken from: record --exits. */
 enum exits {
 	EXITS_AUTO = 0,	  /* the trampoline, or Debian's USDT exit where the build has one */

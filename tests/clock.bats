@@ -1,0 +1,74 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# record --clock (issue 11): with the CPU clock a call is charged its thread's CPU time only.
+# tests/targets/sleep_compute.py sleeps 0.3 s in sleeper() (no CPU) and computes in computer():
+# under the wall clock sleeper's tottime is the sleep, under the CPU clock about nothing. The
+# margins depend only on the fixture's own sleep: wall >= 0.25 s, CPU < 0.05 s.
+
+load helpers
+
+# tottime of FUNC in PROF, read by pstats on $PY
+tottime() {
+	"$PY" "$TOOLS/pstats_field.py" "$1" "$2" tottime
+}
+
+check_clocks() {
+	require_py "$1"
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	run -0 --separate-stderr "$PYUPROF" record -q -o wall.prof -- "$PY" "$TARGETS/sleep_compute.py"
+	[[ $output == done ]]
+	run -0 --separate-stderr "$PYUPROF" record -q --clock cpu -o cpu.prof --raw cpu.raw \
+		-- "$PY" "$TARGETS/sleep_compute.py"
+	[[ $output == done ]]
+	local wall cpu
+	wall=$(tottime wall.prof sleeper)
+	cpu=$(tottime cpu.prof sleeper)
+	echo "sleeper tottime: wall $wall s, cpu $cpu s"
+	awk -v w="$wall" -v c="$cpu" 'BEGIN { exit !(w >= 0.25 && c < 0.05) }'
+	# the calls are the same whatever the clock
+	[[ $("$PY" "$TOOLS/pstats_field.py" cpu.prof computer ncalls) == 1 ]]
+	[[ $("$PY" "$TOOLS/pstats_field.py" wall.prof sleeper ncalls) == 1 ]]
+	# the raw recording says its clock: report gives the same profile back
+	run -0 --separate-stderr "$PYUPROF" report -q cpu.raw -o again.prof
+	cmp cpu.prof again.prof
+}
+
+@test "clock: sleeper's time is the sleep by the wall clock, nothing by the CPU clock (3.8)" {
+	check_clocks 3.8
+}
+
+@test "clock: sleeper's time is the sleep by the wall clock, nothing by the CPU clock (3.9)" {
+	check_clocks 3.9
+}
+
+@test "clock: sleeper's time is the sleep by the wall clock, nothing by the CPU clock (3.10)" {
+	check_clocks 3.10
+}
+
+@test "clock: sleeper's time is the sleep by the wall clock, nothing by the CPU clock (3.11)" {
+	check_clocks 3.11
+}
+
+@test "clock: sleeper's time is the sleep by the wall clock, nothing by the CPU clock (3.12)" {
+	check_clocks 3.12
+}
+
+@test "clock: sleeper's time is the sleep by the wall clock, nothing by the CPU clock (3.13)" {
+	check_clocks 3.13
+}
+
+@test "clock: sleeper's time is the sleep by the wall clock, nothing by the CPU clock (deb3.11)" {
+	check_clocks deb3.11
+}
+
+@test "clock: an unknown clock is a usage error (64, one line, nothing started)" {
+	mkdir "$BATS_TEST_TMPDIR/out"
+	cd "$BATS_TEST_TMPDIR/out"
+	run -64 --separate-stderr "$PYUPROF" record --clock foo -o x.prof -- /bin/true
+	assert_one_error_line --usage
+	[[ $stderr == *"--clock"*"foo"* ]]
+	run -64 --separate-stderr "$PYUPROF" record --clock cpu --trace t.json -o x.prof -- /bin/true
+	assert_one_error_line --usage
+	assert_empty_dir "$BATS_TEST_TMPDIR/out"
+}

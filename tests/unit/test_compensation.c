@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Overhead compensation in the profile builder (user/profile.c), on synthetic event streams
+ * with known costs: a call tree is played once with no probe cost (the truth) and once with
+ * every probe costing a known time before and after its timestamp; compensated with the two
+ * figures that cost model implies, the second must give the first's numbers exactly.
+ */
+#include <errno.h>
+#include <linux/types.h>
+#include <string.h>
+#include "calibrate.h"
+#include "profile.h"
+#include "test.h"
+
+/* A function of the synthetic program: its own time before, between and after its calls. */
+struct node {
+	uint64_t code;
+	uint64_t before, between, after;
+	const struct node *const *calls; /* NULL-terminated */
+	uint32_t flags;			 /* CALL_GEN_CREATE: no call in cProfile's terms */
+};
+
+/* Probe cost model: an entry costs entry_pre before its timestamp and entry_post after it, a
+ * return ret_pre before and ret_post after. */
+struct cost {
+	uint64_t entry_pre, entry_post, ret_pre, ret_post;
+};
+
+struct sim {
+	struct profile *p;
+	struct cost c;
+	uint64_t now, frames;
+};
+
+static void play(struct sim *s, const struct node *n, uint64_t caller, uint64_t caller_code,
+		 uint64_t grand, uint64_t grand_code)
+{
+	__u64 chain[CHAIN_LEN] = { caller, grand }, codes[CHAIN_LEN] = { caller_code, grand_code };
+	uint64_t frame = ++s->frames * 16;
+
+	s->now += s->c.entry_pre;
+	CHECK(!profile__call(s->p, 1, s->now, n->code, frame, chain, codes, 0, n->flags));
+	s->now += s->c.entry_post + n->before;
+	for (const struct node *const *k = n->calls; k && *k; k++) {
+		play(s, *k, frame, n->code, caller, caller_code);
+		s->now += n->between;
+	}
+	s->now += n->after + s->c.ret_pre;
+	CHECK(!profile__return(s->p, 1, s->now));
+	s->now += s->c.ret_post;
+}
+
+static struct profile *run(const struct node *root, const struct cost *c,
+			   const struct compensation *comp)
+{
+	struct sim s = { .p = profile__new(), .now = 1000 };
+	static const char *names[] = { "main", "a", "b", "r", "gen" };
+
+	profile__set_compensation(comp ? comp : &(struct compensation){ 0 });
+	for (uint64_t code = 1; code <= 5; code++)
+		profile__code(s.p, code, "synthetic.py", names[code - 1], (int)code);
+	if (c)
+		s.c = *c;
+	play(&s, root, 0, 0, 0, 0);
+	profile__finish(s.p, s.now);
+	profile__set_compensation(&(struct compensation){ 0 });
+	return s.p;
+}
+
+static uint32_t func(const struct profile *p, const char *name)
+{
+	for (uint32_t i = 0; i < p->nfuncs; i++)
+		if (!strcmp(p->funcs[i].name, name))
+			return i;
+	return NO_ID;
+}
+
+/* Every function's and edge's numbers and every call-tree node's times, equal. */
+static void check_same(const struct profile *a, const struct profile *b)
+{
+	REQUIRE(a->nfuncs == b->nfuncs && a->nedges == b->nedges && a->tree.n == b->tree.n);
+	for (uint32_t i = 0; i < a->nfuncs; i++) {
+		CHECK(!memcmp(&a->funcs[i].st, &b->funcs[i].st, sizeof(a->funcs[i].st)));
+		if (memcmp(&a->funcs[i].st, &b->funcs[i].st, sizeof(a->funcs[i].st)))
+			fprintf(stderr, "  %s: tottime %llu vs %llu, cumtime %llu vs %llu\n",
+				a->funcs[i].name, (unsigned long long)a->funcs[i].st.inline_ns,
+				(unsigned long long)b->funcs[i].st.inline_ns,
+				(unsigned long long)a->funcs[i].st.total_ns,
+				(unsigned long long)b->funcs[i].st.total_ns);
+	}
+	for (uint32_t i = 0; i < a->nedges; i++)
+		CHECK(!memcmp(&a->edges[i].st, &b->edges[i].st, sizeof(a->edges[i].st)));
+	for (uint32_t i = 0; i < a->tree.n; i++) {
+		CHECK(a->tree.nodes[i].total_ns == b->tree.nodes[i].total_ns);
+		CHECK(a->tree.nodes[i].self_ns == b->tree.nodes[i].self_ns);
+	}
+}
+
+/* main -> a x3 (-> b x2), main -> b, main -> r -> r -> r (recursion), main -> a generator's
+ * creation frame (a probed frame that is no call) */
+static const struct node b = { .code = 3, .before = 10 };
+static const struct node *const a_calls[] = { &b, &b, NULL };
+static const struct node a = { .code = 2, .before = 50, .between = 7, .after = 3,
+			       .calls = a_calls };
+static const struct node r3 = { .code = 4, .before = 5 };
+static const struct node *const r3_calls[] = { &r3, NULL };
+static const struct node r2 = { .code = 4, .before = 6, .after = 1, .calls = r3_calls };
+static const struct node *const r2_calls[] = { &r2, NULL };
+static const struct node r1 = { .code = 4, .before = 8, .after = 2, .calls = r2_calls };
+static const struct node gen = { .code = 5, .before = 4, .flags = CALL_GEN_CREATE };
+static const struct node *const main_calls[] = { &a, &b, &a, &gen, &r1, &a, NULL };
+static const struct node prog = { .code = 1, .before = 100, .between = 20, .after = 9,
+				  .calls = main_calls };
+
+TEST(compensated_costs_give_the_cost_free_numbers)
+{
+	const struct cost c = { .entry_pre = 700, .entry_post = 400, .ret_pre = 300,
+				.ret_post = 600 };
+	/* inside: after the entry's timestamp and before the return's */
+	const struct compensation comp = { .call_ns = 2000, .inside_ns = 700 };
+	struct profile *truth = run(&prog, NULL, NULL), *got = run(&prog, &c, &comp);
+
+	REQUIRE(truth && got);
+	check_same(truth, got);
+	/* and the costs are large enough that it matters */
+	{
+		struct profile *raw = run(&prog, &c, &(struct compensation){ 0 });
+		uint32_t m = func(raw, "main");
+
+		CHECK(raw->funcs[m].st.inline_ns > truth->funcs[m].st.inline_ns + 5000);
+		profile__free(raw);
+	}
+	profile__free(truth);
+	profile__free(got);
+}
+
+TEST(no_compensation_leaves_the_recorded_times)
+{
+	const struct cost c = { .entry_pre = 11, .entry_post = 13, .ret_pre = 17, .ret_post = 19 };
+	struct profile *p = run(&prog, &c, NULL);
+	uint32_t bi = func(p, "b"), ai = func(p, "a");
+
+	REQUIRE(p && bi != NO_ID && ai != NO_ID);
+	/* b: 10 of its own plus its inside probe parts, 7 calls */
+	CHECK(p->funcs[bi].st.calls == 7);
+	CHECK(p->funcs[bi].st.inline_ns == 7 * (10 + 13 + 17));
+	CHECK(p->funcs[bi].st.total_ns == 7 * (10 + 13 + 17));
+	/* a: 50 + 7 + 7 + 3 of its own, its inside parts, and the outside parts of its 2 calls */
+	CHECK(p->funcs[ai].st.inline_ns == 3 * (67 + 13 + 17 + 2 * (11 + 19)));
+	profile__free(p);
+}
+
+TEST(overcompensation_stops_at_zero)
+{
+	const struct compensation comp = { .call_ns = 1000000, .inside_ns = 500000 };
+	struct profile *p = run(&prog, NULL, &comp);
+
+	REQUIRE(p);
+	for (uint32_t i = 0; i < p->nfuncs; i++) {
+		CHECK(p->funcs[i].st.inline_ns == 0);
+		CHECK(p->funcs[i].st.total_ns == 0);
+	}
+	profile__free(p);
+}
+
+TEST(overcompensated_times_still_add_up)
+{
+	/* the probes cost less than the figures say: parents would lose more than they have */
+	const struct cost c = { .entry_pre = 100, .entry_post = 100, .ret_pre = 100,
+				.ret_post = 100 };
+	const struct compensation comp = { .call_ns = 900, .inside_ns = 0 };
+	struct profile *p = run(&prog, &c, &comp);
+
+	REQUIRE(p);
+	/* a function's cumtime covers what its callees spent under it, tree nodes alike */
+	for (uint32_t i = 0; i < p->nedges; i++) {
+		const struct edge *e = &p->edges[i];
+
+		if (e->caller == e->callee)
+			continue;
+		CHECK(p->funcs[e->caller].st.total_ns >= e->st.total_ns);
+	}
+	for (uint32_t i = 0; i < p->tree.n; i++) {
+		const struct ct_node *n = &p->tree.nodes[i];
+
+		if (n->parent != CT_NONE && p->tree.nodes[n->parent].func != CT_NONE)
+			CHECK(p->tree.nodes[n->parent].total_ns >= n->total_ns);
+	}
+	profile__free(p);
+}
+
+TEST(cpu_clock_closes_open_calls_at_their_threads_last_event)
+{
+	struct profile *p = profile__new();
+	__u64 none[CHAIN_LEN] = { 0 }, chain[CHAIN_LEN] = { 16, 0 }, codes[CHAIN_LEN] = { 1, 0 };
+
+	REQUIRE(p);
+	profile__set_cpu_clock(true);
+	profile__code(p, 1, "cpu.py", "outer", 1);
+	profile__code(p, 2, "cpu.py", "inner", 2);
+	/* outer seeded at attach (a wall timestamp, not a CPU time): starts at the first event */
+	CHECK(!profile__seed(p, 1, 5000000000ull, 16, 1));
+	CHECK(!profile__call(p, 1, 100, 2, 32, chain, codes, 0, 0));
+	CHECK(!profile__return(p, 1, 130));
+	CHECK(!profile__call(p, 2, 40, 2, 48, none, none, 0, 0));
+	/* the stop, in wall time, far beyond any CPU time */
+	profile__finish(p, 9000000000ull);
+	profile__set_cpu_clock(false);
+	CHECK(p->funcs[0].st.total_ns == 30); /* 100 .. 130 */
+	CHECK(p->funcs[0].st.inline_ns == 0);
+	CHECK(p->funcs[1].st.total_ns == 30 + 0); /* thread 2's inner closes at its own 40 */
+	CHECK(p->funcs[1].st.calls == 2);
+	profile__free(p);
+}
+
+/* Timings of a run whose calls cost plain_ns, plus probe_ns a call when probed; rounds with
+ * noise (one disturbed round of each loop) that the medians must see through. */
+static void timings(struct calib_timings *t, uint64_t plain_ns, uint64_t probe_ns)
+{
+	const uint64_t loop = 5000, body = 400;
+
+	t->rounds = CALIB_ROUNDS;
+	for (uint32_t r = 0; r < CALIB_ROUNDS; r++) {
+		uint64_t noise = r == 1 ? 900000 : r;
+
+		t->none[r] = loop + noise;
+		t->empty[r] = loop + CALIB_CALLS * (plain_ns + probe_ns) + (r == 3 ? 700000 : r);
+		t->body[r] = loop + CALIB_CALLS * (plain_ns + body + probe_ns) + r;
+	}
+}
+
+TEST(calibration_figures_from_known_timings)
+{
+	struct calib_timings plain, probed;
+	struct calibration cal;
+	char why[128] = "";
+
+	timings(&plain, 40, 0);
+	timings(&probed, 40, 2000);
+	/* recorded: 700 of probe time inside an empty call, and 20 of its own (half of 40) */
+	REQUIRE(!calibrate__figures(&plain, &probed, 720, 1120, &cal, why, sizeof(why)));
+	CHECK(cal.comp.call_ns == 2000);
+	CHECK(cal.comp.inside_ns == 700);
+	CHECK(cal.plain_call_ns == 40);
+	CHECK(cal.body_call_ns == 2000);
+	CHECK(cal.body_inside_ns == 700);
+	/* an inside part beyond the whole is noise: capped */
+	REQUIRE(!calibrate__figures(&plain, &probed, 5000, 5400, &cal, why, sizeof(why)));
+	CHECK(cal.comp.inside_ns == cal.comp.call_ns);
+	/* probes that cost nothing measurable: refused, with a reason */
+	CHECK(calibrate__figures(&plain, &plain, 30, 430, &cal, why, sizeof(why)) == -ERANGE);
+	CHECK(strstr(why, "no cost") != NULL);
+}
+
+int main(void)
+{
+	static const struct test_case cases[] = {
+		TEST_CASE(compensated_costs_give_the_cost_free_numbers),
+		TEST_CASE(no_compensation_leaves_the_recorded_times),
+		TEST_CASE(overcompensation_stops_at_zero),
+		TEST_CASE(overcompensated_times_still_add_up),
+		TEST_CASE(cpu_clock_closes_open_calls_at_their_threads_last_event),
+		TEST_CASE(calibration_figures_from_known_timings),
+	};
+
+	return test_run(cases, TEST_COUNT(cases));
+}
