@@ -102,6 +102,19 @@ check_label() {
 	assert_empty_dir out
 }
 
+@test "pprof: with --clock cpu the time samples say cpu, and still add up to the .prof" {
+	require_bpf
+	require_go
+	require_py 3.12
+	cd "$BATS_TEST_TMPDIR"
+	run -0 --separate-stderr "$PYUPROF" record --top 0 --clock cpu -o p.prof --pprof p.pb.gz -- \
+		"$PY" "$TARGETS/recursion.py"
+	run -0 go tool pprof -raw p.pb.gz
+	[[ $output == *"calls/count cpu/nanoseconds"* ]]
+	run -0 "$PY" "$TOOLS/pprof_check.py" p.pb.gz p.prof
+	echo "$output"
+}
+
 @test "pprof: record --help and report --help list --pprof" {
 	run -0 "$PYUPROF" record --help
 	[[ $output == *"--pprof=FILE"*"pprof profile"* ]]

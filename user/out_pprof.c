@@ -83,7 +83,8 @@ static int encode(const struct profile *p, struct pb_buf *b)
 		goto out;
 	s_calls = intern(&st, "calls");
 	s_count = intern(&st, "count");
-	s_wall = intern(&st, "wall");
+	/* the clock the times were taken with (record --clock) */
+	s_wall = intern(&st, profile__cpu_clock() ? "cpu" : "wall");
 	s_ns = intern(&st, "nanoseconds");
 	k_thread = intern(&st, "thread");
 	k_tid = intern(&st, "tid");

@@ -24,6 +24,11 @@ void profile__set_cpu_clock(bool on)
 	cpu_clock = on;
 }
 
+bool profile__cpu_clock(void)
+{
+	return cpu_clock;
+}
+
 struct profile *profile__new(void)
 {
 	return calloc(1, sizeof(struct profile));

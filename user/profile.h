@@ -123,6 +123,7 @@ struct compensation {
  * last event, seeded ones start at its first). */
 void profile__set_compensation(const struct compensation *c);
 void profile__set_cpu_clock(bool on);
+bool profile__cpu_clock(void);
 
 struct profile *profile__new(void);
 void profile__free(struct profile *p);
