@@ -86,9 +86,24 @@ check_nothing_left() {
 	require_some_py
 	start_heartbeat "$PY"
 	local d
-	for d in abc 0 -1 "" 1x nan inf; do
+	# past 1e9 s (31 years) the deadline in ns would overflow: 1e300 once meant "stop now"
+	for d in abc 0 -1 "" 1x nan inf 1e300 1000000001; do
 		run -64 --separate-stderr "$PYUPROF" record -o "$WORK/out.prof" -p "$TARGET" -d "$d"
 		assert_one_error_line --usage || { echo "for -d '$d'" >&2; return 1; }
+		check_nothing_left
+	done
+}
+
+@test "cli: --ringbuf-mb must be a power of two from 1 to 2048 (usage error 64)" {
+	require_some_py
+	start_heartbeat "$PY"
+	local mb
+	# 4096 MiB is 2^32 bytes: it used to wrap to a 0-byte ring buffer
+	for mb in 0 3 4096 8192 1048576 -2 abc; do
+		run -64 --separate-stderr "$PYUPROF" record -o "$WORK/out.prof" -p "$TARGET" \
+			--ringbuf-mb "$mb"
+		assert_one_error_line --usage || { echo "for --ringbuf-mb '$mb'" >&2; return 1; }
+		[[ $stderr == *"from 1 to 2048"* ]]
 		check_nothing_left
 	done
 }
