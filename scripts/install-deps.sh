@@ -5,7 +5,8 @@
 set -euo pipefail
 
 pkgs=(clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libcapstone-dev pkg-config make gcc
-      bats python3 python3.11 libxml2-utils libgraphviz-dev graphviz chromium nodejs)
+      bats python3 python3.11 libxml2-utils libgraphviz-dev graphviz chromium nodejs
+      libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
