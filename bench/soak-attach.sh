@@ -38,7 +38,7 @@ for label in $PYS; do
 	rm -f "$tmp"/*
 	"$py" bench/workloads/selfcheck_threads.py "$tmp/stop" 3 >"$tmp/target.out" 2>&1 &
 	target=$!
-	until grep -q ready "$tmp/target.out"; do sleep 0.05; done
+	until grep -q ready "$tmp/target.out" 2>/dev/null; do sleep 0.05; done
 	declare -A ends=([d]=0 [INT]=0 [TERM]=0 [KILL]=0)
 	deaths=0 wrong=0 bad_exit=0 early=0 profiles=0
 	: >"$tmp/samples"
@@ -76,7 +76,7 @@ for label in $PYS; do
 			kill "-$how" "$rec" 2>/dev/null || true
 		fi
 		st=0
-		wait "$rec" || st=$?
+		{ wait "$rec"; } 2>/dev/null || st=$?
 		if [[ $how != KILL ]]; then
 			if ((st == 0)); then
 				[[ -s $prof ]] && profiles=$((profiles + 1))

@@ -147,7 +147,7 @@ for_each_py() {
 		wait $! || failed+=("$label")
 		kill_started
 	done
-	((n > 0)) || skip "no supported Python is installed"
+	((n > 0)) || skip_unless_ci "no supported Python is installed"
 	if ((${#failed[@]})); then
 		echo "failed on: ${failed[*]}"
 		return 1
