@@ -241,8 +241,12 @@ kill_started() {
 	local -a pids=()
 	local pid start i
 	[[ -f ${STARTED:-} ]] || return 0
+	# (an if, not `[[ ]] && ...`: a process that ended meanwhile must not end the loop, and
+	# so the teardown, with a failure under errexit)
 	while read -r pid start; do
-		[[ $(proc_start_time "$pid" 2>/dev/null) == "$start" ]] && pids=("$pid" "${pids[@]}")
+		if [[ $(proc_start_time "$pid" 2>/dev/null || true) == "$start" ]]; then
+			pids=("$pid" "${pids[@]}")
+		fi
 	done <"$STARTED"
 	for pid in "${pids[@]}"; do
 		is_running "$pid" || continue
@@ -251,7 +255,7 @@ kill_started() {
 			is_running "$pid" || break
 			sleep 0.05
 		done
-		is_running "$pid" && kill -KILL "$pid" 2>/dev/null
+		if is_running "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
 	done
 	return 0
 }
