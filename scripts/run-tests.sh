@@ -91,8 +91,10 @@ run_asan() {
 	export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan.supp"
 	export UBSAN_OPTIONS="print_stacktrace=1:log_path=$sanlogs/ubsan"
 	run_unit build-asan/tests/test_*
-	PYUPROF="$PWD/build-asan/pyuprof" run_bats -f '^record: (threads on|attach on) ' \
-		tests/record.bats
+	# and every output, written by record and again by report from the raw events (3.12)
+	PYUPROF="$PWD/build-asan/pyuprof" run_bats \
+		-f '^(record: (threads on|attach on) |report: a raw recording gives back)' \
+		tests/record.bats tests/report.bats
 	unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 	for f in "$sanlogs"/*; do
 		# (a warning alone, such as a huge allocation refused, is not a finding)
