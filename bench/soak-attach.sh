@@ -89,6 +89,7 @@ for label in $PYS; do
 			fi
 		fi
 		rm -f "$tmp"/*.tmp
+		cp "$tmp/rec.err" "$tmp/c$c.err"
 		# the target: alive, running, not traced
 		s=$(state "$target")
 		if [[ -z $s || $s == Z || $s == X ]]; then
@@ -126,14 +127,14 @@ for f in sys.argv[1:]:
     by = {}
     for k, v in st.items():
         by.setdefault(k[2], []).append(v)
-    ok = "one_round" in by and "fib" in by
-    for v in by.get("fib", []):
-        callers = {c[2] for c in v[4]}
-        ok = ok and callers <= {"fib", "one_round"}
-    for v in by.get("boom", []):
-        ok = ok and {c[2] for c in v[4]} <= {"boom", "one_round"}
-    if not ok:
-        print("wrong call graph in", f); bad += 1
+    why = [n + " missing" for n in ("one_round", "fib") if n not in by]
+    for name, allowed in (("fib", {"fib", "one_round"}), ("boom", {"boom", "one_round"})):
+        for v in by.get(name, []):
+            extra = {c[2] for c in v[4]} - allowed
+            if extra:
+                why.append("%s called by %s" % (name, sorted(extra)))
+    if why:
+        print("wrong call graph in", f, "(%s)" % "; ".join(why)); bad += 1
 print("checked", len(sys.argv) - 1, "bad", bad)
 PYEOF
 )
@@ -141,6 +142,12 @@ PYEOF
 	[[ -n $nbad ]] || { nbad=1; echo "$check" >&2; }
 	wrong=$((wrong + nbad))
 	grep -v '^checked' <<<"$check" | head -5 >&2 || true
+	# the wrong ones are kept for a look (KEEP, default /tmp/soak-attach-kept)
+	for f in $(sed -n 's/^wrong call graph in \([^ ]*\) .*/\1/p; s/^unreadable \([^ ]*\) .*/\1/p' <<<"$check"); do
+		mkdir -p "${KEEP:-/tmp/soak-attach-kept}"
+		cp "$f" "${KEEP:-/tmp/soak-attach-kept}/$label-$(basename "$f")"
+		cp "$tmp/$(basename "$f" .prof).err" "${KEEP:-/tmp/soak-attach-kept}/$label-$(basename "$f" .prof).err" 2>/dev/null || true
+	done
 	flat=$(awk -v n="$c" '
 		{ row[NR] = $0 }
 		END {
