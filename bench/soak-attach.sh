@@ -49,7 +49,9 @@ for label in $PYS; do
 		prof="$tmp/c$c.prof"
 		args=(record -p "$target" -o "$prof" --top 0)
 		[[ $how == d ]] && args+=(-d "$(secs "$(rand_ms 50 1000)")")
-		"$PYUPROF" "${args[@]}" 2>"$tmp/rec.err" &
+		# (SIGINT and SIGQUIT back to their default: a background job of a script starts
+		# with them ignored, and an early SIGINT would be lost)
+		env --default-signal=INT,QUIT "$PYUPROF" "${args[@]}" 2>"$tmp/rec.err" &
 		rec=$!
 		pfd=0 prss=0
 		if [[ $how == d ]]; then
@@ -80,8 +82,11 @@ for label in $PYS; do
 		if [[ $how != KILL ]]; then
 			if ((st == 0)); then
 				[[ -s $prof ]] && profiles=$((profiles + 1))
-			elif ((st == 1)) && ! grep -q '^pyuprof: recording' "$tmp/rec.err"; then
-				: # stopped before it recorded anything: refused in one line
+			elif ((st == 1 || st == 128 + $(kill -l "$how"))) &&
+				! grep -q '^pyuprof: recording' "$tmp/rec.err"; then
+				# stopped before it recorded anything: refused in one line, or killed by
+				# the signal before its handlers were in
+				:
 			else
 				bad_exit=$((bad_exit + 1))
 				echo "cycle $c ($how): pyuprof exited $st" >&2
