@@ -23,6 +23,7 @@ failed=0
 skipped=0
 log=$(mktemp)
 sanlogs=$(mktemp -d)
+chmod 1777 "$sanlogs" # report runs as nobody in a test: its sanitizer logs go here too
 trap 'rm -rf "$log" "$sanlogs"' EXIT
 
 # run_unit BINARY...: each prints "N passed, N failed"; a missing line or a non-zero exit
