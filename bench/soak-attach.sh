@@ -7,8 +7,8 @@
 # time (sometimes before the probes are in), or SIGKILL at a random time. After every cycle
 # the target must be alive, not stopped and not traced; pyuprof must exit 0 (-d, INT, TERM;
 # 1 is allowed only for a signal before the probes were in, with one error line) and every
-# profile it wrote must load with pstats and hold one_round with fib called only by fib and
-# one_round. pyuprof's fd count and RSS are sampled once per cycle while it records, the
+# profile it wrote must load with pstats and hold one_round (or check) with fib called only
+# by fib and one_round, boom only by boom and one_round. pyuprof's fd count and RSS are sampled once per cycle while it records, the
 # target's after each cycle; the first and last tenth are compared. Appends to bench/SOAK.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -132,7 +132,8 @@ for f in sys.argv[1:]:
     by = {}
     for k, v in st.items():
         by.setdefault(k[2], []).append(v)
-    why = [n + " missing" for n in ("one_round", "fib") if n not in by]
+    # (a window of a millisecond may see no fib call complete: not wrong, just short)
+    why = [] if "one_round" in by or "check" in by else ["neither one_round nor check"]
     for name, allowed in (("fib", {"fib", "one_round"}), ("boom", {"boom", "one_round"})):
         for v in by.get(name, []):
             extra = {c[2] for c in v[4]} - allowed
