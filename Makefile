@@ -19,7 +19,8 @@ USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all deps demo demo-compile test unit bench bench-soak bench-fidelity vmlinux clean install
+.PHONY: all deps demo demo-compile test test-asan asan fuzz fuzz-build unit bench bench-soak \
+	bench-soak-attach bench-fidelity vmlinux clean install
 all: $(OUTPUT)/pyuprof
 
 # What the build needs; with `make test` also what the tests need (chromium, node, go, ...):
@@ -60,8 +61,45 @@ $(OUTPUT)/tests/%: tests/unit/%.c tests/unit/test.h tests/unit/pythons.h $(OUTPU
 
 unit: $(UNIT_BINS)
 
-test: all unit
+# The same pyuprof and unit tests built with AddressSanitizer and UBSan (any finding aborts)
+# into build-asan/; run-tests.sh runs them (scripts/run-tests.sh, "asan" part).
+ASAN_OUT    := build-asan
+ASAN_CFLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+	       -fno-sanitize-recover=all -Wall -Wextra
+asan:
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(ASAN_OUT) CC=clang CFLAGS="$(ASAN_CFLAGS)" \
+		$(ASAN_OUT)/pyuprof unit
+
+# libFuzzer harnesses (tests/fuzz/fuzz_*.c), with ASan and UBSan, into build-fuzz/.
+FUZZ_OUT    := build-fuzz
+FUZZ_SRCS   := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(FUZZ_OUT)/%,$(FUZZ_SRCS))
+FUZZ_CFLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+	       -fno-sanitize-recover=all -Wall -Wextra
+FUZZ_SECONDS ?= 30
+ifneq ($(OUTPUT),$(FUZZ_OUT))
+$(FUZZ_OUT)/libpyuprof.a: FORCE
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(FUZZ_OUT) CC=clang CFLAGS="$(FUZZ_CFLAGS)" \
+		$(FUZZ_OUT)/libpyuprof.a
+endif
+
+$(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OUT)/libpyuprof.a
+	$(call msg,FUZZ-CC,$@)
+	$(Q)clang $(subst fuzzer-no-link,fuzzer,$(FUZZ_CFLAGS)) -D_GNU_SOURCE -Iinclude -Iuser \
+		-I$(FUZZ_OUT) -Itests/fuzz $(shell pkg-config --cflags $(PKGS)) $< \
+		$(FUZZ_OUT)/libpyuprof.a $(LDLIBS) -o $@
+
+fuzz-build: $(FUZZ_BINS)
+
+# Each harness for FUZZ_SECONDS (30) from its committed corpus (tests/fuzz/corpus/NAME/).
+fuzz: fuzz-build
+	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/run-fuzz.sh
+
+test: all unit asan fuzz-build
 	$(Q)scripts/run-tests.sh
+
+test-asan: asan
+	$(Q)scripts/run-tests.sh asan
 
 demo: all
 	$(Q)scripts/demo.sh
@@ -81,6 +119,10 @@ bench-fidelity: all
 bench-soak: all
 	$(Q)bench/soak.sh
 
+# CYCLES (1000) attach/detach cycles per interpreter, pyuprof stopped in every way (SOAK.md)
+bench-soak-attach: all
+	$(Q)bench/soak-attach.sh
+
 vmlinux:
 	$(Q)scripts/gen-vmlinux.sh $(VMLINUX)
 
@@ -88,10 +130,11 @@ install: all
 	install -D -m 0755 $(OUTPUT)/pyuprof $(DESTDIR)$(PREFIX)/bin/pyuprof
 
 clean:
-	rm -rf $(OUTPUT) demo.prof
+	rm -rf $(OUTPUT) $(ASAN_OUT) $(FUZZ_OUT) demo.prof
 
 -include $(wildcard $(OUTPUT)/user/*.d)
 .DELETE_ON_ERROR:
+.PHONY: FORCE
 .SECONDARY:
 
 # Benchmark baselines (bench/): counting-only probes at pyuprof's probe points.

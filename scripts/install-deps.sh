@@ -15,8 +15,9 @@ build=(clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libcapstone-dev libgr
        graphviz pkg-config make gcc python3)
 # test: bats; Debian's static python3.11 (one of the interpreters tested); the real consumers
 # of the outputs: xmllint (SVG), Chromium driven from node (the flame graph), go tool pprof;
-# tmux (pyuprof top, driven as a user types)
-test=(bats python3.11 libxml2-utils chromium nodejs golang-go tmux)
+# tmux (pyuprof top, driven as a user types); clang's runtimes (make test's ASan build and
+# libFuzzer harnesses)
+test=(bats python3.11 libxml2-utils chromium nodejs golang-go tmux libclang-rt-14-dev)
 
 case $what in
 build) pkgs=("${build[@]}") ;;

@@ -64,7 +64,7 @@ finish_selfcheck() {
 	require_bpf
 	local label cycle cycles
 	for label in 3.12 3.10; do
-		PY=$(py_path "$label") || continue
+		have_py "$label" || continue
 		cycles=${ATTACH_CYCLES:-$([[ $label == 3.12 ]] && echo 50 || echo 10)}
 		start_selfcheck "$label"
 		# (not "i": bats' run uses that name itself)
@@ -88,16 +88,18 @@ print(len(sys.argv) - 1)' "$BATS_TEST_TMPDIR/$label".*.prof
 	require_bpf
 	local label pid
 	for label in 3.12 3.13 3.10 deb3.11; do
-		PY=$(py_path "$label") || continue
+		have_py "$label" || continue
 		start_selfcheck "kill$label"
-		"$PYUPROF" record -q -p "$BG_PID" -o "$BATS_TEST_TMPDIR/kill.prof" \
+		"$PYUPROF" record --top 0 -p "$BG_PID" -o "$BATS_TEST_TMPDIR/kill.prof" \
 			2>"$BATS_TEST_TMPDIR/kill.err" &
 		pid=$!
-		sleep 1
+		# mid-recording: once the probes are in (it says so), not after a guessed delay
+		wait_for_line "$BATS_TEST_TMPDIR/kill.err" '^pyuprof: recording pid' 30 "$pid"
 		kill -KILL "$pid"
 		wait "$pid" || true
-		sleep 0.5
+		# (its tracer gone, the kernel has detached the target by the time wait returns)
 		assert_unharmed "$BG_PID"
+		grep -q '^TracerPid:[[:space:]]*0$' "/proc/$BG_PID/status"
 		finish_selfcheck "kill$label"
 		# no profile, and no temporary left half-written under the name
 		[[ ! -e $BATS_TEST_TMPDIR/kill.prof ]]

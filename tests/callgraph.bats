@@ -184,21 +184,34 @@ record_svg() {
 @test "callgraph: --node-thres and --edge-thres leave out boxes and edges" {
 	require_bpf
 	require_some_py
-	# everything: no threshold
-	record_svg recursion --node-thres 0 --edge-thres 0
+	# everything: no threshold; the events kept, to draw again with thresholds
+	record_svg recursion --node-thres 0 --edge-thres 0 --raw run.raw
 	run check_svg g.svg p.prof "$TARGETS/recursion.py" 0 0
 	echo "$output"
 	((status == 0))
-	local all
+	local all thres
 	all=$(grep -c 'class="node"' g.svg)
-	# fib (a third of the run) stays, countdown (a few %) goes, and so does its edge
-	record_svg recursion --node-thres 10 --edge-thres 10
-	run check_svg g.svg p.prof "$TARGETS/recursion.py" 10 10
+	# the threshold from this very profile (a share of a short run moves from run to run):
+	# halfway between countdown's share and the next larger one of the fixture
+	thres=$("$PY" - p.prof "$TARGETS/recursion.py" <<'PYEOF'
+import pstats, sys
+st = pstats.Stats(sys.argv[1]).stats
+total = max([sum(v[2] for v in st.values())] + [v[3] for v in st.values()])
+pct = {k[2]: 100.0 * v[3] / total for k, v in st.items() if k[0] == sys.argv[2]}
+above = min(p for p in pct.values() if p > pct["countdown"])
+print("%.4f" % ((pct["countdown"] + above) / 2))
+PYEOF
+)
+	echo "threshold $thres%"
+	run -0 --separate-stderr "$PYUPROF" report -q run.raw -o p2.prof --svg g2.svg \
+		--node-thres "$thres" --edge-thres "$thres"
+	cmp p.prof p2.prof
+	run check_svg g2.svg p2.prof "$TARGETS/recursion.py" "$thres" "$thres"
 	echo "$output"
 	((status == 0))
 	[[ $output =~ kept\ [1-9][0-9]*\ dropped\ [1-9][0-9]*\ edges\ [0-9]+\ dropped\ [1-9] ]]
-	(($(grep -c 'class="node"' g.svg) < all))
-	run -0 xmllint --xpath 'count(//*[local-name()="text"][.="countdown"])' g.svg
+	(($(grep -c 'class="node"' g2.svg) < all))
+	run -0 xmllint --xpath 'count(//*[local-name()="text"][.="countdown"])' g2.svg
 	[[ $output == 0 ]]
 }
 

@@ -14,7 +14,7 @@ setup() {
 	cd "$WORK"
 	[[ -x $PYUPROF ]] || {
 		[[ ${CI:-} == true ]] && { echo "$PYUPROF is not built" >&2; return 1; }
-		skip "$PYUPROF is not built (run make)"
+		skip_unless_ci "$PYUPROF is not built (run make)"
 	}
 }
 
@@ -86,9 +86,24 @@ check_nothing_left() {
 	require_some_py
 	start_heartbeat "$PY"
 	local d
-	for d in abc 0 -1 "" 1x nan inf; do
+	# past 1e9 s (31 years) the deadline in ns would overflow: 1e300 once meant "stop now"
+	for d in abc 0 -1 "" 1x nan inf 1e300 1000000001; do
 		run -64 --separate-stderr "$PYUPROF" record -o "$WORK/out.prof" -p "$TARGET" -d "$d"
 		assert_one_error_line --usage || { echo "for -d '$d'" >&2; return 1; }
+		check_nothing_left
+	done
+}
+
+@test "cli: --ringbuf-mb must be a power of two from 1 to 2048 (usage error 64)" {
+	require_some_py
+	start_heartbeat "$PY"
+	local mb
+	# 4096 MiB is 2^32 bytes: it used to wrap to a 0-byte ring buffer
+	for mb in 0 3 4096 8192 1048576 -2 abc; do
+		run -64 --separate-stderr "$PYUPROF" record -o "$WORK/out.prof" -p "$TARGET" \
+			--ringbuf-mb "$mb"
+		assert_one_error_line --usage || { echo "for --ringbuf-mb '$mb'" >&2; return 1; }
+		[[ $stderr == *"from 1 to 2048"* ]]
 		check_nothing_left
 	done
 }
@@ -120,26 +135,26 @@ check_nothing_left() {
 @test "cli: attaching to Python 2.7, 3.6 and 3.7 is refused (1), targets unharmed" {
 	local label found=0
 	for label in "${UNSUPPORTED_PYS[@]}"; do
-		PY=$(py_path "$label") || continue
+		have_py "$label" || continue
 		found=1
 		start_heartbeat "$PY"
 		run -1 --separate-stderr "$PYUPROF" record -o "$WORK/out.prof" -p "$TARGET"
 		assert_one_error_line || { echo "for Python $label" >&2; return 1; }
 		check_nothing_left
 	done
-	[[ $found -eq 1 ]] || skip "none of ${UNSUPPORTED_PYS[*]} is installed"
+	[[ $found -eq 1 ]] || skip_unless_ci "none of ${UNSUPPORTED_PYS[*]} is installed"
 }
 
 @test "cli: launching Python 2.7, 3.6 or 3.7 is refused (1)" {
 	local label found=0
 	for label in "${UNSUPPORTED_PYS[@]}"; do
-		PY=$(py_path "$label") || continue
+		have_py "$label" || continue
 		found=1
 		run -1 --separate-stderr "$PYUPROF" record -- "$PY" -c 'import sys; sys.exit(3)'
 		assert_one_error_line || { echo "for Python $label" >&2; return 1; }
 		assert_empty_dir "$WORK"
 	done
-	[[ $found -eq 1 ]] || skip "none of ${UNSUPPORTED_PYS[*]} is installed"
+	[[ $found -eq 1 ]] || skip_unless_ci "none of ${UNSUPPORTED_PYS[*]} is installed"
 }
 
 @test "cli: -- followed by a command that does not exist fails (1)" {
@@ -164,8 +179,8 @@ check_nothing_left() {
 
 @test "cli: output in a read-only directory fails (1), target unharmed" {
 	require_some_py
-	command -v unshare >/dev/null || skip "no unshare"
-	[[ $(id -u) -eq 0 ]] || skip "needs root to mount"
+	command -v unshare >/dev/null || skip_unless_ci "no unshare"
+	[[ $(id -u) -eq 0 ]] || skip_unless_ci "needs root to mount"
 	mkdir "$WORK/ro"
 	# a read-only bind mount, private to this command's mount namespace: root ignores
 	# permission bits, so chmod 555 would not make a directory read-only for pyuprof
@@ -185,7 +200,7 @@ check_nothing_left() {
 @test "cli: not root fails (1), in launch and attach mode, target unharmed" {
 	local py=/usr/bin/python3 dir
 	local -a nobody=()
-	[[ -x $py ]] || skip "no $py (must be runnable by user nobody)"
+	[[ -x $py ]] || skip_unless_ci "no $py (must be runnable by user nobody)"
 	# as user nobody when we are root, else we are unprivileged already
 	[[ $(id -u) -ne 0 ]] || nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 	# a directory nobody may write to, so a missing file proves pyuprof wrote nothing
@@ -205,7 +220,7 @@ check_nothing_left() {
 }
 
 @test "cli: root without capabilities fails (1)" {
-	[[ $(id -u) -eq 0 ]] || skip "needs root to drop capabilities"
+	[[ $(id -u) -eq 0 ]] || skip_unless_ci "needs root to drop capabilities"
 	require_some_py
 	run -1 --separate-stderr setpriv --bounding-set=-all --inh-caps=-all \
 		"$PYUPROF" record -o "$WORK/out.prof" -- "$PY" -c pass

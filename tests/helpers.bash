@@ -48,18 +48,43 @@ py_path() {
 	fi
 }
 
-# Labels of the supported interpreters present on this machine.
+# Skips the test with WHY; under CI=true fails it instead, because in CI a skipped test is a
+# test that cannot fail (the README lists no optional interpreter or tool).
+skip_unless_ci() {
+	if [[ ${CI:-} == true ]]; then
+		echo "$1 (CI=true: failing instead of skipping)" >&2
+		return 1
+	fi
+	skip "$1"
+}
+
+# Labels of the supported interpreters present on this machine. Under CI=true, every
+# supported one: a missing one then fails where the test looks for it.
 available_pys() {
 	local label
 	for label in "${SUPPORTED_PYS[@]}"; do
-		py_path "$label" >/dev/null && echo "$label"
+		if py_path "$label" >/dev/null || [[ ${CI:-} == true ]]; then
+			echo "$label"
+		fi
 	done
 	return 0
 }
 
 # Sets PY to the interpreter for LABEL, or skips the test when it is not installed.
 require_py() {
-	PY=$(py_path "$1") || skip "Python $1 is not installed"
+	PY=$(py_path "$1") || skip_unless_ci "Python $1 is not installed"
+}
+
+# For a test that loops over interpreters: sets PY to LABEL's, or says it is missing and
+# returns 1 (the caller goes on to the next); under CI=true a missing one fails the test.
+have_py() {
+	PY=$(py_path "$1") && return 0
+	echo "Python $1 is not installed" >&2
+	if [[ ${CI:-} == true ]]; then
+		echo "(CI=true: a missing interpreter fails the test)" >&2
+		exit 1
+	fi
+	return 1
 }
 
 # Sets PY to a supported interpreter for tests that need just one: 3.12 if present.
@@ -68,7 +93,7 @@ require_some_py() {
 	for label in 3.12 "${SUPPORTED_PYS[@]}"; do
 		PY=$(py_path "$label") && return 0
 	done
-	skip "no supported Python is installed"
+	skip_unless_ci "no supported Python is installed"
 }
 
 # Skips when pyuprof cannot trace here (not root, no BTF, not built); with CI=true it fails
@@ -216,8 +241,12 @@ kill_started() {
 	local -a pids=()
 	local pid start i
 	[[ -f ${STARTED:-} ]] || return 0
+	# (an if, not `[[ ]] && ...`: a process that ended meanwhile must not end the loop, and
+	# so the teardown, with a failure under errexit)
 	while read -r pid start; do
-		[[ $(proc_start_time "$pid" 2>/dev/null) == "$start" ]] && pids=("$pid" "${pids[@]}")
+		if [[ $(proc_start_time "$pid" 2>/dev/null || true) == "$start" ]]; then
+			pids=("$pid" "${pids[@]}")
+		fi
 	done <"$STARTED"
 	for pid in "${pids[@]}"; do
 		is_running "$pid" || continue
@@ -226,7 +255,7 @@ kill_started() {
 			is_running "$pid" || break
 			sleep 0.05
 		done
-		is_running "$pid" && kill -KILL "$pid" 2>/dev/null
+		if is_running "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
 	done
 	return 0
 }

@@ -88,7 +88,7 @@ for_each_py() {
 		wait $! || failed+=("$label")
 		kill_started
 	done
-	((n > 0)) || skip "no supported Python is installed"
+	((n > 0)) || skip_unless_ci "no supported Python is installed"
 	if ((${#failed[@]})); then
 		echo "failed on: ${failed[*]}"
 		return 1
@@ -331,6 +331,51 @@ die()" >out 2>err || status=$?
 		[[ $status -eq $((128 + $(kill -l "$sig"))) ]] ||
 			{ echo "SIG$sig: exit status $status"; cat err; return 1; }
 		run -0 "$PY" "$TOOLS/pstats_load.py" "ours-$sig.prof" --name die
+	done
+}
+
+# pipe_prog MODE PY [PYUPROF...]: runs, under env --default-signal=PIPE (as a shell gives it)
+# and piped into `head -n 1`, a program whose shell part runs `yes | head` and whose Python
+# part writes 200000 lines into the closed pipe; MODE dfl has Python die of SIGPIPE, MODE ign
+# keeps Python's own SIG_IGN (BrokenPipeError). Sets PIPE_STATUS (the program's, or
+# pyuprof's, exit status); stderr goes to pipe.err.
+pipe_prog() {
+	local mode=$1 py=$2
+	shift 2
+	# shellcheck disable=SC2016
+	env --default-signal=PIPE "$@" bash -c '
+yes | head -n 1 >/dev/null
+echo "yes: ${PIPESTATUS[0]}" >&2
+exec "$1" -c "
+import signal, sys
+if sys.argv[1] == \"dfl\":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+def emit(i):
+    print(i)
+for i in range(200000):
+    emit(i)
+" "$2"' prog "$py" "$mode" 2>pipe.err | head -n 1 >/dev/null
+	PIPE_STATUS=${PIPESTATUS[0]}
+}
+
+@test "record: in a | head pipeline the program meets SIGPIPE as without pyuprof" {
+	require_some_py
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	local mode want
+	for mode in dfl ign; do
+		pipe_prog "$mode" "$PY"
+		want=$PIPE_STATUS
+		grep -qx 'yes: 141' pipe.err || { cat pipe.err; return 1; }
+		[[ $mode == ign || $want == 141 ]] || { echo "$mode: baseline status $want"; return 1; }
+		rm -f p.prof
+		pipe_prog "$mode" "$PY" "$PYUPROF" record -o p.prof --top 0 --
+		# the shell's `yes` died of SIGPIPE, not of an EPIPE it was left to report
+		grep -qx 'yes: 141' pipe.err || { echo "$mode:"; cat pipe.err; return 1; }
+		[[ $PIPE_STATUS == "$want" ]] ||
+			{ echo "$mode: status $PIPE_STATUS, want $want"; cat pipe.err; return 1; }
+		summary_lost_events pipe.err >/dev/null
+		run -0 "$PY" "$TOOLS/pstats_load.py" p.prof --name emit
 	done
 }
 

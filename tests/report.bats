@@ -87,6 +87,21 @@ record_all() {
 	assert_empty_dir out
 }
 
+@test "report: a recording whose records are not gzip-compressed is refused" {
+	require_bpf
+	require_some_py
+	record_all recursion
+	cd "$BATS_TEST_TMPDIR"
+	mkdir out
+	# the same header and records, uncompressed: zlib would pass them through as they are
+	head -c 64 rec/run.raw >plain.raw
+	tail -c +65 rec/run.raw | gzip -dc >>plain.raw
+	run -1 --separate-stderr "$PYUPROF" report plain.raw -o out/p.prof
+	assert_one_error_line
+	[[ $stderr == *"not compressed"* ]]
+	assert_empty_dir out
+}
+
 @test "report: usage errors (no file, two files) exit 64" {
 	run -64 --separate-stderr "$PYUPROF" report
 	run -64 --separate-stderr "$PYUPROF" report a.raw b.raw

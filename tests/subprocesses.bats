@@ -108,7 +108,9 @@ check_subprocesses() {
 	require_bpf
 	for pair in 3.12:3.8 3.8:deb3.11 3.13:3.11; do
 		parent=${pair%%:*} child=${pair#*:}
-		PY=$(py_path "$parent") && cpy=$(py_path "$child") || continue
+		have_py "$child" || continue
+		cpy=$PY
+		have_py "$parent" || continue
 		mkdir -p "$BATS_TEST_TMPDIR/$parent-$child"
 		cd "$BATS_TEST_TMPDIR/$parent-$child"
 		SUBPROCESS_PYTHON=$cpy "$PYUPROF" record --subprocesses --top 0 -o out.prof -- \
@@ -126,39 +128,58 @@ print("%d\\.%d" % sys.version_info[:2])')(\.[0-9]+)?, started by" err || { cat e
 }
 
 # stop_midway LABEL SIG: pyuprof attached with --subprocesses is stopped by SIG while the
-# fixture's children come and go; every process must carry on and compute right (the fixture
-# exits non-zero otherwise), and with SIGTERM the profiles are written.
+# fixture's children come and go: once it follows the first child (a fork-pool worker), and
+# once it follows the third (the first spawn-pool worker); either way the subprocess and the
+# forked child are still to come, so pyuprof is still running. Every process must carry on
+# and compute right (the fixture exits non-zero otherwise), and with SIGTERM the profiles are
+# written.
 stop_midway() {
-	local label=$1 sig=$2 delay
-	PY=$(py_path "$label") || return 0
+	local label=$1 sig=$2 nth
+	have_py "$label" || return 0
 	cd "$BATS_TEST_TMPDIR"
-	for delay in 0.3 1.2; do
+	for nth in 1 3; do
 		rm -f go manifest.json ./*.prof
 		start_bg target.out target.err "$PY" "$TARGETS/subprocesses.py" manifest.json --wait go
 		TARGET=$BG_PID
 		wait_for_line target.out '^waiting' 20 "$TARGET"
-		start_bg rec.out rec.err "$PYUPROF" record --subprocesses --top 0 -o out.prof \
+		start_bg rec.out rec.err "$PYUPROF" record -v --subprocesses --top 0 -o out.prof \
 			-p "$TARGET"
 		REC=$BG_PID
 		wait_for_line rec.err '^pyuprof: recording pid' 30 "$REC"
 		touch go
-		sleep "$delay"
-		# (the fixture takes a few seconds; if it is done already, pyuprof is too)
-		kill "-$sig" "$REC" 2>/dev/null || echo "pyuprof was done before ${delay}s" >&2
+		wait_for_nth_child "$nth"
+		if ! kill "-$sig" "$REC"; then
+			echo "$label, $sig at child $nth: pyuprof was no longer running"
+			cat rec.err
+			return 1
+		fi
 		wait_exit "$REC" 60
 		if [[ $sig == TERM && $EXIT_STATUS != 0 ]]; then
-			echo "$label, $sig after ${delay}s: pyuprof exited with $EXIT_STATUS"
+			echo "$label, $sig at child $nth: pyuprof exited with $EXIT_STATUS"
 			cat rec.err
 			return 1
 		fi
 		wait_exit "$TARGET" 120
 		if [[ $EXIT_STATUS != 0 ]]; then
-			echo "$label, $sig after ${delay}s: the fixture exited with $EXIT_STATUS"
+			echo "$label, $sig at child $nth: the fixture exited with $EXIT_STATUS"
 			cat target.err
 			return 1
 		fi
 		[[ $sig == KILL ]] || "$PY" -c 'import pstats, sys; pstats.Stats(sys.argv[1])' out.prof
 	done
+}
+
+# wait_for_nth_child N: until pyuprof (-v, rec.err) says it records the Nth child process.
+wait_for_nth_child() {
+	local i
+	for ((i = 0; i < 1200; i++)); do
+		(($(grep -c 'started by pid' rec.err) >= $1)) && return 0
+		is_running "$REC" || break
+		sleep 0.05
+	done
+	echo "pyuprof never recorded a child process number $1:"
+	cat rec.err
+	return 1
 }
 
 @test "subprocesses: SIGTERM or SIGKILL of pyuprof midway leaves every process correct" {

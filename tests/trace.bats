@@ -122,14 +122,27 @@ trace_size_said() {
 }
 
 @test "trace: --trace-min-us leaves short calls out and counts them" {
-	local label
+	local label min_us
 	require_some_py
 	for label in 3.12 "${SUPPORTED_PYS[@]}"; do
 		[[ $(py_path "$label") == "$PY" ]] && break
 	done
-	# main() runs for milliseconds (2000 calls); a leaf fib() call is far below 1 ms
-	record_trace recursion "$label" trace.json --trace-min-us 1000
-	check_trace trace.json --min-us 1000.000
+	# every call in a first trace, the events kept; the threshold comes from that trace (no
+	# call's duration is assumed): halfway, on a log scale, from its shortest call to its
+	# longest, then the same events are drawn again with it
+	record_trace recursion "$label" full.json --raw run.raw
+	min_us=$("$PY" - full.json <<'PYEOF'
+import json, math, sys
+durs = [e["dur"] for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "X"]
+lo, hi = min(durs), max(durs)
+t = int(math.sqrt(max(lo, 0.001) * hi))
+print(min(max(t, math.floor(lo) + 1), math.floor(hi)))
+PYEOF
+)
+	echo "--trace-min-us $min_us"
+	run -0 --separate-stderr "$PYUPROF" report -q run.raw --trace trace.json \
+		--trace-min-us "$min_us"
+	check_trace trace.json --min-us "$min_us.000"
 	if ((EVENTS == 0 || LEFT_OUT == 0)); then
 		echo "$EVENTS events written, $LEFT_OUT left out: expected some of each"
 		return 1

@@ -15,6 +15,8 @@
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
+#define MAX_RINGBUF_MB 2048
+#define MAX_DURATION_S 1e9 /* 31 years */
 
 struct env env = {
 	.ringbuf_mb = DEFAULT_RINGBUF_MB,
@@ -121,8 +123,8 @@ static const struct argp_option record_options[] = {
 	  "Also keep the recorded events (compressed), for `pyuprof report`", 2 },
 	{ NULL, 0, NULL, 0, "Tuning and messages:", 3 },
 	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0,
-	  "Size of the BPF ring buffer in MiB, a power of two (default " STR(DEFAULT_RINGBUF_MB)
-	  "); raise it if events are lost", 3 },
+	  "Size of the BPF ring buffer in MiB, a power of two up to " STR(MAX_RINGBUF_MB)
+	  " (default " STR(DEFAULT_RINGBUF_MB) "); raise it if events are lost", 3 },
 	{ "exits", OPT_EXITS, "HOW", 0,
 	  "Where calls and returns are probed: trampoline (pyuprof's code page in the target, "
 	  "set as the PEP 523 hook: ~1 us a call), uretprobe (the entry and a uretprobe: "
@@ -249,13 +251,19 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case 'd':
 		errno = 0;
 		env.duration = strtod(arg, &end);
-		if (errno || end == arg || *end || !isfinite(env.duration) || env.duration <= 0)
-			usage_error(state, "invalid duration: %s (want seconds > 0)", arg);
+		/* at most MAX_DURATION_S: the deadline in ns must fit in 64 bits */
+		if (errno || end == arg || *end || !isfinite(env.duration) || env.duration <= 0 ||
+		    env.duration > MAX_DURATION_S)
+			usage_error(state, "invalid duration: %s (want seconds > 0, at most %g)", arg,
+				    MAX_DURATION_S);
 		break;
 	case OPT_RINGBUF:
-		v = parse_long(state, "ring buffer size", arg, 1, 4096);
-		if (v & (v - 1))
-			usage_error(state, "invalid ring buffer size: %s (want a power of two)", arg);
+		/* the map's size in bytes is a u32: 2048 MiB is the largest power of two */
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || v < 1 || v > MAX_RINGBUF_MB || (v & (v - 1)))
+			usage_error(state, "invalid ring buffer size: %s (want a power of two from 1 "
+				    "to " STR(MAX_RINGBUF_MB) " MiB)", arg);
 		env.ringbuf_mb = (unsigned)v;
 		break;
 	case OPT_RAW:

@@ -24,6 +24,8 @@ int array_grow(void **arr, uint32_t *cap, size_t elem, uint32_t need)
 
 	if (need <= *cap)
 		return 0;
+	if (need > UINT32_MAX / 2 + 1) /* doubling past 2^31 wraps to 0 and loops forever */
+		return -ENOMEM;
 	while (ncap < need)
 		ncap *= 2;
 	n = realloc(*arr, (size_t)ncap * elem);

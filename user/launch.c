@@ -22,6 +22,22 @@
 #include "proc.h"
 #include "py_image.h"
 
+/*
+ * pyuprof ignores SIGPIPE (a write to a closed pipe is an EPIPE it reports), but an ignored
+ * signal stays ignored across exec: the program gets back the disposition pyuprof was given,
+ * so that `pyuprof record -- CMD | head` ends CMD's writers as `CMD | head` would.
+ */
+static struct sigaction sigpipe_given;
+static bool sigpipe_saved;
+
+void launch_ignore_sigpipe(void)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+
+	sigemptyset(&ign.sa_mask);
+	sigpipe_saved = !sigaction(SIGPIPE, &ign, &sigpipe_given);
+}
+
 static void reap(pid_t pid)
 {
 	int st;
@@ -45,6 +61,8 @@ static void child(char **argv, int errfd)
 {
 	int err;
 
+	if (sigpipe_saved)
+		sigaction(SIGPIPE, &sigpipe_given, NULL);
 	raise(SIGSTOP); /* until the parent has seized us */
 	execvp(argv[0], argv);
 	err = errno;

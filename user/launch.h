@@ -21,6 +21,9 @@ int launch_start(char **argv, pid_t *pid, struct py_target *t, int *exit_status,
 /* Lets the stopped child run, no longer traced. Returns 0 or -errno. */
 int launch_release(pid_t pid);
 
+/* Ignores SIGPIPE in pyuprof; a launched program gets the disposition pyuprof started with. */
+void launch_ignore_sigpipe(void);
+
 /* Kills and reaps a child that never got released. */
 void launch_abort(pid_t pid);
 

@@ -66,7 +66,7 @@ static void install_signals(void)
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	launch_ignore_sigpipe();
 }
 
 static uint64_t now_ns(void)

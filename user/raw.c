@@ -109,6 +109,7 @@ int raw_read(const char *path, struct raw_header *h, struct raw_end *end,
 	unsigned char *buf = malloc(READ_CHUNK + RAW_MAX_RECORD + sizeof(__u32));
 	size_t len = 0, pos = 0;
 	bool more = true; /* the stream may hold more */
+	unsigned char magic[2];
 	gzFile gz = NULL;
 	int fd, n, err = 0;
 	__u32 size;
@@ -120,6 +121,15 @@ int raw_read(const char *path, struct raw_header *h, struct raw_end *end,
 	if (fd < 0) {
 		free(buf);
 		return fd;
+	}
+	/* zlib reads data without a gzip header as it is: junk would be parsed as records */
+	if (pread(fd, magic, sizeof(magic), sizeof(*h)) != sizeof(magic) ||
+	    magic[0] != 0x1f || magic[1] != 0x8b) {
+		snprintf(why, why_len, "%s is not a pyuprof raw recording: its events are not "
+			 "compressed", path);
+		close(fd);
+		free(buf);
+		return -EBADMSG;
 	}
 	gz = gzdopen(fd, "rb");
 	if (!gz) {
