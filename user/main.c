@@ -383,6 +383,12 @@ static int start(struct session *s)
 		}
 	}
 	pr->has_target = true;
+	/* an --exits this interpreter cannot have fails here, once, before any calibration */
+	err = proc_rec__exits_possible(pr, why, sizeof(why));
+	if (err) {
+		elog("cannot record pid %d: %s", s->pid, why);
+		return err;
+	}
 	/* before the target runs (launch) or is stopped (attach); not for the snippet itself */
 	if (!s->calib && !env.no_compensation)
 		calibrate_for(s->pid, &s->cal);

@@ -56,6 +56,25 @@ static int run_syscall(void *ctx, struct inject_call *call)
 	return err;
 }
 
+int proc_rec__exits_possible(const struct proc_rec *pr, char *why, size_t why_len)
+{
+	const struct py_target *t = &pr->target;
+
+	if (pr->want_exits == EXITS_USDT && !t->exit_probe.offset) {
+		snprintf(why, why_len, "Python %s has no USDT python:function__return probe "
+				       "(--exits usdt is for builds that have one, like Debian's 3.11)",
+			 t->version);
+		return -EINVAL;
+	}
+	if (pr->want_exits == EXITS_RET && !t->nret) {
+		snprintf(why, why_len, "cannot find the ret instructions of _PyEval_EvalFrameDefault "
+				       "in %s (its code does not disassemble whole): --exits ret is not "
+				       "possible", t->path);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
 /* Chooses the exits for the image pr runs (target found, process stopped) and places the
  * trampoline if they are its. Returns 0, or -errno with why set for a choice that cannot be. */
 static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
@@ -67,18 +86,9 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 
 	memset(&pr->tramp, 0, sizeof(pr->tramp));
 	pr->exits = pr->want_exits;
-	if (pr->exits == EXITS_USDT && !t->exit_probe.offset) {
-		snprintf(why, why_len, "Python %s has no USDT python:function__return probe "
-				       "(--exits usdt is for builds that have one, like Debian's 3.11)",
-			 t->version);
-		return -EINVAL;
-	}
-	if (pr->exits == EXITS_RET && !t->nret) {
-		snprintf(why, why_len, "cannot find the ret instructions of _PyEval_EvalFrameDefault "
-				       "in %s (its code does not disassemble whole): --exits ret is not "
-				       "possible", t->path);
-		return -ENOEXEC;
-	}
+	err = proc_rec__exits_possible(pr, why, why_len);
+	if (err)
+		return err;
 	if (pr->exits == EXITS_AUTO)
 		pr->exits = t->exit_probe.offset ? EXITS_USDT : EXITS_TRAMPOLINE;
 	if (t->exit_probe.offset && pr->exits != EXITS_USDT)

@@ -46,6 +46,9 @@ struct proc_rec {
 
 /* A process not yet recorded; held is the shared ptrace hold. NULL on ENOMEM. */
 struct proc_rec *proc_rec__new(pid_t pid, pid_t parent, struct tracee *held);
+/* Whether the --exits asked for (want_exits) fit pr's interpreter (target found). Returns 0,
+ * or -errno with why set. */
+int proc_rec__exits_possible(const struct proc_rec *pr, char *why, size_t why_len);
 /*
  * Starts recording pr (stopped as how says; target already found if has_target). parent is
  * the forking process's recording for REC_FORKED. Returns 0, or -errno with why set.

@@ -222,11 +222,15 @@ int tracee__seize(struct tracee **out, pid_t pid, bool follow, request_fn on_req
 			if (tid <= 0 || find(t, tid))
 				continue;
 			if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)t->options)) {
-				if (errno == ESRCH)
+				int e = errno;
+				pid_t tracer = e == EPERM ? tracer_of(tid) : 0;
+
+				/* gone meanwhile (its status too) */
+				if (e == ESRCH || tracer < 0)
 					continue;
 				/* started by a thread seized already: the kernel attached it to
 				 * us (TRACECLONE); its first stop is still to come */
-				if (errno == EPERM && tracer_of(tid) == getpid()) {
+				if (tracer == getpid()) {
 					if (!add(t, tid, pid, HELD_NEWBORN)) {
 						err = -ENOMEM;
 						closedir(dir);
@@ -235,7 +239,7 @@ int tracee__seize(struct tracee **out, pid_t pid, bool follow, request_fn on_req
 					added = true;
 					continue;
 				}
-				err = -errno;
+				err = -e;
 				closedir(dir);
 				goto fail;
 			}
