@@ -376,16 +376,7 @@ static void dump_free(struct dump *d)
 /* CAP_SYS_PTRACE: to stop the target and read its memory. Root has it. */
 static bool can_trace(void)
 {
-	unsigned long long eff = 0;
-	char line[256];
-	FILE *f = fopen("/proc/self/status", "re");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return eff & (1ull << 19);
+	return proc_has_caps(1ull << 19);
 }
 
 int dump_run(pid_t pid, bool json)

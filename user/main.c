@@ -81,17 +81,7 @@ static uint64_t now_ns(void)
  * stopping it around writes). Root has them all. */
 static bool has_privileges(void)
 {
-	const unsigned long long need = 1ull << 19 | 1ull << 38 | 1ull << 39;
-	unsigned long long eff = 0;
-	char line[256];
-	FILE *f = fopen("/proc/self/status", "re");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return (eff & need) == need;
+	return proc_has_caps(1ull << 19 | 1ull << 38 | 1ull << 39);
 }
 
 static int exit_status_of(int st)

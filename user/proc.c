@@ -87,3 +87,17 @@ int proc_alive(pid_t pid)
 	fclose(f);
 	return alive ? 0 : -ESRCH;
 }
+
+bool proc_has_caps(uint64_t mask)
+{
+	unsigned long long eff = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (eff & mask) == mask;
+}

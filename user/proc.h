@@ -4,6 +4,7 @@
 #define __PYUPROF_PROC_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -21,6 +22,9 @@ int proc_maps(pid_t pid, struct mapping **out);
  * -errno. */
 int proc_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 int proc_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
+
+/* Whether pyuprof's effective capabilities hold every bit of mask (1 << CAP_...). */
+bool proc_has_caps(uint64_t mask);
 
 /* 0 if pid exists, -ESRCH if not (zombies count as gone). */
 int proc_alive(pid_t pid);
