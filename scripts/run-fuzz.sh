@@ -6,7 +6,8 @@
 # marshal.loads checks fuzz_marshal's outputs for that corpus on every interpreter present.
 # One "ok"/"not ok" line per harness, then "N passed, N failed" (run-tests.sh reads it).
 # FUZZ_MERGE=1 merges what the run found into the committed corpus (libFuzzer -merge=1,
-# which keeps only inputs that add coverage). FUZZ_JOBS=N runs N processes per harness.
+# which keeps only inputs that add coverage). FUZZ_JOBS=N runs N processes per harness;
+# FUZZ_SEED (1: the same run every time; 0: libFuzzer picks).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${FUZZ_SECONDS:-30}
@@ -39,8 +40,12 @@ for bin in "${bins[@]}"; do
 			>"$tmp/$name.log" 2>&1 || rc=$?
 		cat "$tmp/art-$name"/fuzz-*.log >>"$tmp/$name.log" 2>/dev/null || true
 	else
-		"$bin" -max_total_time="$secs" -print_final_stats=1 -artifact_prefix="$tmp/art-$name/" \
-			"$tmp/$name" "$corpus" >"$tmp/$name.log" 2>&1 || rc=$?
+		# a fixed seed: the same mutations in the same order every run, so a run that
+		# passed here passes again (a slower machine explores a prefix of the same
+		# sequence); FUZZ_SEED=0 lets libFuzzer pick one (long runs)
+		"$bin" -max_total_time="$secs" -seed="${FUZZ_SEED:-1}" -print_final_stats=1 \
+			-artifact_prefix="$tmp/art-$name/" "$tmp/$name" "$corpus" \
+			>"$tmp/$name.log" 2>&1 || rc=$?
 	fi
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/$name.log" |
 		awk '{s += $1} END {print s + 0}')

@@ -60,7 +60,9 @@ static void gen_scalar(struct fuzz_in *in, struct marshal_buf *b, struct desc *d
 {
 	switch (op % 4) {
 	case 0: {
-		int64_t v = (int64_t)(fuzz_u64(in) >> (fuzz_u8(in) % 64)) * (fuzz_u8(in) & 1 ? -1 : 1);
+		uint64_t u = fuzz_u64(in) >> (fuzz_u8(in) % 64);
+		/* negated as unsigned: -INT64_MIN is no int64_t (UBSan found it in CI) */
+		int64_t v = (int64_t)(fuzz_u8(in) & 1 ? 0 - u : u);
 
 		marshal_int(b, v);
 		dput(d, "i%" PRId64 ";", v);
