@@ -452,6 +452,7 @@ struct shadow_frame {
 	__u64 next; /* 3.11: where a frame it calls starts on the data stack (0: unknown) */
 	__u64 cframe; /* 3.11, 3.12: its activation's _PyCFrame, once read (0: not yet) */
 	__u64 caller, caller_code, caller_back; /* its own chain (<= 3.11) */
+	__u64 tstate; /* its thread state (3.11+; 0: unknown): the thread's current one */
 	__u32 depth;				/* its depth + 1; 0: its entry was not read */
 	__u32 pad;
 };
@@ -632,6 +633,9 @@ static __noinline int eval_entry(struct pt_regs *ctx, bool direct)
 	barrier_var(arg1);
 	frame = off.eval_frame_arg ? arg1 : arg0;
 	tstate = off.has_tstate_arg ? arg0 : 0;
+	/* the slot this activation is pushed into (shadow_push, whatever path leads there) */
+	if (sh)
+		sh->f[sh->depth & (SHADOW_CAP - 1)].tstate = tstate;
 	if (direct)
 		flags = note_direct(tstate, tid, now);
 	/* an activation not read is still pushed (its return pops it), but for one whose return
@@ -821,8 +825,25 @@ static __noinline int set_eval_frame_ret(void)
 }
 
 /*
+ * The interpreter of the thread's current thread state, from its innermost activation, or 0
+ * (not known: user space then acts on every interpreter, with the whole process stopped).
+ */
+static __always_inline __u64 current_interp(void)
+{
+	struct shadow *sh = use_shadow ? bpf_task_storage_get(&shadows, bpf_get_current_task_btf(),
+							      0, 0) : NULL;
+	struct shadow_frame *top = shadow_top(sh);
+	__u64 interp = 0;
+
+	if (top && top->tstate)
+		read_user(&interp, sizeof(interp), top->tstate + off.PyThreadState_interp);
+	return interp;
+}
+
+/*
  * _PyPerfTrampoline_Init(activate) (3.12+, sys.activate_stack_trampoline and -X perf) refuses
- * to start while any eval_frame hook is set, ours included: withdraw ours first. The
+ * to start while the calling thread's interpreter has any eval_frame hook, ours included:
+ * withdraw ours there first (from that one only: the other interpreters keep theirs). The
  * trampoline's own hook keeps inlining off; when it goes, the setter probe switches ours back.
  */
 static __noinline int perf_trampoline_init(struct pt_regs *ctx)
@@ -833,7 +854,7 @@ static __noinline int perf_trampoline_init(struct pt_regs *ctx)
 	if (!tid)
 		return 0;
 	if (arg && hook_enabled)
-		request(0, REQ_HOOK_YIELD, tid, bpf_ktime_get_ns());
+		request(current_interp(), REQ_HOOK_YIELD, tid, bpf_ktime_get_ns());
 	bpf_map_update_elem(&perf_init_args, &tid, &arg, BPF_ANY);
 	return 0;
 }
@@ -850,7 +871,7 @@ static __noinline int perf_trampoline_init_ret(void)
 	if (!activate)
 		return 0;
 	if (!*activate && hook_enabled)
-		request(0, REQ_HOOK_SETTER, tid, bpf_ktime_get_ns()); /* 0: every interpreter */
+		request(current_interp(), REQ_HOOK_SETTER, tid, bpf_ktime_get_ns());
 	bpf_map_delete_elem(&perf_init_args, &tid);
 	return 0;
 }

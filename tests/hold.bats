@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # The ptrace hold on awkward targets: one that starts and ends threads during the attach,
 # one the user stops with SIGSTOP (Ctrl-Z) while it is recorded, and a launched program whose
-# process exits while pyuprof is stopping another one of its processes.
+# process exits while pyuprof is stopping another one of its processes; a target with two
+# interpreters that each have a GIL (3.12+).
 
 load helpers
 load server
@@ -72,4 +73,31 @@ if os.fork() == 0:
 os._exit(7)' 2>"$BATS_TEST_TMPDIR/f.err" || status=$?
 		[[ $status == 7 ]] || { echo "run $i: exit status $status"; cat "$BATS_TEST_TMPDIR/f.err"; return 1; }
 	done
+}
+
+# subinterp LABEL: a subinterpreter with its own GIL keeps pyuprof's hook while the perf
+# trampoline takes the main interpreter's, and its calls meanwhile are all recorded; the
+# writes that touch every interpreter waited for the whole process to stop (-v says so).
+subinterp() {
+	require_py "$1"
+	require_bpf
+	"$PYUPROF" record -v -o "$BATS_TEST_TMPDIR/s.prof" -- "$PY" "$TARGETS/subinterpreters.py" \
+		5000 >"$BATS_TEST_TMPDIR/s.out" 2>"$BATS_TEST_TMPDIR/s.err" ||
+		{ cat "$BATS_TEST_TMPDIR/s.err"; return 1; }
+	grep -qx ok "$BATS_TEST_TMPDIR/s.out"
+	grep -q 'waited for the whole process to stop' "$BATS_TEST_TMPDIR/s.err" ||
+		{ grep -v 'debug: code' "$BATS_TEST_TMPDIR/s.err"; return 1; }
+	# cProfile sees one interpreter only: the counts are the fixture's own
+	"$PY" -c 'import pstats, sys
+calls = {k[2]: v[1] for k, v in pstats.Stats(sys.argv[1]).stats.items()}
+want = {"sub_leaf": 5001, "sub_work": 2, "main_leaf": 5000, "main_work": 1}
+got = {f: calls.get(f) for f in want}
+assert got == want, got' "$BATS_TEST_TMPDIR/s.prof"
+}
+
+@test "hold: two interpreters with a GIL each: hook writes wait for the whole process, every call is recorded (3.12)" {
+	subinterp 3.12
+}
+@test "hold: two interpreters with a GIL each: hook writes wait for the whole process, every call is recorded (3.13)" {
+	subinterp 3.13
 }

@@ -2,8 +2,10 @@
 /*
  * The writes themselves. process_vm_writev is not documented to store 8 bytes at once, and the
  * interpreter reads eval_frame at every call, so every function here is called with the target
- * stopped (tracee__stop), or with the thread that asked stopped by our signal: it holds the
- * GIL, so no other thread of its interpreter runs Python code meanwhile.
+ * stopped (tracee__stop), or with the thread that asked stopped by our signal: it holds its
+ * interpreter's GIL, so no other thread of that interpreter runs Python code meanwhile. With
+ * 3.12+ per-interpreter GILs a thread of another interpreter may, so a write outside the
+ * asker's own interpreter waits for the whole process to stop (hook_service).
  */
 #include <stdbool.h>
 #include <errno.h>
@@ -138,13 +140,18 @@ static int switch_all(const struct py_target *t, struct hook_state *h)
 	return err;
 }
 
-/* Withdraws our value wherever it is, for a hook that will not share (the perf trampoline). */
-static int yield_hooks(const struct py_target *t, struct hook_state *h)
+/*
+ * Withdraws our value from interp (0: wherever it is) for a hook that will not share (the perf
+ * trampoline starting in that interpreter).
+ */
+static int yield_hooks(const struct py_target *t, struct hook_state *h, uint64_t interp)
 {
 	uint64_t slot, cur, zero = 0;
 	int i, err = 0;
 
 	for (i = 0; i < h->n && !err; i++) {
+		if (interp && h->interp[i] != interp)
+			continue;
 		slot = h->interp[i] + h->slot;
 		err = proc_read(t->pid, slot, &cur, sizeof(cur));
 		if (!err && cur == h->value)
@@ -242,11 +249,40 @@ void hook_request(struct hook_state *h, const struct ev_request *r)
 	}
 }
 
+/* Whether the target has more than one interpreter (a bounded walk). */
+static bool several_interps(const struct py_target *t)
+{
+	uint64_t interp = first_interp(t);
+
+	return interp && !proc_read(t->pid, interp + t->offsets->PyInterpreterState_next, &interp,
+				    sizeof(interp)) && interp;
+}
+
+/*
+ * Whether p may be done with only its thread stopped: it writes into that thread's own state
+ * (its thread state; the interpreter read from its thread state, at an entry or at the perf
+ * trampoline's start), or the target has no other interpreter whose threads could run
+ * meanwhile. (A setter's interpreter is its argument, not necessarily the caller's.)
+ */
+static bool alone_ok(const struct py_target *t, const struct hook_pending *p, int *several)
+{
+	if (p->what == REQ_RECURSION ||
+	    ((p->what == REQ_HOOK_ENTRY || p->what == REQ_HOOK_YIELD) && p->addr))
+		return true;
+	if (*several < 0)
+		*several = several_interps(t);
+	return !*several;
+}
+
 int hook_service(const struct py_target *t, struct hook_state *h, pid_t tid)
 {
-	int i, n = 0, err = 0, e, had = h->n, foreign = h->foreign;
+	int i, n = 0, err = 0, e, had = h->n, foreign = h->foreign, several = -1;
 	bool entry_all = false;
 
+	if (!tid && h->wait_all) {
+		h->waited_all++;
+		h->wait_all = false;
+	}
 	for (i = 0; i < h->npending; i++) {
 		struct hook_pending *p = &h->pending[i];
 
@@ -254,11 +290,16 @@ int hook_service(const struct py_target *t, struct hook_state *h, pid_t tid)
 			h->pending[n++] = *p; /* another thread's: kept for its own stop */
 			continue;
 		}
+		if (tid && !alone_ok(t, p, &several)) {
+			h->pending[n++] = *p;
+			h->wait_all = true;
+			continue;
+		}
 		/* an address from the request is used only while it is still the target's */
 		if (p->what == REQ_RECURSION)
 			e = live(t, p->addr, true) ? raise_budget(t, h, p->addr, p->tid) : 0;
 		else if (p->what == REQ_HOOK_YIELD)
-			e = yield_hooks(t, h);
+			e = yield_hooks(t, h, p->addr);
 		else if (p->addr)
 			e = live(t, p->addr, false) ? switch_interp(t, h, p->addr) : 0;
 		else

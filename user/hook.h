@@ -39,6 +39,8 @@ struct hook_state {
 	uint64_t budgets_raised;
 	uint64_t yields; /* withdrawn for the perf trampoline */
 	int foreign; /* interpreters found with someone else's hook at attach: left alone */
+	bool wait_all;	  /* a request of a stopped thread needs the whole process stopped */
+	uint64_t waited_all; /* whole-process stops made for such requests */
 };
 
 /* Chooses what is written: the trampoline at tramp, or (tramp 0) the 3.11+ switch alone. */
@@ -58,7 +60,9 @@ int hook_inherit(const struct py_target *t, struct hook_state *h, const struct h
 void hook_request(struct hook_state *h, const struct ev_request *r);
 
 /* Does the pending requests of thread tid (stopped), or all of them if tid is 0 (target
- * stopped). Returns 0 or -errno. */
+ * stopped). Of tid's, those that would write where a thread of another interpreter may be
+ * running are left pending with wait_all set: the caller keeps tid stopped and does them
+ * with the whole process stopped. Returns 0 or -errno. */
 int hook_service(const struct py_target *t, struct hook_state *h, pid_t tid);
 
 /* Target stopped: puts the unset value back in each interpreter that still holds ours.

@@ -127,6 +127,10 @@ static void print_notes(const struct profile *p, const struct hook_state *h,
 		wlog("the eval_frame hook was found reset %llu times at a later call (written "
 		     "directly, not through the setter): calls just before it may be missing",
 		     (unsigned long long)h->resets_entry);
+	if (h->waited_all)
+		vlog("%llu times a hook write waited for the whole process to stop: another "
+		     "interpreter's threads could have read it half-written",
+		     (unsigned long long)h->waited_all);
 	if (s->foreign_hook)
 		vlog("another eval_frame hook (PEP 523) was active; it was left alone");
 	if (s->read_fail)
@@ -239,23 +243,27 @@ static struct proc_rec *add_proc(struct session *s, pid_t pid, pid_t parent)
 	return pr;
 }
 
-/* A thread stopped by our signal: read its request, then do it while it stands still. */
-static void on_request(void *ctx, pid_t pid, pid_t tid)
+/*
+ * A thread stopped by our signal: read its request, then do it while it stands still. One
+ * that needs the whole process stopped keeps it stopped: the main loop stops the rest.
+ */
+static bool on_request(void *ctx, pid_t pid, pid_t tid)
 {
 	struct session *s = ctx;
 	struct proc_rec *pr = find_proc(s, pid);
 	int err;
 
 	if (!pr || !pr->tr)
-		return;
+		return false;
 	tracer__consume(pr->tr);
 	if (s->stopping)
-		return;
+		return false;
 	err = hook_service(&pr->target, &pr->hooks, tid);
 	if (err)
 		wlog("cannot write into pid %d: %s", pid, strerror(-err));
 	if (pr->hooks.watch_off)
 		tracer__stop_tramp_watch(pr->tr);
+	return pr->hooks.wait_all;
 }
 
 static int record(struct session *s, uint64_t deadline_ns);
@@ -626,7 +634,8 @@ static int record(struct session *s, uint64_t deadline_ns)
 		}
 		while (s->held && tracee__next_event(s->held, &ev))
 			on_proc_event(s, &ev);
-		/* requests whose thread could not be signalled: do them with it stopped */
+		/* requests whose thread could not be signalled, or that wait for the whole
+		 * process (their thread stands stopped meanwhile): do them with it stopped */
 		for (i = 0; s->held && i < s->nprocs; i++) {
 			struct proc_rec *pr = s->procs[i];
 

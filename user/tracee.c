@@ -457,14 +457,19 @@ static int dispatch(struct tracee *t, pid_t tid, int st, int *status)
 	if (sig == REQUEST_SIGNAL) {
 		/* the handler first reads the request, which marks the signal as ours; then the
 		 * thread's requests are done while it stands here */
-		if (t->on_request)
-			t->on_request(t->ctx, h->pid, tid);
+		bool hold = t->on_request && t->on_request(t->ctx, h->pid, tid);
+
 		h = find(t, tid); /* the handler may have grown the table */
 		if (!h)
 			return 0;
 		if (h->expect) {
 			h->expect = false;
 			sig = 0;
+		}
+		if (hold) {
+			h->state = HELD_STOPPED;
+			h->pending_sig = sig;
+			return 0;
 		}
 	}
 	if (keeps(t, h)) {

@@ -23,9 +23,10 @@ struct tracee;
 
 /*
  * on_request(ctx, pid, tid) is called for a thread of process pid stopped by our signal: it
- * does that thread's requests and returns; the thread then runs on.
+ * does that thread's requests and returns false, and the thread runs on; or true: the thread
+ * stays stopped until tracee__resume (of pid, or all), e.g. after a tracee__stop of pid.
  */
-typedef void (*request_fn)(void *ctx, pid_t pid, pid_t tid);
+typedef bool (*request_fn)(void *ctx, pid_t pid, pid_t tid);
 
 enum proc_event_kind {
 	PROC_FORK = 1, /* pid made child, which stands stopped until tracee__resume(child) */
