@@ -5,7 +5,8 @@
 # selfcheck_threads.py: it exits 1 at its first wrong result, and threads come and go). Each
 # cycle ends pyuprof one way, drawn at random: -d (0.05-1 s), SIGINT or SIGTERM at a random
 # time (sometimes before the probes are in), or SIGKILL at a random time. After every cycle
-# the target must be alive, not stopped and not traced; pyuprof must exit 0 (-d, INT, TERM;
+# the target must be alive, not stopped and not traced, no process of pyuprof's left (a hung
+# pyuprof, 60 s past its end, is killed and counted); pyuprof must exit 0 (-d, INT, TERM;
 # 1 is allowed only for a signal before the probes were in, with one error line) and every
 # profile it wrote must load with pstats and hold one_round (or check) with fib called only
 # by fib and one_round, boom only by boom and one_round. pyuprof's fd count and RSS are sampled once per cycle while it records, the
@@ -77,9 +78,23 @@ for label in $PYS; do
 			grep -q '^pyuprof: recording' "$tmp/rec.err" || early=$((early + 1))
 			kill "-$how" "$rec" 2>/dev/null || true
 		fi
+		hung=0
+		# a pyuprof that does not end within 60 s of its -d or signal is hung: counted as a
+		# bad exit, shown, and killed so the soak goes on
+		for ((i = 0; i < 1200; i++)); do
+			kill -0 "$rec" 2>/dev/null && [[ $(state "$rec") != Z ]] || break
+			sleep 0.05
+		done
+		if kill -0 "$rec" 2>/dev/null && [[ $(state "$rec") != Z ]]; then
+			echo "cycle $c ($how): pyuprof still running after 60 s: killed" >&2
+			sed 's/^/  | /' "$tmp/rec.err" >&2
+			kill -KILL "$rec" 2>/dev/null || true
+			hung=1
+			bad_exit=$((bad_exit + 1))
+		fi
 		st=0
 		{ wait "$rec"; } 2>/dev/null || st=$?
-		if [[ $how != KILL ]]; then
+		if [[ $how != KILL ]] && ((!hung)); then
 			if ((st == 0)); then
 				[[ -s $prof ]] && profiles=$((profiles + 1))
 			elif ((st == 1 || st == 128 + $(kill -l "$how"))) &&
@@ -93,6 +108,13 @@ for label in $PYS; do
 				sed 's/^/  | /' "$tmp/rec.err" >&2
 			fi
 		fi
+		# nothing of pyuprof's may stay behind (a fork of it keeps its command line)
+		for pid in $(pgrep -f -- "-o $prof" || true); do
+			[[ $pid == "$rec" ]] && continue
+			echo "cycle $c ($how): a process of pyuprof's stayed behind: $(ps -o stat=,args= -p "$pid")" >&2
+			kill -KILL "$pid" 2>/dev/null || true
+			bad_exit=$((bad_exit + 1))
+		done
 		rm -f "$tmp"/*.tmp
 		cp "$tmp/rec.err" "$tmp/c$c.err"
 		# the target: alive, running, not traced

@@ -4,9 +4,11 @@
 # and stated in the summary; --no-compensation keeps the times as recorded; a raw recording
 # keeps the uncompensated events and the calibration, so report gives either back; when the
 # calibration cannot run, one line says so and the recording goes on uncompensated. The
-# arithmetic itself is tests/unit/test_compensation.c's; no timing is asserted here.
+# arithmetic itself is tests/unit/test_compensation.c's; no timing is asserted here. A signal
+# during the calibration ends pyuprof before it records, and leaves no process behind.
 
 load helpers
+load server
 
 # The figures of the summary line in $stderr: sets CALL_US and INSIDE_US.
 calibrated_figures() {
@@ -87,4 +89,60 @@ total_tottime() {
 	[[ $stderr == *"is not a python interpreter"* ]]
 	[[ $stderr == *"not compensated (calibration failed)"* ]]
 	"$PY" "$TOOLS/pstats_load.py" p.prof >/dev/null
+}
+
+# interrupted SIG: pyuprof attached to TARGET gets SIG while it calibrates: it ends before it
+# records, with one line and no file, and the target was never touched.
+interrupted() {
+	local sig=$1 err=$BATS_TEST_TMPDIR/i.err
+	start_bg /dev/null "$err" "$PYUPROF" record -v -o "$BATS_TEST_TMPDIR/i.prof" -p "$TARGET"
+	REC=$BG_PID
+	wait_for_line "$err" "calibrating the probes' cost" 60 "$REC"
+	kill "-$sig" "$REC"
+	wait_exit "$REC" 30
+	# (-v's progress lines come first)
+	[[ $EXIT_STATUS == 1 ]] || { echo "SIG$sig: status $EXIT_STATUS"; cat "$err"; return 1; }
+	[[ $(tail -n 1 "$err") == "pyuprof: stopped by a signal before recording pid $TARGET" ]] ||
+		{ echo "SIG$sig:"; cat "$err"; return 1; }
+	! grep -E "cannot calibrate|^pyuprof: recording pid|error" "$err"
+	[[ ! -e $BATS_TEST_TMPDIR/i.prof ]]
+	assert_unharmed "$TARGET"
+	grep -q '^TracerPid:[[:space:]]*0$' "/proc/$TARGET/status"
+}
+
+# The calibration snippet's processes (a fork of pyuprof before it runs the interpreter has
+# pyuprof's command line: MARK names it).
+ours_left() {
+	pgrep -f "$1" || pgrep -f _pyuprof_calib_empty
+}
+
+@test "compensation: a signal during the calibration ends pyuprof before it records; SIGKILL leaves no process behind" {
+	local i mark
+	require_bpf
+	require_py 3.12
+	start_server
+	interrupted INT
+	interrupted TERM
+	interrupted HUP
+	# SIGKILL at moments spread over the calibration (plain run, snippet launch, recording)
+	for ((i = 0; i < 6; i++)); do
+		mark="$BATS_TEST_TMPDIR/kill$i.prof"
+		start_bg /dev/null "$BATS_TEST_TMPDIR/k.err" "$PYUPROF" record -v -o "$mark" -p "$TARGET"
+		REC=$BG_PID
+		wait_for_line "$BATS_TEST_TMPDIR/k.err" "calibrating the probes' cost" 60 "$REC"
+		sleep "0.$((i * 15))"
+		kill -KILL "$REC"
+		wait_exit "$REC" 10
+		# the unprobed run ends by itself (well under a second); nothing may stay stopped
+		for ((j = 0; j < 100; j++)); do
+			ours_left "$mark" >/dev/null || break
+			sleep 0.1
+		done
+		if ours_left "$mark"; then
+			echo "SIGKILL $i left these:"
+			ps -o pid,stat,args -p "$(ours_left "$mark" | paste -sd, -)"
+			return 1
+		fi
+		assert_unharmed "$TARGET"
+	done
 }

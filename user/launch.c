@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
@@ -57,13 +58,18 @@ int launch_release(pid_t pid)
 	return ptrace(PTRACE_DETACH, pid, NULL, NULL) ? -errno : 0;
 }
 
-static void child(char **argv, int errfd)
+static void child(char **argv, int errfd, pid_t parent)
 {
 	int err;
 
 	if (sigpipe_saved)
 		sigaction(SIGPIPE, &sigpipe_given, NULL);
+	/* a pyuprof killed before it has seized us must not leave us stopped forever; once
+	 * seized, PTRACE_O_EXITKILL does that, and the program itself must not inherit this */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(127);
 	raise(SIGSTOP); /* until the parent has seized us */
+	prctl(PR_SET_PDEATHSIG, 0);
 	execvp(argv[0], argv);
 	err = errno;
 	if (write(errfd, &err, sizeof(err)) < 0)
@@ -77,11 +83,12 @@ int launch_start(char **argv, pid_t *pidp, struct py_target *t, int *exit_status
 	const long options = PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL;
 	bool stepping = false, in_syscall = false, woken = false;
 	int fds[2], st, sig, err, exec_errno = 0;
-	pid_t pid;
+	pid_t pid, parent;
 
 	*exit_status = -1;
 	if (pipe2(fds, O_CLOEXEC))
 		return -errno;
+	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		err = -errno;
@@ -90,7 +97,7 @@ int launch_start(char **argv, pid_t *pidp, struct py_target *t, int *exit_status
 		return err;
 	}
 	if (pid == 0)
-		child(argv, fds[1]);
+		child(argv, fds[1], parent);
 	close(fds[1]);
 	*pidp = pid;
 

@@ -38,18 +38,20 @@
 
 static volatile sig_atomic_t exiting;
 static volatile pid_t child_pid;
+static volatile sig_atomic_t calibrating; /* child_pid is the calibration snippet */
 /* the summary's word on the times: the calibration's figures, or why they are raw */
 static char comp_note[128];
 
 /*
  * Attach mode: any of these signals ends the recording. Launch mode: the program decides; a
  * signal sent to pyuprof alone is passed on to it, while a terminal's Ctrl-C already reached it
- * (same process group) and is not sent twice.
+ * (same process group) and is not sent twice. During the calibration (before anything is
+ * recorded) any of them ends pyuprof: it is not the snippet's to take.
  */
 static void on_signal(int sig, siginfo_t *info, void *uctx)
 {
 	(void)uctx;
-	if (!child_pid) {
+	if (!child_pid || calibrating) {
 		exiting = 1;
 		return;
 	}
@@ -127,6 +129,16 @@ static void print_notes(const struct profile *p, const struct hook_state *h,
 		wlog("the eval_frame hook was found reset %llu times at a later call (written "
 		     "directly, not through the setter): calls just before it may be missing",
 		     (unsigned long long)h->resets_entry);
+	{
+		uint64_t debt = 0;
+
+		for (uint32_t i = 0; i < p->nfuncs; i++)
+			debt += p->funcs[i].debt_ns;
+		if (debt)
+			vlog("compensation: %.6f s more than their calls took was to be taken from "
+			     "some functions (their calls cost less than the calibrated figure): "
+			     "they show 0", debt / 1e9);
+	}
 	if (h->waited_all)
 		vlog("%llu times a hook write waited for the whole process to stop: another "
 		     "interpreter's threads could have read it half-written",
@@ -279,7 +291,10 @@ static int record_calibration(void *ctx, char **argv, struct calib_run *run)
 	int err;
 
 	(void)ctx;
+	if (exiting)
+		return -EINTR;
 	child_pid = 0;
+	calibrating = 1;
 	err = start(&c);
 	snippet = child_pid; /* 0 if it was never started: the target is not ours to end */
 	t1 = now_ns();
@@ -302,7 +317,8 @@ static int record_calibration(void *ctx, char **argv, struct calib_run *run)
 		proc_rec__free(c.procs[i]);
 	free(c.procs);
 	child_pid = target;
-	return err;
+	calibrating = 0;
+	return exiting ? -EINTR : err;
 }
 
 /*
@@ -335,8 +351,12 @@ static void calibrate_for(pid_t pid, struct calibration *cal)
 	if (!err && stat(link, &st))
 		err = -errno;
 	if (!err)
+		vlog("calibrating the probes' cost with %s", exe);
+	if (!err)
 		err = calibrate(exe, st.st_uid, st.st_gid, env.cpu_clock, record_calibration, NULL,
 				cal, why, sizeof(why));
+	if (err && exiting) /* stopped by a signal: nothing more is said or done */
+		return;
 	if (err) {
 		wlog("cannot calibrate the probes' cost (%s): times are not compensated",
 		     *why ? why : strerror(-err));
@@ -390,6 +410,10 @@ static int start(struct session *s)
 	/* before the target runs (launch) or is stopped (attach); not for the snippet itself */
 	if (!s->calib && !env.no_compensation)
 		calibrate_for(s->pid, &s->cal);
+	if (exiting && !s->calib) {
+		elog("stopped by a signal before recording pid %d", s->pid);
+		return -EINTR;
+	}
 
 	if (s->launched) {
 		err = proc_rec__start(pr, REC_LAUNCHED, NULL, env.ringbuf_mb, now_ns(), why,

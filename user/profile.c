@@ -260,6 +260,7 @@ static int push(struct profile *p, struct thread *t, uint64_t frame, uint32_t fu
 	e->frame = frame;
 	e->t0 = ts;
 	e->subt = 0;
+	e->subt_est = 0;
 	e->func = func;
 	e->edge = NO_ID;
 	e->counted = counted && func != NO_ID;
@@ -304,9 +305,25 @@ static void account(struct call_stats *st, uint32_t *level, uint64_t tt, uint64_
 	st->calls++;
 }
 
-static uint64_t sub_floor0(uint64_t a, uint64_t b)
+/*
+ * A call's own time once compensated, from its estimate (which the noise of the probes' cost
+ * around the calibrated figure can put below 0): never below 0, and what was taken beyond its
+ * own time is its function's debt, paid from the own time of its later calls. Flooring each
+ * call alone would only ever round the noise up: a 40 ns function under a 4 us probe came out
+ * 20x its native time. Its function's total stays the sum of its estimates, floored once.
+ */
+static uint64_t pay_debt(struct func *f, int64_t est)
 {
-	return a > b ? a - b : 0;
+	uint64_t own, paid;
+
+	if (est < 0) {
+		f->debt_ns += (uint64_t)-est;
+		return 0;
+	}
+	own = (uint64_t)est;
+	paid = own < f->debt_ns ? own : f->debt_ns;
+	f->debt_ns -= paid;
+	return own - paid;
 }
 
 /* Pops the top entry as returning at ts, with _lsprof's bookkeeping. */
@@ -316,23 +333,30 @@ static void pop(struct profile *p, struct thread *t, uint64_t ts)
 	/* a frame that ran inline had no probes of its own; every other frame, counted or
 	 * not (a generator's creation), had its entry and return probed */
 	uint64_t own = !e->inlined, tt, it;
+	int64_t est = 0;
 
 	if (t->depth)
 		t->stack[t->depth - 1].probed += e->probed + own;
 	if (!e->counted)
 		return;
 	tt = ts > e->t0 ? ts - e->t0 : 0;
-	/* the probe time inside it: its own inside part, and all of each probed call below it;
-	 * subt holds its callees' compensated times, so its tottime loses what they put in it */
-	tt = sub_floor0(tt, own * comp.inside_ns + e->probed * comp.call_ns);
-	/* compensated, never less than its callees' times: a cumtime stays the sum of its
-	 * tottime and theirs, in the .prof and in the pictures, whatever was taken off */
-	if (tt < e->subt && (comp.call_ns || comp.inside_ns))
-		tt = e->subt;
-	it = tt > e->subt ? tt - e->subt : 0;
+	if (comp.call_ns || comp.inside_ns) {
+		/* the probe time inside it: its own inside part, and all of each probed call
+		 * below it; its own time is that less its callees' estimates (not their floored
+		 * times: a callee's shortfall is its own function's debt, not this one's) */
+		est = (int64_t)tt - (int64_t)(own * comp.inside_ns + e->probed * comp.call_ns);
+		it = pay_debt(&p->funcs[e->func], est - e->subt_est);
+		/* a cumtime stays the sum of its tottime and its callees' times, in the .prof
+		 * and in the pictures, whatever was taken off */
+		tt = it + e->subt;
+	} else {
+		it = tt > e->subt ? tt - e->subt : 0;
+	}
 	parent = real_below(t, t->depth);
-	if (parent)
+	if (parent) {
 		parent->subt += tt;
+		parent->subt_est += est;
+	}
 
 	/* counted calls raised these levels at their push: both arrays hold the ids */
 	account(&p->funcs[e->func].st, &t->func_level[e->func], tt, it);

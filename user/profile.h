@@ -28,6 +28,9 @@ struct func {
 	char *qualname; /* co_qualname (3.11+) where it says more than name; else NULL */
 	int firstlineno;
 	struct call_stats st;
+	/* compensation: what was subtracted from its calls beyond their own time (probe costs
+	 * vary call to call around the calibrated figure), taken from its later calls' time */
+	uint64_t debt_ns;
 	bool shim; /* CPython's _Py_InitCleanup (3.13): runs as a frame, is not a call */
 };
 
@@ -39,6 +42,7 @@ struct edge {
 struct frame_entry {
 	uint64_t frame; /* address of the target's frame, to resync against; 0 = not known */
 	uint64_t t0, subt;
+	int64_t subt_est; /* compensation: its callees' estimated times, below 0 when over-taken */
 	uint32_t func;	/* NO_ID: a frame that is not a call (generator creation, unreadable) */
 	uint32_t edge;	/* NO_ID: no caller */
 	uint32_t node;	/* its call path in the call tree */

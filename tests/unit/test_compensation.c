@@ -30,6 +30,9 @@ struct sim {
 	struct profile *p;
 	struct cost c;
 	uint64_t now, frames;
+	/* the inside cost of each call of code 3 (b) is off by this much, below and above the
+	 * model in turn (below first): noise around the calibrated figure */
+	uint64_t jitter, b_calls;
 };
 
 static void play(struct sim *s, const struct node *n, uint64_t caller, uint64_t caller_code,
@@ -37,10 +40,13 @@ static void play(struct sim *s, const struct node *n, uint64_t caller, uint64_t 
 {
 	__u64 chain[CHAIN_LEN] = { caller, grand }, codes[CHAIN_LEN] = { caller_code, grand_code };
 	uint64_t frame = ++s->frames * 16;
+	int64_t off = 0;
 
+	if (s->jitter && n->code == 3)
+		off = s->b_calls++ % 2 ? (int64_t)s->jitter : -(int64_t)s->jitter;
 	s->now += s->c.entry_pre;
 	CHECK(!profile__call(s->p, 1, s->now, n->code, frame, chain, codes, 0, n->flags));
-	s->now += s->c.entry_post + n->before;
+	s->now += s->c.entry_post + off + n->before;
 	for (const struct node *const *k = n->calls; k && *k; k++) {
 		play(s, *k, frame, n->code, caller, caller_code);
 		s->now += n->between;
@@ -50,10 +56,10 @@ static void play(struct sim *s, const struct node *n, uint64_t caller, uint64_t 
 	s->now += s->c.ret_post;
 }
 
-static struct profile *run(const struct node *root, const struct cost *c,
-			   const struct compensation *comp)
+static struct profile *run_jitter(const struct node *root, const struct cost *c,
+				  const struct compensation *comp, uint64_t jitter)
 {
-	struct sim s = { .p = profile__new(), .now = 1000 };
+	struct sim s = { .p = profile__new(), .now = 1000, .jitter = jitter };
 	static const char *names[] = { "main", "a", "b", "r", "gen" };
 
 	profile__set_compensation(comp ? comp : &(struct compensation){ 0 });
@@ -65,6 +71,12 @@ static struct profile *run(const struct node *root, const struct cost *c,
 	profile__finish(s.p, s.now);
 	profile__set_compensation(&(struct compensation){ 0 });
 	return s.p;
+}
+
+static struct profile *run(const struct node *root, const struct cost *c,
+			   const struct compensation *comp)
+{
+	return run_jitter(root, c, comp, 0);
 }
 
 static uint32_t func(const struct profile *p, const char *name)
@@ -189,6 +201,41 @@ TEST(overcompensated_times_still_add_up)
 	profile__free(p);
 }
 
+/* main -> b x100: b's own time (10 ns) is far below the noise of its probes' cost (300 ns) */
+static const struct node *const many_b[] = {
+	&b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b,
+	&b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b,
+	&b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b,
+	&b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b,
+	&b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, &b, NULL
+};
+static const struct node prog_b = { .code = 1, .before = 100, .between = 5, .after = 9,
+				    .calls = many_b };
+
+TEST(noise_around_the_figure_cancels_out)
+{
+	const struct cost c = { .entry_pre = 700, .entry_post = 400, .ret_pre = 300,
+				.ret_post = 600 };
+	const struct compensation comp = { .call_ns = 2000, .inside_ns = 700 };
+	struct profile *truth = run(&prog_b, NULL, NULL), *got = run_jitter(&prog_b, &c, &comp, 300);
+	uint32_t bi, mi;
+
+	REQUIRE(truth && got);
+	bi = func(got, "b");
+	mi = func(got, "main");
+	REQUIRE(bi != NO_ID && mi != NO_ID);
+	/* half of b's calls come out at -290 ns, half at +310: floored one by one they would sum
+	 * to 50 x 310 ns, 15x b's 1000; each shortfall is taken from the next call instead */
+	CHECK(got->funcs[bi].st.inline_ns == truth->funcs[bi].st.inline_ns);
+	CHECK(got->funcs[bi].st.inline_ns == 100 * 10);
+	CHECK(got->funcs[bi].st.total_ns == truth->funcs[bi].st.total_ns);
+	CHECK(got->funcs[mi].st.inline_ns == truth->funcs[mi].st.inline_ns);
+	CHECK(got->funcs[mi].st.total_ns == truth->funcs[mi].st.total_ns);
+	CHECK(got->funcs[bi].debt_ns == 0);
+	profile__free(truth);
+	profile__free(got);
+}
+
 TEST(cpu_clock_closes_open_calls_at_their_threads_last_event)
 {
 	struct profile *p = profile__new();
@@ -259,6 +306,7 @@ int main(void)
 		TEST_CASE(no_compensation_leaves_the_recorded_times),
 		TEST_CASE(overcompensation_stops_at_zero),
 		TEST_CASE(overcompensated_times_still_add_up),
+		TEST_CASE(noise_around_the_figure_cancels_out),
 		TEST_CASE(cpu_clock_closes_open_calls_at_their_threads_last_event),
 		TEST_CASE(calibration_figures_from_known_timings),
 	};
