@@ -30,8 +30,8 @@ assert callers("level") == {"level": 29, "<module>": 1}, callers("level")
 assert by["wait_loop"][1][1] == 1 and callers("wait_loop") == {"level": 1}, callers("wait_loop")
 t = by["tick"][1]
 assert t[1] > 10 and callers("tick") == {"wait_loop": t[1]}, (t[:2], callers("tick"))
-# the seeded outer frames show the time since attach (about -d 1), not 0
-assert by["wait_loop"][1][3] > 0.5, by["wait_loop"][1][3]
+# the seeded outer frames show the time since attach, not 0: at least all of the ticks it made
+assert by["wait_loop"][1][3] >= t[3] > 0, (by["wait_loop"][1][3], t[3])
 print("ok", len(mine))
 PYEOF
 		n=$((n + 1))

@@ -119,8 +119,10 @@ assert sleeper["thread_name"] == "sleeper", sleeper' "$output"
 	local label
 	for label in "${UNSUPPORTED_PYS[@]}"; do
 		PY=$(py_path "$label") || continue
-		start_bg old.out old.err "$PY" -c 'import time; time.sleep(60)'
-		sleep 0.5
+		# (2.7 among them: no print function)
+		start_bg old.out old.err "$PY" -c \
+			'import sys, time; sys.stdout.write("ready\n"); sys.stdout.flush(); time.sleep(60)'
+		wait_for_line old.out '^ready' 20 "$BG_PID"
 		run -1 --separate-stderr "$PYUPROF" dump -p "$BG_PID"
 		assert_one_error_line
 		[[ $stderr == *"is not supported (supported: 3.8"* ]]
