@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "calibrate.h"
+#include "clock.h"
 #include "log.h"
 
 #define EMPTY_NAME "_pyuprof_calib_empty"
@@ -244,14 +245,6 @@ int calibrate__figures(const struct calib_timings *plain, const struct calib_tim
 	return 0;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int calibrate(const char *python, uid_t uid, gid_t gid, bool cpu_clock, calib_record_fn record,
 	      void *ctx, struct calibration *out, char *why, size_t why_len)
 {
@@ -265,7 +258,7 @@ int calibrate(const char *python, uid_t uid, gid_t gid, bool cpu_clock, calib_re
 	char **cmd = uid == geteuid() ? argv + as_is : argv;
 	struct calib_run run = { .empty_id = NO_ID, .body_id = NO_ID };
 	struct calib_timings plain, probed;
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = clock__mono_ns();
 	int fd1 = mkstemp(plain_path), fd2 = mkstemp(probed_path), err;
 	pid_t plain_pid;
 
@@ -309,7 +302,7 @@ int calibrate(const char *python, uid_t uid, gid_t gid, bool cpu_clock, calib_re
 	}
 	err = calibrate__figures(&plain, &probed, median(run.empty.v, run.empty.n),
 				 median(run.body.v, run.body.n), out, why, why_len);
-	out->took_s = (mono_ns() - t0) / 1e9;
+	out->took_s = (clock__mono_ns() - t0) / 1e9;
 out:
 	if (fd1 >= 0)
 		close(fd1);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "clock.h"
 #include "dump.h"
 #include "hashmap.h"
 #include "json_writer.h"
@@ -52,14 +53,6 @@ struct dump {
 	uint32_t n, cap;
 	uint8_t *table; /* scratch for line tables */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* A str of the target as UTF-8 (malloc'd), "???" if unreadable. */
 static char *read_utf8(const struct py_target *t, uint64_t str)
@@ -409,7 +402,7 @@ int dump_run(pid_t pid, bool json)
 	 * "t"); a thread that is "R" is running Python or C code, not blocked */
 	nrun = running_threads(pid, running, DUMP_MAX_THREADS);
 	err = tracee__seize(&held, pid, false, NULL, NULL);
-	t0 = now_ns();
+	t0 = clock__mono_ns();
 	if (!err)
 		err = tracee__stop(held, pid);
 	if (err) {
@@ -417,12 +410,12 @@ int dump_run(pid_t pid, bool json)
 		     err == -EPERM ? " (is it traced by a debugger?)" : "");
 		goto out;
 	}
-	t1 = now_ns();
+	t1 = clock__mono_ns();
 	err = py_target__check_live(&t, why, sizeof(why));
 	if (!err)
 		err = walk(&d, held, running, nrun);
 	tracee__resume(held, pid);
-	t2 = now_ns();
+	t2 = clock__mono_ns();
 	tracee__release(held);
 	held = NULL;
 	vlog("pid %d was stopped for %.3f ms: %.3f ms until every thread stood, %.3f ms of reading",

@@ -1,78 +1,103 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Mirrors pstats' print_stats/print_line so the summary reads like what users already know. */
+/* pyuprof report: the outputs of a recording again, from its raw file (--raw), byte for byte. */
 #include <errno.h>
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include "cli.h"
+#include "events.h"
+#include "hook.h"
+#include "log.h"
+#include "outputs.h"
+#include "raw.h"
 #include "report.h"
+#include "summary.h"
 
-static int by_cumtime(const void *a, const void *b, void *arg)
+static bool calibrated; /* the raw file held a calibration, and it is applied */
+
+/* report's raw_read callback: the calibration is taken (or left, --no-compensation) before the
+ * events it applies to; everything else is the recorder's */
+static int replay_record(void *ctx, void *data, size_t size)
 {
-	const struct func *funcs = arg;
-	const struct func *x = &funcs[*(const uint32_t *)a], *y = &funcs[*(const uint32_t *)b];
-	int c = (x->st.total_ns < y->st.total_ns) - (x->st.total_ns > y->st.total_ns);
+	const struct raw_calib *rc = data;
 
-	if (c)
-		return c;
-	c = strcmp(x->filename, y->filename);
-	return c ? c : (x->firstlineno > y->firstlineno) - (x->firstlineno < y->firstlineno);
-}
+	if (size < sizeof(__u32) || rc->type != RAW_CALIB)
+		return recorder__handle(ctx, data, size);
+	if (size != sizeof(*rc))
+		return -EBADMSG;
+	if (!env.no_compensation) {
+		struct compensation comp = { .call_ns = rc->call_ns, .inside_ns = rc->inside_ns };
 
-static void print_time(FILE *f, double v, bool blank)
-{
-	if (blank)
-		fprintf(f, "%8s ", "");
-	else
-		fprintf(f, "%8.3f ", v);
-}
-
-int report_print(FILE *f, const struct profile *p, unsigned top)
-{
-	uint64_t total_calls = 0, prim_calls = 0, total_ns = 0;
-	uint32_t *order, n = 0, i;
-
-	order = malloc(((size_t)p->nfuncs + 1) * sizeof(*order));
-	if (!order)
-		return -ENOMEM;
-	for (i = 0; i < p->nfuncs; i++) {
-		const struct func *fn = &p->funcs[i];
-
-		if (!fn->st.calls)
-			continue;
-		order[n++] = i;
-		total_calls += fn->st.calls;
-		prim_calls += fn->st.calls - fn->st.rec_calls;
-		total_ns += fn->st.inline_ns;
+		profile__set_compensation(&comp);
+		summary__compensation(&comp);
+		calibrated = true;
 	}
-	qsort_r(order, n, sizeof(*order), by_cumtime, p->funcs);
-
-	fprintf(f, "         %llu function calls ", (unsigned long long)total_calls);
-	if (total_calls != prim_calls)
-		fprintf(f, "(%llu primitive calls) ", (unsigned long long)prim_calls);
-	fprintf(f, "in %.3f seconds\n\n   Ordered by: cumulative time\n", total_ns / 1e9);
-	if (top < n)
-		fprintf(f, "   List reduced from %u to %u due to restriction <%u>\n", n, top, top);
-	fprintf(f, "\n   ncalls  tottime  percall  cumtime  percall filename:lineno(function)\n");
-	for (i = 0; i < n && i < top; i++) {
-		const struct func *fn = &p->funcs[order[i]];
-		uint64_t cc = fn->st.calls - fn->st.rec_calls;
-		char calls[48];
-
-		if (cc != fn->st.calls)
-			snprintf(calls, sizeof(calls), "%llu/%llu", (unsigned long long)fn->st.calls,
-				 (unsigned long long)cc);
-		else
-			snprintf(calls, sizeof(calls), "%llu", (unsigned long long)fn->st.calls);
-		fprintf(f, "%9s ", calls);
-		print_time(f, fn->st.inline_ns / 1e9, false);
-		print_time(f, fn->st.inline_ns / 1e9 / fn->st.calls, false);
-		print_time(f, fn->st.total_ns / 1e9, false);
-		print_time(f, cc ? fn->st.total_ns / 1e9 / cc : 0, !cc);
-		if (!strcmp(fn->filename, "~") && !fn->firstlineno)
-			fprintf(f, "%s\n", fn->name);
-		else
-			fprintf(f, "%s:%d(%s)\n", fn->filename, fn->firstlineno, fn->name);
-	}
-	fputc('\n', f);
-	free(order);
 	return 0;
 }
+
+/* pyuprof report: the same outputs again, from a raw recording; no root, no target. */
+int report__run(void)
+{
+	struct output_paths paths = {
+		.prof = env.output, .svg = env.svg, .flamegraph = env.flamegraph,
+		.collapsed = env.collapsed, .pprof = env.pprof, .trace = env.trace,
+	};
+	struct hook_state hooks = { 0 };
+	struct recorder rec = { .hooks = &hooks };
+	struct raw_header h;
+	struct raw_end end;
+	struct outputs out;
+	const char *failed = NULL;
+	char why[512] = "";
+	uint64_t records;
+	int err;
+
+	err = outputs__open(&out, &paths, &failed);
+	if (err) {
+		elog("cannot write %s: %s", failed, strerror(-err));
+		return 1;
+	}
+	rec.prof = profile__new();
+	if (!rec.prof) {
+		outputs__abort(&out);
+		return 1;
+	}
+	/* the trace needs the header's pid and start before the first event */
+	err = raw_header_read(env.input, &h, why, sizeof(why));
+	rec.target_version = h.python;
+	rec.run = &out.run;
+	out.run.pid = h.pid;
+	rec.prof->pid = err ? 0 : h.pid;
+	profile__set_cpu_clock(h.clock == RAW_CLOCK_THREAD_CPU);
+	if (!err && h.clock == RAW_CLOCK_THREAD_CPU && env.trace) {
+		snprintf(why, sizeof(why), "%s was recorded with --clock cpu: no --trace from it",
+			 env.input);
+		err = -EINVAL;
+	}
+	if (!err)
+		err = outputs__start_trace(&out, rec.prof, h.pid, h.start_ns, env.trace_min_us);
+	if (!err)
+		err = raw_read(env.input, &h, &end, replay_record, &rec, &records, why,
+			       sizeof(why));
+	/* recorded with --no-compensation, or by a pyuprof that did not calibrate */
+	if (!err && !env.no_compensation && !calibrated)
+		wlog("%s holds no calibration: times are as recorded, probe cost included",
+		     env.input);
+	if (err) {
+		if (*why)
+			elog("%s", why);
+		else if (rec.err)
+			err = rec.err;
+		else
+			elog("cannot report on %s: %s", env.input, strerror(-err));
+	} else {
+		profile__finish(rec.prof, end.stop_ns);
+		err = summary__conclude(&out, rec.prof, &hooks, &end.stats, h.python,
+					h.flags & RAW_FLAG_EXIT_PROBE,
+					(end.stop_ns - h.start_ns) / 1e9, NULL, 0);
+	}
+	outputs__abort(&out);
+	hook_state_free(&hooks);
+	profile__free(rec.prof);
+	return err ? 1 : 0;
+}
+

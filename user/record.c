@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * pyuprof record (and top, a recording shown live): find the target -> load and attach the
+ * probes -> (3.11+) switch inlining off -> consume events until told to stop -> switch
+ * inlining back on -> write the profile. The session (session.c) does the steps; this file is
+ * their order, the outputs around them and the exit status.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "clock.h"
+#include "log.h"
+#include "outputs.h"
+#include "proc.h"
+#include "raw.h"
+#include "record.h"
+#include "run_info.h"
+#include "seed.h"
+#include "session.h"
+#include "summary.h"
+#include "top.h"
+#include "tracer.h"
+
+/* CAP_BPF and CAP_PERFMON (BPF programs, uprobes), CAP_SYS_PTRACE (the target's memory, and
+ * stopping it around writes). Root has them all. */
+static bool has_privileges(void)
+{
+	return proc_has_caps(1ull << 19 | 1ull << 38 | 1ull << 39);
+}
+
+
+int record__run(void)
+{
+	struct session s = { .pid = env.pid, .command = env.command, .child_status = -1,
+			     .follow = env.subprocesses };
+	struct pyuprof_stats bstats = { 0 };
+	struct output_paths paths = {
+		.prof = env.output, .svg = env.svg, .flamegraph = env.flamegraph,
+		.collapsed = env.collapsed, .pprof = env.pprof, .trace = env.trace, .raw = env.raw,
+	};
+	struct raw_header rh = { .magic = RAW_MAGIC, .version = RAW_VERSION, .clock = 1 };
+	struct raw_end re = { .type = RAW_END };
+	char default_prof[64], tmp_prof[] = "pyuprof.prof";
+	struct profile *merged = NULL;
+	struct proc_rec *root = NULL;
+	struct outputs out;
+	const char *failed = NULL;
+	uint64_t start_ns, stop_ns, run_ns = 0, runs = 0;
+	uint32_t i;
+	int err, exit_code = 1, status;
+
+	if (!has_privileges()) {
+		elog("needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE): run it with sudo");
+		return 1;
+	}
+	if (env.live && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
+		elog("pyuprof top draws on a terminal: stdin and stdout must be one");
+		return 1;
+	}
+	/* fail on an unwritable output before touching any process; the default name is set
+	 * once the pid is known (its temporary file is already in the right directory) */
+	if (!paths.prof && !env.live)
+		paths.prof = tmp_prof;
+	err = outputs__open(&out, &paths, &failed);
+	if (err) {
+		elog("cannot write %s: %s", failed, strerror(-err));
+		return 1;
+	}
+	session__install_signals();
+	tracer__set_cpu_clock(env.cpu_clock);
+	profile__set_cpu_clock(env.cpu_clock);
+	rh.clock = env.cpu_clock ? RAW_CLOCK_THREAD_CPU : rh.clock;
+	s.t_start = clock__mono_ns();
+	s.launched = env.command != NULL;
+	err = session__start(&s);
+	root = s.nprocs ? s.procs[0] : NULL;
+	if (err)
+		goto cleanup;
+	if (!env.output && !env.live) {
+		snprintf(default_prof, sizeof(default_prof), "pyuprof-%d.prof", s.pid);
+		snprintf(out.prof.path, sizeof(out.prof.path), "%s", default_prof);
+		out.paths.prof = default_prof;
+	}
+	out.run.pid = (uint32_t)s.pid;
+	if (run_info__read_command(&out.run, s.pid)) /* none: the titles go without it */
+		vlog("cannot read the command line of pid %d", s.pid);
+	root->rec.prof->pid = (uint32_t)s.pid;
+	ilog("recording pid %d (Python %s)%s%s", s.pid, root->version,
+	     s.follow ? " and the processes it starts" : "",
+	     s.launched ? "" : env.live ? "; q to quit" : "; Ctrl-C to stop");
+	if (env.live) {
+		char title[RUN_COMMAND_LEN + 96];
+
+		snprintf(title, sizeof(title), "pid %d (Python %s): %s", s.pid, root->version,
+			 out.run.command);
+		s.view = top__new(title, (uint64_t)(env.interval * 1e9), clock__mono_ns());
+		if (!s.view) {
+			err = -errno;
+			elog("cannot draw on the terminal: %s", strerror(errno));
+			goto cleanup;
+		}
+	}
+	start_ns = clock__mono_ns();
+	err = outputs__start_trace(&out, root->rec.prof, (uint32_t)s.pid, start_ns,
+				   env.trace_min_us);
+	if (!err && env.raw) {
+		rh.pid = (__u32)s.pid;
+		rh.start_ns = start_ns;
+		rh.flags = root->exits == EXITS_USDT ? RAW_FLAG_EXIT_PROBE : 0;
+		snprintf(rh.python, sizeof(rh.python), "%s", root->version);
+		err = raw_begin(&out.raw, &rh);
+		if (!err) {
+			struct raw_command rc = { .type = RAW_COMMAND };
+
+			memcpy(rc.command, out.run.command, sizeof(rc.command));
+			err = raw_record(&out.raw, &rc, sizeof(rc));
+		}
+		root->rec.raw = &out.raw;
+		if (!err && s.cal.comp.call_ns) {
+			struct raw_calib rc = { .type = RAW_CALIB, .call_ns = s.cal.comp.call_ns,
+						.inside_ns = s.cal.comp.inside_ns };
+
+			err = raw_record(&out.raw, &rc, sizeof(rc));
+		}
+	}
+	if (!err)
+		err = seeds__apply(&root->seeds, &root->rec);
+	if (!err)
+		err = session__record(&s, env.duration > 0 ? start_ns + (uint64_t)(env.duration * 1e9) : 0);
+	stop_ns = clock__mono_ns();
+	top__free(s.view); /* the terminal as it was, for what is said from here on */
+	s.view = NULL;
+	for (i = 0; i < s.nprocs; i++)
+		if (s.procs[i]->tr)
+			s.procs[i]->rec.stop_ns = stop_ns;
+	if (s.status_shown)
+		fputs("\r\033[K", stderr);
+	session__stop(&s, stop_ns);
+	for (i = 0; i < s.nprocs; i++) {
+		struct proc_rec *pr = s.procs[i];
+
+		proc_rec__add_counters(&bstats, &pr->bstats);
+		run_ns += pr->bpf_run_ns;
+		runs += pr->bpf_runs;
+	}
+	if (root && root->has_target) {
+		uint64_t direct = 0;
+
+		for (i = 0; i < s.nprocs; i++)
+			direct += s.procs[i]->direct_calls;
+		vlog("returns from %s; %llu calls bypassed the trampoline", exits_name(root->exits),
+		     (unsigned long long)direct);
+	}
+	if (runs) /* for the bench */
+		vlog("BPF: %llu probe runs, %.0f ns each", (unsigned long long)runs,
+		     (double)run_ns / (double)runs);
+	if (!s.launched && root && root->has_target)
+		vlog("attach: probes in place %.3f s after start, first event after %.3f s; "
+		     "detach took %.3f s", (s.t_attached - s.t_start) / 1e9,
+		     s.t_first ? (s.t_first - s.t_start) / 1e9 : -1.0, s.detach_ns / 1e9);
+	if (err)
+		goto cleanup;
+	if (env.live) { /* pyuprof top: nothing to write; what was lost is still said */
+		summary__notes(root->rec.prof, &root->hooks, &bstats, root->version,
+			       root->target.exit_probe.offset != 0);
+		ilog("%llu calls, %u functions, %u threads, %llu lost events, %.3f s; detached "
+		     "from pid %d%s", (unsigned long long)root->rec.prof->n.calls,
+		     root->rec.prof->nfuncs, root->rec.prof->nthreads,
+		     (unsigned long long)(bstats.lost_calls + bstats.lost_returns +
+					  bstats.lost_codes + bstats.lost_requests),
+		     (stop_ns - start_ns) / 1e9, s.pid,
+		     s.target_gone ? ", which has exited" : ", which runs on");
+		exit_code = 0;
+		goto cleanup;
+	}
+	if (env.raw) {
+		re.stop_ns = stop_ns;
+		re.stats = bstats;
+		err = raw_record(&out.raw, &re, sizeof(re));
+	}
+	if (!err && s.follow)
+		err = session__write_processes(&s, out.paths.prof, stop_ns, &merged);
+	if (!err)
+		err = summary__conclude(&out, merged ? merged : root->rec.prof, &root->hooks,
+					&bstats, root->version, root->exits == EXITS_USDT,
+					(stop_ns - start_ns) / 1e9, s.follow ? s.procs : NULL,
+					s.nprocs);
+	exit_code = err ? 1 : 0;
+
+cleanup:
+	top__free(s.view);
+	outputs__abort(&out);
+	profile__free(merged);
+	status = session__end(&s);
+	return status >= 0 ? status : exit_code;
+}

@@ -1,0 +1,651 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * One recording session: the target (launched or attached to) and, following subprocesses,
+ * the processes it starts as they come and go; the signals that end it; the calibration run
+ * before it; the event loop; and the one way back out, which leaves every process as it was.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "cli.h"
+#include "clock.h"
+#include "hook.h"
+#include "launch.h"
+#include "log.h"
+#include "outputs.h"
+#include "proc.h"
+#include "py_image.h"
+#include "seed.h"
+#include "session.h"
+#include "summary.h"
+#include "top.h"
+#include "tracee.h"
+#include "tracer.h"
+
+static volatile sig_atomic_t exiting;
+static volatile pid_t child_pid;
+static volatile sig_atomic_t calibrating; /* child_pid is the calibration snippet */
+
+/*
+ * Attach mode: any of these signals ends the recording. Launch mode: the program decides; a
+ * signal sent to pyuprof alone is passed on to it, while a terminal's Ctrl-C already reached it
+ * (same process group) and is not sent twice. During the calibration (before anything is
+ * recorded) any of them ends pyuprof: it is not the snippet's to take.
+ */
+static void on_signal(int sig, siginfo_t *info, void *uctx)
+{
+	(void)uctx;
+	if (!child_pid || calibrating) {
+		exiting = 1;
+		return;
+	}
+	if (info->si_code == SI_USER || info->si_code == SI_QUEUE || sig == SIGTERM ||
+	    sig == SIGHUP)
+		kill(child_pid, sig);
+}
+
+void session__install_signals(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
+	int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	launch_ignore_sigpipe();
+}
+
+
+static int exit_status_of(int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return 1;
+}
+
+
+static struct proc_rec *find_proc(const struct session *s, pid_t pid)
+{
+	for (uint32_t i = 0; i < s->nprocs; i++)
+		if (s->procs[i]->pid == pid)
+			return s->procs[i];
+	return NULL;
+}
+
+static struct proc_rec *add_proc(struct session *s, pid_t pid, pid_t parent)
+{
+	struct proc_rec *pr;
+
+	if (array_grow((void **)&s->procs, &s->procs_cap, sizeof(*s->procs), s->nprocs + 1))
+		return NULL;
+	pr = proc_rec__new(pid, parent, s->held);
+	if (pr) {
+		pr->want_exits = env.exits;
+		s->procs[s->nprocs++] = pr;
+	}
+	return pr;
+}
+
+/*
+ * A thread stopped by our signal: read its request, then do it while it stands still. One
+ * that needs the whole process stopped keeps it stopped: the main loop stops the rest.
+ */
+static bool on_request(void *ctx, pid_t pid, pid_t tid)
+{
+	struct session *s = ctx;
+	struct proc_rec *pr = find_proc(s, pid);
+	int err;
+
+	if (!pr || !pr->tr)
+		return false;
+	tracer__consume(pr->tr);
+	if (s->stopping)
+		return false;
+	err = hook_service(&pr->target, &pr->hooks, tid);
+	if (err)
+		wlog("cannot write into pid %d: %s", pid, strerror(-err));
+	if (pr->hooks.watch_off)
+		tracer__stop_tramp_watch(pr->tr);
+	return pr->hooks.wait_all;
+}
+
+
+
+/* calib_record_fn: the snippet is launched and recorded as a target is, by this file's code */
+static int record_calibration(void *ctx, char **argv, struct calib_run *run)
+{
+	struct session c = { .child_status = -1, .launched = true, .command = argv, .calib = run };
+	pid_t target = child_pid, snippet;
+	uint64_t t0 = clock__mono_ns(), t1, t2;
+	int err;
+
+	(void)ctx;
+	if (exiting)
+		return -EINTR;
+	child_pid = 0;
+	calibrating = 1;
+	err = session__start(&c);
+	snippet = child_pid; /* 0 if it was never started: the target is not ours to end */
+	t1 = clock__mono_ns();
+	if (!err)
+		err = session__record(&c, clock__mono_ns() + 30000000000ull);
+	t2 = clock__mono_ns();
+	session__stop(&c, clock__mono_ns());
+	dlog("calibration run: start %.3f s, run %.3f s, stop %.3f s", (t1 - t0) / 1e9,
+	     (t2 - t1) / 1e9, (clock__mono_ns() - t2) / 1e9);
+	if (snippet && !c.released)
+		launch_abort(snippet);
+	else if (snippet && c.child_status == -1)
+		while (waitpid(snippet, &c.child_status, 0) < 0 && errno == EINTR)
+			;
+	if (!err && c.procs[0]->rec.err)
+		err = c.procs[0]->rec.err;
+	if (!err && (c.child_status == -1 || exit_status_of(c.child_status)))
+		err = -ECHILD;
+	for (uint32_t i = 0; i < c.nprocs; i++)
+		proc_rec__free(c.procs[i]);
+	free(c.procs);
+	child_pid = target;
+	calibrating = 0;
+	return exiting ? -EINTR : err;
+}
+
+/*
+ * Calibrates the probes' cost on the target's interpreter binary, run as the target's user.
+ * On failure, says so in one line and leaves the times as recorded.
+ */
+static void calibrate_for(pid_t pid, struct calibration *cal)
+{
+	char exe[PATH_MAX + 1], link[64], why[512] = "";
+	const char *base;
+	struct stat st;
+	ssize_t n;
+	int err = -ENOENT;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+		/* an embedding program is not an interpreter to be run with -c */
+		if (strncmp(base, "python", 6))
+			snprintf(why, sizeof(why), "%.400s is not a python interpreter", exe);
+		else
+			err = 0;
+	} else {
+		snprintf(why, sizeof(why), "cannot read %s: %s", link, strerror(errno));
+	}
+	/* the process's owner, as /proc shows it */
+	snprintf(link, sizeof(link), "/proc/%d", pid);
+	if (!err && stat(link, &st))
+		err = -errno;
+	if (!err)
+		vlog("calibrating the probes' cost with %s", exe);
+	if (!err)
+		err = calibrate(exe, st.st_uid, st.st_gid, env.cpu_clock, record_calibration, NULL,
+				cal, why, sizeof(why));
+	if (err && exiting) /* stopped by a signal: nothing more is said or done */
+		return;
+	if (err) {
+		wlog("cannot calibrate the probes' cost (%s): times are not compensated",
+		     *why ? why : strerror(-err));
+		summary__compensation(NULL);
+		memset(cal, 0, sizeof(*cal));
+		return;
+	}
+	profile__set_compensation(&cal->comp);
+	summary__compensation(&cal->comp);
+	vlog("calibration took %.3f s: %.0f ns a call, %.0f inside (by a call with a body: %.0f, "
+	     "%.0f); %.0f ns a call unprobed", cal->took_s, (double)cal->comp.call_ns,
+	     (double)cal->comp.inside_ns, (double)cal->body_call_ns,
+	     (double)cal->body_inside_ns, (double)cal->plain_call_ns);
+}
+
+int session__start(struct session *s)
+{
+	struct proc_rec *pr = add_proc(s, s->pid, 0);
+	bool writes;
+	char why[512] = "";
+	int err;
+
+	if (!pr)
+		return -ENOMEM;
+	if (s->calib)
+		calibrate__watch(s->calib, pr->rec.prof);
+	if (s->launched) {
+		err = launch_start(s->command, &s->pid, &pr->target, &s->child_status, why,
+				   sizeof(why));
+		if (err) {
+			elog("%s", why);
+			return err;
+		}
+		child_pid = pr->pid = pr->rec.live_pid = s->pid;
+	} else {
+		err = py_target__find(s->pid, &pr->target, why, sizeof(why));
+		if (err) {
+			elog("cannot record pid %d: %s", s->pid, why);
+			return err;
+		}
+	}
+	pr->has_target = true;
+	/* an --exits this interpreter cannot have fails here, once, before any calibration */
+	err = proc_rec__exits_possible(pr, why, sizeof(why));
+	if (err) {
+		elog("cannot record pid %d: %s", s->pid, why);
+		return err;
+	}
+	/* before the target runs (launch) or is stopped (attach); not for the snippet itself */
+	if (!s->calib && !env.no_compensation)
+		calibrate_for(s->pid, &s->cal);
+	if (exiting && !s->calib) {
+		elog("stopped by a signal before recording pid %d", s->pid);
+		return -EINTR;
+	}
+
+	if (s->launched) {
+		err = proc_rec__start(pr, REC_LAUNCHED, NULL, env.ringbuf_mb, clock__mono_ns(), why,
+				      sizeof(why));
+		if (err) {
+			elog("cannot record pid %d: %s", s->pid, why);
+			return err;
+		}
+		writes = pr->hooks.slot != 0;
+		err = writes || s->follow ? tracee__adopt(&s->held, s->pid, s->follow, on_request, s)
+					  : launch_release(s->pid);
+		if (err) {
+			elog("cannot start %s: %s", s->command[0], strerror(-err));
+			return err;
+		}
+		s->released = true;
+	} else {
+		/* attach: with the target stopped, check the layout on its live frames, take
+		 * those frames as they are, attach, switch inlining off; then let it run */
+		err = tracee__seize(&s->held, s->pid, s->follow, on_request, s);
+		if (!err)
+			err = tracee__stop(s->held, s->pid);
+		if (err) {
+			elog("cannot stop pid %d: %s%s", s->pid, strerror(-err),
+			     err == -EPERM ? " (is it traced by a debugger?)" : "");
+			return err;
+		}
+		pr->rec.held = s->held;
+		err = proc_rec__start(pr, REC_ATTACHED, NULL, env.ringbuf_mb, clock__mono_ns(), why,
+				      sizeof(why));
+		if (err) {
+			elog("cannot record pid %d: %s", s->pid, why);
+			return err;
+		}
+		tracee__resume(s->held, s->pid);
+		s->t_attached = clock__mono_ns();
+		writes = pr->hooks.slot != 0;
+		if (!writes && !s->follow) { /* nothing to write into it: no need to hold it */
+			tracee__release(s->held);
+			s->held = NULL;
+		}
+	}
+	pr->rec.held = s->held;
+	if (s->held)
+		tracer__signal_requests(pr->tr, true);
+	return 0;
+}
+
+/* Following: starts recording a process of the target's, stopped; it runs on either way. */
+static void follow_start(struct session *s, struct proc_rec *pr, enum rec_start how)
+{
+	char why[512] = "";
+	int err;
+
+	err = proc_rec__start(pr, how, find_proc(s, pr->parent), env.ringbuf_mb, clock__mono_ns(), why,
+			      sizeof(why));
+	if (!err) {
+		err = seeds__apply(&pr->seeds, &pr->rec);
+		if (err)
+			snprintf(why, sizeof(why), "%s", strerror(-err));
+	}
+	if (err) {
+		wlog("pid %d (started by pid %d) is not recorded: %s", pr->pid, pr->parent, why);
+		proc_rec__end(pr, clock__mono_ns());
+		proc_rec__restore(pr);
+		return;
+	}
+	tracer__signal_requests(pr->tr, true);
+	vlog("recording pid %d (Python %s), started by pid %d", pr->pid, pr->version, pr->parent);
+}
+
+/* Following: a process of the target's was born, exec'd, loaded libpython or ended. It stands
+ * stopped (but at its end) until it is resumed here. */
+static void on_proc_event(struct session *s, const struct proc_event *ev)
+{
+	struct proc_rec *pr = find_proc(s, ev->kind == PROC_FORK ? ev->child : ev->pid);
+	struct proc_rec *parent = find_proc(s, ev->pid);
+
+	switch (ev->kind) {
+	case PROC_FORK:
+		/* its first stop may not have come in yet: wait for it */
+		if (tracee__stop(s->held, ev->child))
+			return; /* gone already (or it ran on: then it is not followed) */
+		if (!pr)
+			pr = add_proc(s, ev->child, ev->pid);
+		/* a vfork child runs in its parent's memory until it execs: nothing to record
+		 * yet; a fork child of a recorded process runs on in its frames */
+		if (pr && !ev->vfork && parent && parent->tr && !s->stopping)
+			follow_start(s, pr, REC_FORKED);
+		tracee__resume(s->held, ev->child);
+		return;
+	case PROC_EXEC:
+		if (!pr)
+			pr = add_proc(s, ev->pid, 0);
+		if (pr) {
+			proc_rec__end(pr, clock__mono_ns());
+			proc_rec__drop_image(pr);
+		}
+		if (pr && !s->stopping) {
+			enum py_image_kind kind = py_image_kind(ev->pid);
+
+			if (kind == IMAGE_HAS_PYTHON) {
+				follow_start(s, pr, REC_LAUNCHED);
+			} else if (kind == IMAGE_NEEDS_LIBPYTHON) {
+				/* resumed, one system call at a time, until PROC_LOADED */
+				if (!tracee__watch_loader(s->held, ev->pid))
+					return;
+			}
+		}
+		tracee__resume(s->held, ev->pid);
+		return;
+	case PROC_LOADED:
+		if (pr && !s->stopping)
+			follow_start(s, pr, REC_LAUNCHED);
+		tracee__resume(s->held, ev->pid);
+		return;
+	case PROC_EXIT:
+		if (pr) {
+			pr->gone = true;
+			proc_rec__end(pr, clock__mono_ns());
+		}
+		return;
+	}
+}
+
+static uint64_t total_calls(const struct session *s)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < s->nprocs; i++)
+		n += s->procs[i]->rec.prof->n.calls;
+	return n;
+}
+
+/* What the BPF side of every recorded process counted so far (lost events above all). */
+static void live_counters(const struct session *s, struct pyuprof_stats *b)
+{
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		struct proc_rec *pr = s->procs[i];
+		struct pyuprof_stats live = { 0 };
+
+		if (pr->tr)
+			tracer__counters(pr->tr, &live);
+		proc_rec__add_counters(b, &live);
+		proc_rec__add_counters(b, &pr->bstats);
+	}
+}
+
+/* The live line on a terminal: how the recording goes, redrawn in place once a second. */
+static void show_status(struct session *s, uint64_t start_ns, uint64_t *last_ns,
+			uint64_t *last_calls)
+{
+	uint64_t now = clock__mono_ns(), calls = total_calls(s), lost;
+	struct pyuprof_stats b = { 0 };
+	uint32_t funcs = 0, threads = 0, i;
+
+	if (now - *last_ns < 1000000000ull)
+		return;
+	live_counters(s, &b);
+	for (i = 0; i < s->nprocs; i++) {
+		funcs += s->procs[i]->rec.prof->nfuncs;
+		threads += s->procs[i]->rec.prof->nthreads;
+	}
+	lost = b.lost_calls + b.lost_returns + b.lost_codes + b.lost_requests;
+	fprintf(stderr, "\rpyuprof: %.0f s, %llu calls (%.0f/s), %u functions, %u threads, ",
+		(now - start_ns) / 1e9, (unsigned long long)calls,
+		(calls - *last_calls) / ((now - *last_ns) / 1e9), funcs, threads);
+	if (s->follow)
+		fprintf(stderr, "%u processes, ", s->nprocs);
+	fprintf(stderr, "%llu lost\033[K", (unsigned long long)lost);
+	*last_ns = now;
+	*last_calls = calls;
+	s->status_shown = true;
+}
+
+/* Handles what the probes of every recorded process sent. Returns 0 or -errno (fatal). */
+static int consume_all(struct session *s)
+{
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		struct proc_rec *pr = s->procs[i];
+		int err;
+
+		if (!pr->tr)
+			continue;
+		err = tracer__consume(pr->tr);
+		if (err < 0) {
+			elog("reading events failed: %s", errstr(err));
+			return err;
+		}
+		if (err > 0 && !s->t_first)
+			s->t_first = clock__mono_ns();
+		if (!pr->rec.err)
+			continue;
+		if (i == 0)
+			return pr->rec.err;
+		/* a subprocess whose recording failed (said where it failed) is let go */
+		wlog("pid %d is no longer recorded", pr->pid);
+		proc_rec__end(pr, clock__mono_ns());
+		if (!tracee__stop(s->held, pr->pid)) {
+			proc_rec__restore(pr);
+			tracee__resume(s->held, pr->pid);
+		}
+	}
+	return 0;
+}
+
+int session__record(struct session *s, uint64_t deadline_ns)
+{
+	/* attach mode only: a launched program writes to the same terminal */
+	bool live = !s->launched && !env.quiet && log_level >= LOG_INFO && isatty(STDERR_FILENO) &&
+		    !s->view;
+	uint64_t start_ns = clock__mono_ns(), last_ns = start_ns, last_calls = 0;
+	struct pollfd *pfd = NULL;
+	struct proc_event ev;
+	uint32_t cap = 0, n, i;
+	int err = 0;
+
+	while (!exiting) {
+		if (array_grow((void **)&pfd, &cap, sizeof(*pfd), s->nprocs + 2)) {
+			err = -ENOMEM;
+			break;
+		}
+		n = 0;
+		pfd[n++] = (struct pollfd){ .fd = s->held ? tracee__fd(s->held) : -1,
+					    .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = s->view ? top__fd(s->view) : -1, .events = POLLIN };
+		for (i = 0; i < s->nprocs; i++)
+			if (s->procs[i]->tr)
+				pfd[n++] = (struct pollfd){ .fd = tracer__epoll_fd(s->procs[i]->tr),
+							    .events = POLLIN };
+		if (poll(pfd, n, 100) < 0 && errno != EINTR) {
+			err = -errno;
+			break;
+		}
+		err = consume_all(s);
+		if (err)
+			break;
+		if (s->held && tracee__handle(s->held, &s->child_status) == -ESRCH) {
+			s->target_gone = true;
+			break;
+		}
+		while (s->held && tracee__next_event(s->held, &ev))
+			on_proc_event(s, &ev);
+		/* requests whose thread could not be signalled, or that wait for the whole
+		 * process (their thread stands stopped meanwhile): do them with it stopped */
+		for (i = 0; s->held && i < s->nprocs; i++) {
+			struct proc_rec *pr = s->procs[i];
+
+			if (!pr->tr || !pr->hooks.npending || tracee__stop(s->held, pr->pid))
+				continue;
+			err = hook_service(&pr->target, &pr->hooks, 0);
+			tracee__resume(s->held, pr->pid);
+			if (err)
+				wlog("cannot write into pid %d: %s", pr->pid, strerror(-err));
+			err = 0;
+		}
+		if (live)
+			show_status(s, start_ns, &last_ns, &last_calls);
+		if (s->view) { /* pyuprof top: its keys, and its screen once an interval */
+			struct pyuprof_stats b = { 0 };
+
+			if (top__keys(s->view))
+				break;
+			live_counters(s, &b);
+			top__draw(s->view, s->procs[0]->rec.prof, &b, clock__mono_ns());
+		}
+		if (deadline_ns && clock__mono_ns() >= deadline_ns)
+			break;
+		if (s->launched && !s->held) {
+			if (waitpid(s->pid, &s->child_status, WNOHANG) == s->pid) {
+				s->target_gone = true;
+				break;
+			}
+		} else if (proc_alive(s->pid)) {
+			/* its wait status, if a stop's drain reaped it meanwhile */
+			if (s->held)
+				tracee__handle(s->held, &s->child_status);
+			s->target_gone = true;
+			break;
+		}
+	}
+	free(pfd);
+	return err;
+}
+
+void session__stop(struct session *s, uint64_t stop_ns)
+{
+	uint64_t t0 = clock__mono_ns();
+	uint32_t i;
+
+	/* from here on nothing asks for a write; then put each process back as it was */
+	s->stopping = true;
+	for (i = 0; i < s->nprocs; i++)
+		proc_rec__end(s->procs[i], stop_ns);
+	if (!s->held) {
+		s->detach_ns = clock__mono_ns() - t0;
+		return;
+	}
+	for (i = 0; i < s->nprocs; i++) {
+		struct proc_rec *pr = s->procs[i];
+
+		if (!pr->has_target || pr->gone || !pr->hooks.n || (i == 0 && s->target_gone))
+			continue;
+		if (tracee__stop(s->held, pr->pid))
+			wlog("cannot stop pid %d to restore its eval_frame hook: left switched; the "
+			     "program runs correctly, only without call inlining", pr->pid);
+		else
+			proc_rec__restore(pr);
+	}
+	tracee__release(s->held);
+	s->held = NULL;
+	s->detach_ns = clock__mono_ns() - t0;
+}
+
+
+/* "out.prof" -> "out.PID.prof", "p.pb.gz" -> "p.PID.pb.gz"; another name gets ".PID" at its
+ * end. */
+static char *process_path(const char *base, pid_t pid)
+{
+	static const char *const suffixes[] = { ".prof", ".pb.gz", ".pb" };
+	size_t len = strlen(base), n;
+	char *path;
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		n = strlen(suffixes[i]);
+		if (len > n && !strcmp(base + len - n, suffixes[i]))
+			return asprintf(&path, "%.*s.%d%s", (int)(len - n), base, pid,
+					suffixes[i]) < 0 ? NULL : path;
+	}
+	return asprintf(&path, "%s.%d", base, pid) < 0 ? NULL : path;
+}
+
+int session__write_processes(struct session *s, const char *base, uint64_t stop_ns,
+			     struct profile **merged)
+{
+	struct profile *m = profile__new();
+	uint32_t i;
+	int err = m ? 0 : -ENOMEM;
+
+	for (i = 0; i < s->nprocs && !err; i++) {
+		struct proc_rec *pr = s->procs[i];
+
+		if (!pr->rec.prof->n.calls)
+			continue;
+		pr->rec.prof->pid = (uint32_t)pr->pid;
+		err = profile__merge(m, pr->rec.prof);
+		if (err)
+			break;
+		pr->written = process_path(base, pr->pid);
+		if (!pr->written) {
+			err = -ENOMEM;
+			break;
+		}
+		if (outputs__write_pstats(pr->written, pr->rec.prof)) {
+			free(pr->written);
+			pr->written = NULL;
+		}
+		if (env.pprof) {
+			char *pp = process_path(env.pprof, pr->pid);
+
+			/* like the process's .prof: a failure is reported, the others go on */
+			if (!pp) {
+				err = -ENOMEM;
+				break;
+			}
+			outputs__write_pprof(pp, pr->rec.prof);
+			free(pp);
+		}
+	}
+	if (err) {
+		profile__free(m);
+		return err;
+	}
+	profile__finish(m, stop_ns);
+	*merged = m;
+	return 0;
+}
+
+
+int session__end(struct session *s)
+{
+	int status = -1;
+
+	/* an error after the target was taken: it is put back first (nothing if stopped) */
+	session__stop(s, clock__mono_ns());
+	if (child_pid && !s->released)
+		launch_abort(child_pid); /* the program has not run any of its code */
+	else if (child_pid && s->child_status == -1)
+		while (waitpid(child_pid, &s->child_status, 0) < 0 && errno == EINTR)
+			;
+	for (uint32_t i = 0; i < s->nprocs; i++)
+		proc_rec__free(s->procs[i]);
+	free(s->procs);
+	s->procs = NULL;
+	s->nprocs = 0;
+	/* a launched program's own status wins, whatever happened to the profile */
+	if (s->released && s->child_status != -1)
+		status = exit_status_of(s->child_status);
+	return status;
+}
