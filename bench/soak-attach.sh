@@ -56,6 +56,9 @@ for label in $PYS; do
 		[[ $how == d ]] && args+=(-d "$(secs "$(rand_ms 50 1000)")")
 		# (SIGINT and SIGQUIT back to their default: a background job of a script starts
 		# with them ignored, and an early SIGINT would be lost)
+		# (emptied first: a signal that ends the job before its redirection would leave the
+		# last cycle's lines there)
+		: >"$tmp/rec.err"
 		env --default-signal=INT,QUIT "$PYUPROF" "${args[@]}" 2>"$tmp/rec.err" &
 		rec=$!
 		pfd=0 prss=0
