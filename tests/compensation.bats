@@ -110,10 +110,18 @@ interrupted() {
 	grep -q '^TracerPid:[[:space:]]*0$' "/proc/$TARGET/status"
 }
 
-# The calibration snippet's processes (a fork of pyuprof before it runs the interpreter has
-# pyuprof's command line: MARK names it).
+# Processes still alive that pyuprof run with MARK in its environment left behind (the
+# calibration's runs and a fork of pyuprof inherit it; other pyuprofs on the machine do not).
 ours_left() {
-	pgrep -f "$1" || pgrep -f _pyuprof_calib_empty
+	local p found=1
+	for p in /proc/[0-9]*; do
+		[[ ${p#/proc/} != "$REC" ]] || continue
+		if tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "PYUPROF_TEST_MARK=$1"; then
+			echo "${p#/proc/}"
+			found=0
+		fi
+	done
+	return $found
 }
 
 @test "compensation: a signal during the calibration ends pyuprof before it records; SIGKILL leaves no process behind" {
@@ -127,7 +135,8 @@ ours_left() {
 	# SIGKILL at moments spread over the calibration (plain run, snippet launch, recording)
 	for ((i = 0; i < 6; i++)); do
 		mark="$BATS_TEST_TMPDIR/kill$i.prof"
-		start_bg /dev/null "$BATS_TEST_TMPDIR/k.err" "$PYUPROF" record -v -o "$mark" -p "$TARGET"
+		start_bg /dev/null "$BATS_TEST_TMPDIR/k.err" env PYUPROF_TEST_MARK="$mark" \
+			"$PYUPROF" record -v -o "$mark" -p "$TARGET"
 		REC=$BG_PID
 		wait_for_line "$BATS_TEST_TMPDIR/k.err" "calibrating the probes' cost" 60 "$REC"
 		sleep "0.$((i * 15))"

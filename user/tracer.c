@@ -30,9 +30,19 @@
 #include "uprobe_multi.h"
 #include "pyuprof.skel.h" /* after the shared headers it refers to */
 
+/*
+ * Records handled per tracer__consume at most: a target whose threads produce records as fast
+ * as they are handled (a loaded machine) would otherwise keep one consume call going for ever,
+ * and the caller would never see its signal, deadline or stop again.
+ */
+#define CONSUME_BUDGET 65536
+
 struct tracer {
 	struct pyuprof_bpf *skel;
 	struct ring_buffer *rb;
+	ring_buffer_sample_fn handler;
+	void *handler_ctx;
+	uint32_t handled; /* in this consume call */
 	int multi_fd[NSETS]; /* a uprobe_multi link per probe set, or -1 */
 	struct bpf_link **links; /* otherwise one per probe, in attach order */
 	int nlinks;
@@ -248,6 +258,17 @@ static int load(struct tracer *tr, const struct py_target *t, enum exits exits,
 	return err;
 }
 
+/* libbpf stops a consume call at a callback's error, the record just handled consumed */
+static int on_sample(void *ctx, void *data, size_t size)
+{
+	struct tracer *tr = ctx;
+	int err = tr->handler(tr->handler_ctx, data, size);
+
+	if (err)
+		return err;
+	return ++tr->handled >= CONSUME_BUDGET ? -EAGAIN : 0;
+}
+
 int tracer__start(struct tracer **out, const struct py_target *t, enum exits exits,
 		  const char *tramp_path, uint64_t hook_value, unsigned ringbuf_mb,
 		  ring_buffer_sample_fn handler, void *ctx)
@@ -284,7 +305,9 @@ int tracer__start(struct tracer **out, const struct py_target *t, enum exits exi
 	tr->skel->bss->hook_enabled = t->offsets->bpf.PyInterpreterState_eval_frame != 0;
 	/* <= 3.10 with the trampoline: a call that bypasses it asks for the hook */
 	tr->skel->bss->tramp_watch = exits == EXITS_TRAMPOLINE && !tr->skel->bss->hook_enabled;
-	tr->rb = ring_buffer__new(bpf_map__fd(tr->skel->maps.events), handler, ctx, NULL);
+	tr->handler = handler;
+	tr->handler_ctx = ctx;
+	tr->rb = ring_buffer__new(bpf_map__fd(tr->skel->maps.events), on_sample, tr, NULL);
 	if (!tr->rb) {
 		err = -errno;
 		goto fail;
@@ -324,7 +347,12 @@ int tracer__epoll_fd(struct tracer *tr)
 
 int tracer__consume(struct tracer *tr)
 {
-	return ring_buffer__consume(tr->rb);
+	int n;
+
+	tr->handled = 0;
+	n = ring_buffer__consume(tr->rb);
+	/* the budget spent: the records handled are consumed, the rest wait for the next call */
+	return n == -EAGAIN && tr->handled >= CONSUME_BUDGET ? (int)tr->handled : n;
 }
 
 void tracer__signal_requests(struct tracer *tr, bool on)
@@ -355,8 +383,8 @@ void tracer__detach(struct tracer *tr)
 		bpf_link__destroy(tr->links[i]);
 	tr->nlinks = 0;
 	/* no program runs any more: what is in the ring buffer is all there will be */
-	if (tr->rb)
-		ring_buffer__consume(tr->rb);
+	while (tr->rb && tracer__consume(tr) == CONSUME_BUDGET)
+		;
 }
 
 void tracer__counters(struct tracer *tr, struct pyuprof_stats *out)

@@ -36,7 +36,8 @@ int tracer__start(struct tracer **out, const struct py_target *t, enum exits exi
 void tracer__stop_tramp_watch(struct tracer *tr);
 /* A descriptor that becomes readable when events are waiting. */
 int tracer__epoll_fd(struct tracer *tr);
-/* Handles every event waiting. Returns events handled or -errno. */
+/* Handles the events waiting, up to a budget (call again while it returns > 0 and more wait).
+ * Returns events handled or -errno. */
 int tracer__consume(struct tracer *tr);
 /* Whether a thread that asks for a write is stopped by REQUEST_SIGNAL (target held). */
 void tracer__signal_requests(struct tracer *tr, bool on);
