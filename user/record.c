@@ -30,6 +30,57 @@ static bool has_privileges(void)
 	return proc_has_caps(1ull << 19 | 1ull << 38 | 1ull << 39);
 }
 
+/* --raw: the header, the command and the calibration go first; the events follow as they come
+ * (proc_rec writes them), and the end record last. Returns 0 or -errno. */
+static int raw_begin_recording(struct outputs *out, const struct session *s,
+			       struct proc_rec *root, uint64_t start_ns)
+{
+	struct raw_header rh = { .magic = RAW_MAGIC, .version = RAW_VERSION, .clock = 1 };
+	struct raw_command rc = { .type = RAW_COMMAND };
+	int err;
+
+	rh.clock = env.cpu_clock ? RAW_CLOCK_THREAD_CPU : rh.clock;
+	rh.pid = (__u32)s->pid;
+	rh.start_ns = start_ns;
+	rh.flags = root->exits == EXITS_USDT ? RAW_FLAG_EXIT_PROBE : 0;
+	snprintf(rh.python, sizeof(rh.python), "%s", root->version);
+	err = raw_begin(&out->raw, &rh);
+	if (!err) {
+		memcpy(rc.command, out->run.command, sizeof(rc.command));
+		err = raw_record(&out->raw, &rc, sizeof(rc));
+	}
+	root->rec.raw = &out->raw;
+	if (!err && s->cal.comp.call_ns) {
+		struct raw_calib cal = { .type = RAW_CALIB, .call_ns = s->cal.comp.call_ns,
+					 .inside_ns = s->cal.comp.inside_ns };
+
+		err = raw_record(&out->raw, &cal, sizeof(cal));
+	}
+	return err;
+}
+
+/* -v, and the bench: how the probes did, and how long attaching and detaching took. */
+static void say_probe_figures(const struct session *s, const struct proc_rec *root)
+{
+	uint64_t run_ns = 0, runs = 0, direct = 0;
+	uint32_t i;
+
+	for (i = 0; i < s->nprocs; i++) {
+		run_ns += s->procs[i]->bpf_run_ns;
+		runs += s->procs[i]->bpf_runs;
+		direct += s->procs[i]->direct_calls;
+	}
+	if (root && root->has_target)
+		vlog("returns from %s; %llu calls bypassed the trampoline", exits_name(root->exits),
+		     (unsigned long long)direct);
+	if (runs) /* for the bench */
+		vlog("BPF: %llu probe runs, %.0f ns each", (unsigned long long)runs,
+		     (double)run_ns / (double)runs);
+	if (!s->launched && root && root->has_target)
+		vlog("attach: probes in place %.3f s after start, first event after %.3f s; "
+		     "detach took %.3f s", (s->t_attached - s->t_start) / 1e9,
+		     s->t_first ? (s->t_first - s->t_start) / 1e9 : -1.0, s->detach_ns / 1e9);
+}
 
 int record__run(void)
 {
@@ -40,14 +91,13 @@ int record__run(void)
 		.prof = env.output, .svg = env.svg, .flamegraph = env.flamegraph,
 		.collapsed = env.collapsed, .pprof = env.pprof, .trace = env.trace, .raw = env.raw,
 	};
-	struct raw_header rh = { .magic = RAW_MAGIC, .version = RAW_VERSION, .clock = 1 };
 	struct raw_end re = { .type = RAW_END };
 	char default_prof[64], tmp_prof[] = "pyuprof.prof";
 	struct profile *merged = NULL;
 	struct proc_rec *root = NULL;
 	struct outputs out;
 	const char *failed = NULL;
-	uint64_t start_ns, stop_ns, run_ns = 0, runs = 0;
+	uint64_t start_ns, stop_ns;
 	uint32_t i;
 	int err, exit_code = 1, status;
 
@@ -71,7 +121,6 @@ int record__run(void)
 	session__install_signals();
 	tracer__set_cpu_clock(env.cpu_clock);
 	profile__set_cpu_clock(env.cpu_clock);
-	rh.clock = env.cpu_clock ? RAW_CLOCK_THREAD_CPU : rh.clock;
 	s.t_start = clock__mono_ns();
 	s.launched = env.command != NULL;
 	err = session__start(&s);
@@ -105,26 +154,8 @@ int record__run(void)
 	start_ns = clock__mono_ns();
 	err = outputs__start_trace(&out, root->rec.prof, (uint32_t)s.pid, start_ns,
 				   env.trace_min_us);
-	if (!err && env.raw) {
-		rh.pid = (__u32)s.pid;
-		rh.start_ns = start_ns;
-		rh.flags = root->exits == EXITS_USDT ? RAW_FLAG_EXIT_PROBE : 0;
-		snprintf(rh.python, sizeof(rh.python), "%s", root->version);
-		err = raw_begin(&out.raw, &rh);
-		if (!err) {
-			struct raw_command rc = { .type = RAW_COMMAND };
-
-			memcpy(rc.command, out.run.command, sizeof(rc.command));
-			err = raw_record(&out.raw, &rc, sizeof(rc));
-		}
-		root->rec.raw = &out.raw;
-		if (!err && s.cal.comp.call_ns) {
-			struct raw_calib rc = { .type = RAW_CALIB, .call_ns = s.cal.comp.call_ns,
-						.inside_ns = s.cal.comp.inside_ns };
-
-			err = raw_record(&out.raw, &rc, sizeof(rc));
-		}
-	}
+	if (!err && env.raw)
+		err = raw_begin_recording(&out, &s, root, start_ns);
 	if (!err)
 		err = seeds__apply(&root->seeds, &root->rec);
 	if (!err)
@@ -138,28 +169,9 @@ int record__run(void)
 	if (s.status_shown)
 		fputs("\r\033[K", stderr);
 	session__stop(&s, stop_ns);
-	for (i = 0; i < s.nprocs; i++) {
-		struct proc_rec *pr = s.procs[i];
-
-		proc_rec__add_counters(&bstats, &pr->bstats);
-		run_ns += pr->bpf_run_ns;
-		runs += pr->bpf_runs;
-	}
-	if (root && root->has_target) {
-		uint64_t direct = 0;
-
-		for (i = 0; i < s.nprocs; i++)
-			direct += s.procs[i]->direct_calls;
-		vlog("returns from %s; %llu calls bypassed the trampoline", exits_name(root->exits),
-		     (unsigned long long)direct);
-	}
-	if (runs) /* for the bench */
-		vlog("BPF: %llu probe runs, %.0f ns each", (unsigned long long)runs,
-		     (double)run_ns / (double)runs);
-	if (!s.launched && root && root->has_target)
-		vlog("attach: probes in place %.3f s after start, first event after %.3f s; "
-		     "detach took %.3f s", (s.t_attached - s.t_start) / 1e9,
-		     s.t_first ? (s.t_first - s.t_start) / 1e9 : -1.0, s.detach_ns / 1e9);
+	for (i = 0; i < s.nprocs; i++)
+		proc_rec__add_counters(&bstats, &s.procs[i]->bstats);
+	say_probe_figures(&s, root);
 	if (err)
 		goto cleanup;
 	if (env.live) { /* pyuprof top: nothing to write; what was lost is still said */
