@@ -115,7 +115,12 @@ for label in $PYS; do
 				sed 's/^/  | /' "$tmp/rec.err" >&2
 			fi
 		fi
-		# nothing of pyuprof's may stay behind (a fork of it keeps its command line)
+		# nothing of pyuprof's may stay behind (a fork of it keeps its command line; one
+		# that is being killed with it may still show for a moment)
+		for ((i = 0; i < 40; i++)); do
+			pgrep -f -- "-o $prof" >/dev/null || break
+			sleep 0.05
+		done
 		for pid in $(pgrep -f -- "-o $prof" || true); do
 			[[ $pid == "$rec" ]] && continue
 			echo "cycle $c ($how): a process of pyuprof's stayed behind: $(ps -o stat=,args= -p "$pid")" >&2
