@@ -45,7 +45,7 @@ $(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user deps
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 # Only the modules that touch the skeleton wait for it.
-$(OUTPUT)/user/main.o $(OUTPUT)/user/tracer.o: $(OUTPUT)/pyuprof.skel.h
+$(OUTPUT)/user/probes.o: $(OUTPUT)/pyuprof.skel.h
 
 $(OUTPUT)/libpyuprof.a: $(USER_OBJS)
 	$(call msg,AR,$@)

@@ -67,7 +67,7 @@ int main(int argc, char **argv)
 		return 64;
 	}
 	mode = argv[1];
-	err = launch_start(argv + 3, &pid, &t, &st, why, sizeof(why));
+	err = launch__start(argv + 3, &pid, &t, &st, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "bare: %s\n", why);
 		return 1;
@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 	skel->rodata->targ_tgid = pid;
 	if (bare_bpf__load(skel)) {
 		fprintf(stderr, "bare: load failed\n");
-		launch_abort(pid);
+		launch__abort(pid);
 		return 1;
 	}
 	if (!strcmp(mode, "entry") || !strcmp(mode, "both") || !strcmp(mode, "uretprobe") ||
@@ -99,9 +99,9 @@ int main(int argc, char **argv)
 			attach(skel->progs.count_return, false, &t, before_ret(&t, t.ret_offsets[i]));
 	if (!strcmp(mode, "uretprobe"))
 		attach(skel->progs.count_return, true, &t, t.eval_offset);
-	hook_setup(&hooks, &t, 0);
-	hook_preinit(&t, &hooks);
-	launch_release(pid);
+	hook__setup(&hooks, &t, 0);
+	hook__preinit(&t, &hooks);
+	launch__release(pid);
 	waitpid(pid, &st, 0);
 	printf("bare %s: %llu entries, %llu returns\n", mode, (unsigned long long)skel->bss->entries,
 	       (unsigned long long)skel->bss->returns);

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
-#include "events.h"
+#include "recorder.h"
 #include "raw.h"
 
 static double now_s(void)

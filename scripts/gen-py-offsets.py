@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""Regenerates and checks the CPython layout table of user/py_offsets.c.
+"""Regenerates and checks the CPython layout table of user/py_layouts.c.
 
 Reads the DWARF of the pyenv builds ($(pyenv root)/versions/3.{8..13}.*) through
 `gdb -batch -ex 'ptype /o ...'`, cross-checks every offset with a second gdb expression, and
@@ -10,8 +10,8 @@ their static data (PyCode_Type.tp_name, the deep-frozen code objects of 3.11/3.1
 machine-code checks also run on the pyenv builds, where DWARF says what they must find.
 
     gen-py-offsets.py              print the table array
-    gen-py-offsets.py --update     rewrite the table array in user/py_offsets.c
-    gen-py-offsets.py --check      compare user/py_offsets.c with the builds; exit 1 on mismatch
+    gen-py-offsets.py --update     rewrite the table array in user/py_layouts.c
+    gen-py-offsets.py --check      compare user/py_layouts.c with the builds; exit 1 on mismatch
     gen-py-offsets.py --check --binary /path/python3.X   also check that DWARF-less build
 
 Standard library only; runs on python3 >= 3.8. Needs gdb (and nothing else) on PATH.
@@ -28,7 +28,7 @@ import sys
 MINORS = range(8, 14)
 DEFAULT_BINARIES = ["/usr/bin/python3.11"]
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TABLE_FILE = os.path.join(REPO, "user", "py_offsets.c")
+TABLE_FILE = os.path.join(REPO, "user", "py_layouts.c")
 
 # 3.12.1 starts every thread with a C recursion budget of 1500 (two units per eval call); 3.13.0
 # (and later 3.12 releases) start with 10000. The bonus tops the budget up to this value.
@@ -914,10 +914,10 @@ def strip_c_comments(text):
 
 
 def parse_table(path):
-    """{minor: {field: value}} from the table array of user/py_offsets.c."""
+    """{minor: {field: value}} from the table array of user/py_layouts.c."""
     enum = {}
     for header in (os.path.join(REPO, "include", "py_offsets.h"),
-                   os.path.join(REPO, "user", "py_offsets.h")):
+                   os.path.join(REPO, "user", "py_layouts.h")):
         with open(header) as f:
             enum.update({k: int(v) for k, v in re.findall(r"((?:CALLER|DICT)_\w+)\s*=\s*(\d+)",
                                                           strip_c_comments(f.read()))})
@@ -1012,10 +1012,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pyenv-root", help="default: $PYENV_ROOT, `pyenv root`, ~/.pyenv")
     ap.add_argument("--check", nargs="?", const=TABLE_FILE, metavar="FILE",
-                    help="compare FILE (default user/py_offsets.c) with the builds; exit 1 if "
+                    help="compare FILE (default user/py_layouts.c) with the builds; exit 1 if "
                     "they disagree")
     ap.add_argument("--update", nargs="?", const=TABLE_FILE, metavar="FILE",
-                    help="write the table into FILE (default user/py_offsets.c) instead of stdout")
+                    help="write the table into FILE (default user/py_layouts.c) instead of stdout")
     ap.add_argument("--binary", action="append", metavar="PATH",
                     help="a build without DWARF to check from machine code and data "
                     "(default: %s, if present)" % ", ".join(DEFAULT_BINARIES))

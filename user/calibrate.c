@@ -257,7 +257,7 @@ int calibrate__figures(const struct calib_timings *plain, const struct calib_tim
 	return 0;
 }
 
-int calibrate(const char *python, uid_t uid, gid_t gid, bool cpu_clock, calib_record_fn record,
+int calibrate__run(const char *python, uid_t uid, gid_t gid, bool cpu_clock, calib_record_fn record,
 	      void *ctx, struct calibration *out, char *why, size_t why_len)
 {
 	char plain_path[] = "/tmp/pyuprof-calib-XXXXXX", probed_path[] = "/tmp/pyuprof-calib-XXXXXX";

@@ -44,7 +44,7 @@ static uint32_t find_or_add(struct calltree *ct, uint32_t parent, uint32_t func,
 	uint32_t id;
 
 	for (;; k += 2) {
-		slot = u64_map_get(&ct->index, k);
+		slot = u64_map__get(&ct->index, k);
 		if (!slot)
 			break;
 		id = (uint32_t)(*slot - 1);
@@ -55,7 +55,7 @@ static uint32_t find_or_add(struct calltree *ct, uint32_t parent, uint32_t func,
 	id = add(ct, parent, func, thread);
 	if (id == CT_NONE)
 		return CT_NONE;
-	slot = u64_map_upsert(&ct->index, k);
+	slot = u64_map__upsert(&ct->index, k);
 	if (!slot)
 		return CT_NONE;
 	*slot = (uint64_t)id + 1;
@@ -92,6 +92,6 @@ void calltree__finish(struct calltree *ct)
 void calltree__free(struct calltree *ct)
 {
 	free(ct->nodes);
-	u64_map_free(&ct->index);
+	u64_map__free(&ct->index);
 	memset(ct, 0, sizeof(*ct));
 }

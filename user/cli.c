@@ -10,7 +10,7 @@
 #include <string.h>
 #include <linux/types.h>
 #include "cli.h"
-#include "tracer.h"
+#include "probes.h"
 #include "pyuprof.h"
 
 #define STR_(x) #x
@@ -273,7 +273,7 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		env.subprocesses = true;
 		break;
 	case OPT_EXITS:
-		env.exits = exits_parse(arg);
+		env.exits = exits__parse(arg);
 		if (env.exits < 0)
 			usage_error(state, "invalid --exits: %s (want trampoline, uretprobe, ret or "
 				    "usdt)", arg);
@@ -475,7 +475,7 @@ static void top_usage(FILE *f)
 		   "Run 'pyuprof COMMAND --help' for the options.\n");
 }
 
-enum command cli_parse(int argc, char **argv)
+enum command cli__parse(int argc, char **argv)
 {
 	struct argp argp = record_argp;
 

@@ -22,7 +22,7 @@ struct env {
 	bool threads;
 	bool subprocesses; /* record: follow the processes the target starts */
 	unsigned ringbuf_mb;
-	int exits; /* record --exits: enum exits (tracer.h) */
+	int exits; /* record --exits: enum exits (probes.h) */
 	bool no_compensation; /* times as recorded, probe cost included (calibrate.h) */
 	bool cpu_clock;	      /* record --clock cpu: calls timed by their thread's CPU time */
 	unsigned top;
@@ -37,6 +37,6 @@ extern struct env env;
 enum command { CMD_RECORD = 1, CMD_REPORT, CMD_TOP, CMD_DUMP };
 
 /* Parses argv; exits 64 (EX_USAGE) on a usage error, 0 after --help. Returns the command. */
-enum command cli_parse(int argc, char **argv);
+enum command cli__parse(int argc, char **argv);
 
 #endif /* __PYUPROF_CLI_H */

@@ -25,7 +25,7 @@
 #include "pystr.h"
 #include "pyuprof.h"
 #include "thread_name.h"
-#include "tracee.h"
+#include "ptrace_hold.h"
 
 #define DUMP_MAX_THREADS 4096
 #define DUMP_MAX_FRAMES 1024 /* per thread, from the innermost */
@@ -63,7 +63,7 @@ static char *read_utf8(const struct py_target *t, uint64_t str)
 
 	if (kind == STR_UNREADABLE)
 		return strdup("???");
-	pystr_to_utf8(raw, sizeof(raw), len, kind, out, sizeof(out));
+	pystr__to_utf8(raw, sizeof(raw), len, kind, out, sizeof(out));
 	return strdup(out);
 }
 
@@ -76,24 +76,24 @@ static int frame_line(struct dump *d, uint64_t frame, uint64_t code, int first)
 	int32_t lasti;
 	int addr;
 
-	if (proc_read(t->pid, code + d->lay->code_table, &table, sizeof(table)) ||
-	    proc_read(t->pid, table + BYTES_SIZE, &size, sizeof(size)) || size < 0 ||
+	if (proc__read(t->pid, code + d->lay->code_table, &table, sizeof(table)) ||
+	    proc__read(t->pid, table + BYTES_SIZE, &size, sizeof(size)) || size < 0 ||
 	    size > LINE_TABLE_MAX ||
-	    (size && proc_read(t->pid, table + BYTES_DATA, d->table, (size_t)size)))
+	    (size && proc__read(t->pid, table + BYTES_DATA, d->table, (size_t)size)))
 		return -1;
 	if (t->minor <= 10) {
-		if (proc_read(t->pid, frame + d->lay->frame_instr, &lasti, sizeof(lasti)))
+		if (proc__read(t->pid, frame + d->lay->frame_instr, &lasti, sizeof(lasti)))
 			return -1;
 		/* f_lasti counts bytes up to 3.9, code units in 3.10 */
 		addr = t->minor == 10 && lasti >= 0 ? lasti * 2 : lasti;
 	} else {
-		if (proc_read(t->pid, frame + d->lay->frame_instr, &instr, sizeof(instr)))
+		if (proc__read(t->pid, frame + d->lay->frame_instr, &instr, sizeof(instr)))
 			return -1;
 		/* 3.11, 3.12: the last instruction run (first - 1 before the first); 3.13: the one
 		 * running or about to (_PyInterpreterFrame_LASTI) */
 		addr = (int)((int64_t)(instr - (code + d->lay->code_adaptive)));
 	}
-	return py_line(t->minor, d->table, (size_t)size, first, addr);
+	return py_lines__line(t->minor, d->table, (size_t)size, first, addr);
 }
 
 /* 1 if code is a code object, 0 if not, -1 if unreadable. */
@@ -102,9 +102,9 @@ static int is_code(const struct py_target *t, uint64_t code)
 	uint64_t type, name;
 	char buf[5];
 
-	if (proc_read(t->pid, code + t->offsets->PyObject_ob_type, &type, sizeof(type)) ||
-	    proc_read(t->pid, type + t->offsets->PyTypeObject_tp_name, &name, sizeof(name)) ||
-	    proc_read(t->pid, name, buf, sizeof(buf)))
+	if (proc__read(t->pid, code + t->offsets->PyObject_ob_type, &type, sizeof(type)) ||
+	    proc__read(t->pid, type + t->offsets->PyTypeObject_tp_name, &name, sizeof(name)) ||
+	    proc__read(t->pid, name, buf, sizeof(buf)))
 		return -1;
 	return !memcmp(buf, "code", 5);
 }
@@ -123,19 +123,19 @@ static int walk_thread(struct dump *d, struct dump_thread *th)
 
 		owner = 0;
 		if (o->frame_owner)
-			proc_read(t->pid, frame + o->frame_owner, &owner, 1);
+			proc__read(t->pid, frame + o->frame_owner, &owner, 1);
 		/* owner 3 (3.12+): a C-stack shim frame, not Python code */
-		if (owner < 3 && !proc_read(t->pid, frame + o->frame_code, &code, sizeof(code)) &&
+		if (owner < 3 && !proc__read(t->pid, frame + o->frame_code, &code, sizeof(code)) &&
 		    is_code(t, code) == 1) {
 			if (array_grow((void **)&th->frames, &th->cap, sizeof(*th->frames),
 				       th->nframes + 1))
 				return -ENOMEM;
 			f = &th->frames[th->nframes++];
 			first = 0;
-			proc_read(t->pid, code + o->PyCodeObject_co_firstlineno, &first, 4);
-			f->name = proc_read(t->pid, code + o->PyCodeObject_co_name, &s, 8)
+			proc__read(t->pid, code + o->PyCodeObject_co_firstlineno, &first, 4);
+			f->name = proc__read(t->pid, code + o->PyCodeObject_co_name, &s, 8)
 					  ? strdup("???") : read_utf8(t, s);
-			f->filename = proc_read(t->pid, code + o->PyCodeObject_co_filename, &s, 8)
+			f->filename = proc__read(t->pid, code + o->PyCodeObject_co_filename, &s, 8)
 					      ? strdup("???") : read_utf8(t, s);
 			if (!f->name || !f->filename)
 				return -ENOMEM;
@@ -145,7 +145,7 @@ static int walk_thread(struct dump *d, struct dump_thread *th)
 			    thread_name__read(t, frame, code, th->tid, th->name, sizeof(th->name)))
 				th->name[0] = 0;
 		}
-		if (proc_read(t->pid, frame + o->frame_back, &frame, sizeof(frame)))
+		if (proc__read(t->pid, frame + o->frame_back, &frame, sizeof(frame)))
 			break;
 	}
 	if (!th->name[0] && th->tid == (uint32_t)t->pid)
@@ -161,11 +161,11 @@ static uint64_t gil_holder(const struct dump *d, uint64_t interp)
 	int32_t locked = 0;
 
 	if (d->lay->interp_gil)
-		proc_read(t->pid, interp + d->lay->interp_gil, &gil, sizeof(gil));
+		proc__read(t->pid, interp + d->lay->interp_gil, &gil, sizeof(gil));
 	else if (t->runtime_addr)
 		gil = t->runtime_addr + d->lay->runtime_gil;
-	if (!gil || proc_read(t->pid, gil + GIL_LOCKED, &locked, sizeof(locked)) || !locked ||
-	    proc_read(t->pid, gil + GIL_LAST_HOLDER, &holder, sizeof(holder)))
+	if (!gil || proc__read(t->pid, gil + GIL_LOCKED, &locked, sizeof(locked)) || !locked ||
+	    proc__read(t->pid, gil + GIL_LAST_HOLDER, &holder, sizeof(holder)))
 		return 0;
 	return holder;
 }
@@ -199,7 +199,7 @@ static int running_threads(pid_t pid, pid_t *tids, int max)
 }
 
 /* With the target stopped: every thread state of every interpreter, and its frames. */
-static int walk(struct dump *d, struct tracee *held, const pid_t *run_tids, int nrun)
+static int walk(struct dump *d, struct ptrace_hold *held, const pid_t *run_tids, int nrun)
 {
 	static pid_t tids[DUMP_MAX_THREADS];
 	static uint64_t bases[DUMP_MAX_THREADS];
@@ -208,14 +208,14 @@ static int walk(struct dump *d, struct tracee *held, const pid_t *run_tids, int 
 	uint64_t interp = 0, tstate, holder;
 	int nt, i, j, k, err;
 
-	nt = tracee__fs_bases(held, t->pid, tids, bases, DUMP_MAX_THREADS);
+	nt = ptrace_hold__fs_bases(held, t->pid, tids, bases, DUMP_MAX_THREADS);
 	if (t->runtime_addr)
-		proc_read(t->pid, t->runtime_addr + o->PyRuntime_interpreters_head, &interp,
+		proc__read(t->pid, t->runtime_addr + o->PyRuntime_interpreters_head, &interp,
 			  sizeof(interp));
 	for (i = 0; interp && i < DUMP_MAX_INTERPS; i++) {
 		holder = gil_holder(d, interp);
 		tstate = 0;
-		proc_read(t->pid, interp + o->PyInterpreterState_threads_head, &tstate,
+		proc__read(t->pid, interp + o->PyInterpreterState_threads_head, &tstate,
 			  sizeof(tstate));
 		for (j = 0; tstate && j < DUMP_MAX_THREADS; j++) {
 			struct dump_thread *th;
@@ -226,7 +226,7 @@ static int walk(struct dump *d, struct tracee *held, const pid_t *run_tids, int 
 			memset(th, 0, sizeof(*th));
 			th->tstate = tstate;
 			th->gil = holder && holder == tstate;
-			proc_read(t->pid, tstate + o->PyThreadState_thread_id, &th->pthread,
+			proc__read(t->pid, tstate + o->PyThreadState_thread_id, &th->pthread,
 				  sizeof(th->pthread));
 			for (k = 0; k < nt; k++)
 				if (bases[k] == th->pthread)
@@ -237,11 +237,11 @@ static int walk(struct dump *d, struct tracee *held, const pid_t *run_tids, int 
 			err = walk_thread(d, th);
 			if (err)
 				return err;
-			if (proc_read(t->pid, tstate + o->PyThreadState_next, &tstate,
+			if (proc__read(t->pid, tstate + o->PyThreadState_next, &tstate,
 				      sizeof(tstate)))
 				break;
 		}
-		if (proc_read(t->pid, interp + o->PyInterpreterState_next, &interp, sizeof(interp)))
+		if (proc__read(t->pid, interp + o->PyInterpreterState_next, &interp, sizeof(interp)))
 			break;
 	}
 	return 0;
@@ -369,15 +369,15 @@ static void dump_free(struct dump *d)
 /* CAP_SYS_PTRACE: to stop the target and read its memory. Root has it. */
 static bool can_trace(void)
 {
-	return proc_has_caps(1ull << 19);
+	return proc__has_caps(1ull << 19);
 }
 
-int dump_run(pid_t pid, bool json)
+int dump__run(pid_t pid, bool json)
 {
 	static pid_t running[DUMP_MAX_THREADS];
 	struct py_target t;
 	struct dump d = { .t = &t };
-	struct tracee *held = NULL;
+	struct ptrace_hold *held = NULL;
 	char why[512] = "";
 	uint64_t t0, t1, t2;
 	int err, nrun;
@@ -391,7 +391,7 @@ int dump_run(pid_t pid, bool json)
 		elog("cannot dump pid %d: %s", pid, why);
 		return 1;
 	}
-	d.lay = py_line_layout(t.minor);
+	d.lay = py_lines__layout(t.minor);
 	d.table = malloc(LINE_TABLE_MAX);
 	if (!d.lay || !d.table) {
 		elog("cannot dump pid %d: %s", pid, d.lay ? strerror(ENOMEM) : "no line layout");
@@ -401,10 +401,10 @@ int dump_run(pid_t pid, bool json)
 	/* whether each thread runs, as the kernel saw it just before the stop (which shows as
 	 * "t"); a thread that is "R" is running Python or C code, not blocked */
 	nrun = running_threads(pid, running, DUMP_MAX_THREADS);
-	err = tracee__seize(&held, pid, false, NULL, NULL);
+	err = ptrace_hold__seize(&held, pid, false, NULL, NULL);
 	t0 = clock__mono_ns();
 	if (!err)
-		err = tracee__stop(held, pid);
+		err = ptrace_hold__stop(held, pid);
 	if (err) {
 		elog("cannot stop pid %d: %s%s", pid, strerror(-err),
 		     err == -EPERM ? " (is it traced by a debugger?)" : "");
@@ -414,9 +414,9 @@ int dump_run(pid_t pid, bool json)
 	err = py_target__check_live(&t, why, sizeof(why));
 	if (!err)
 		err = walk(&d, held, running, nrun);
-	tracee__resume(held, pid);
+	ptrace_hold__resume(held, pid);
 	t2 = clock__mono_ns();
-	tracee__release(held);
+	ptrace_hold__release(held);
 	held = NULL;
 	vlog("pid %d was stopped for %.3f ms: %.3f ms until every thread stood, %.3f ms of reading",
 	     pid, (t2 - t0) / 1e6, (t1 - t0) / 1e6, (t2 - t1) / 1e6);
@@ -431,7 +431,7 @@ int dump_run(pid_t pid, bool json)
 	if (err)
 		elog("cannot write the stacks: %s", strerror(-err));
 out:
-	tracee__release(held);
+	ptrace_hold__release(held);
 	dump_free(&d);
 	py_target__free(&t);
 	return err ? 1 : 0;

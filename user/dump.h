@@ -11,6 +11,6 @@
 #include <sys/types.h>
 
 /* Prints the stacks of pid on stdout. Returns the exit status: 0, or 1 (reported). */
-int dump_run(pid_t pid, bool json);
+int dump__run(pid_t pid, bool json);
 
 #endif /* __PYUPROF_DUMP_H */

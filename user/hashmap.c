@@ -5,16 +5,16 @@
 #include <string.h>
 #include "hashmap.h"
 
-void u64_map_init(struct u64_map *m)
+void u64_map__init(struct u64_map *m)
 {
 	memset(m, 0, sizeof(*m));
 }
 
-void u64_map_free(struct u64_map *m)
+void u64_map__free(struct u64_map *m)
 {
 	free(m->keys);
 	free(m->vals);
-	u64_map_init(m);
+	u64_map__init(m);
 }
 
 int array_grow(void **arr, uint32_t *cap, size_t elem, uint32_t need)
@@ -46,7 +46,7 @@ uint64_t hash_bytes(const void *p, size_t n, uint64_t seed)
 	return hash_u64(h);
 }
 
-uint64_t *u64_map_get(const struct u64_map *m, uint64_t key)
+uint64_t *u64_map__get(const struct u64_map *m, uint64_t key)
 {
 	size_t i, mask = m->cap - 1;
 
@@ -72,16 +72,16 @@ static int grow(struct u64_map *m)
 	}
 	for (i = 0; i < m->cap; i++)
 		if (m->keys[i])
-			*u64_map_upsert(&n, m->keys[i]) = m->vals[i];
-	u64_map_free(m);
+			*u64_map__upsert(&n, m->keys[i]) = m->vals[i];
+	u64_map__free(m);
 	*m = n;
 	return 0;
 }
 
-uint64_t *u64_map_upsert(struct u64_map *m, uint64_t key)
+uint64_t *u64_map__upsert(struct u64_map *m, uint64_t key)
 {
 	size_t i, mask;
-	uint64_t *v = u64_map_get(m, key);
+	uint64_t *v = u64_map__get(m, key);
 
 	if (v)
 		return v;
@@ -96,10 +96,10 @@ uint64_t *u64_map_upsert(struct u64_map *m, uint64_t key)
 	return &m->vals[i];
 }
 
-void u64_map_del(struct u64_map *m, uint64_t key)
+void u64_map__del(struct u64_map *m, uint64_t key)
 {
 	size_t i, j, k, mask = m->cap - 1;
-	uint64_t *v = u64_map_get(m, key);
+	uint64_t *v = u64_map__get(m, key);
 
 	if (!v)
 		return;

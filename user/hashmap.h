@@ -16,14 +16,14 @@ struct u64_map {
 	size_t cap, len;
 };
 
-void u64_map_init(struct u64_map *m);
-void u64_map_free(struct u64_map *m);
+void u64_map__init(struct u64_map *m);
+void u64_map__free(struct u64_map *m);
 /* Returns the value slot for key (0 is not a valid key), or NULL. */
-uint64_t *u64_map_get(const struct u64_map *m, uint64_t key);
+uint64_t *u64_map__get(const struct u64_map *m, uint64_t key);
 /* Returns the value slot for key, inserting it with value 0; NULL on allocation failure. */
-uint64_t *u64_map_upsert(struct u64_map *m, uint64_t key);
+uint64_t *u64_map__upsert(struct u64_map *m, uint64_t key);
 /* Removes key if present (backward-shift deletion keeps probes short). */
-void u64_map_del(struct u64_map *m, uint64_t key);
+void u64_map__del(struct u64_map *m, uint64_t key);
 
 /* Makes *arr (of *cap elements of elem bytes) hold at least need, doubling from 64.
  * Returns 0 or -ENOMEM (the array is then unchanged). */

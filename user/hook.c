@@ -2,10 +2,10 @@
 /*
  * The writes themselves. process_vm_writev is not documented to store 8 bytes at once, and the
  * interpreter reads eval_frame at every call, so every function here is called with the target
- * stopped (tracee__stop), or with the thread that asked stopped by our signal: it holds its
+ * stopped (ptrace_hold__stop), or with the thread that asked stopped by our signal: it holds its
  * interpreter's GIL, so no other thread of that interpreter runs Python code meanwhile. With
  * 3.12+ per-interpreter GILs a thread of another interpreter may, so a write outside the
- * asker's own interpreter waits for the whole process to stop (hook_service).
+ * asker's own interpreter waits for the whole process to stop (hook__service).
  */
 #include <stdbool.h>
 #include <errno.h>
@@ -23,7 +23,7 @@ static uint64_t first_interp(const struct py_target *t)
 
 	if (!t->runtime_addr)
 		return 0;
-	proc_read(t->pid, t->runtime_addr + t->offsets->PyRuntime_interpreters_head, &head,
+	proc__read(t->pid, t->runtime_addr + t->offsets->PyRuntime_interpreters_head, &head,
 		  sizeof(head));
 	return head;
 }
@@ -36,7 +36,7 @@ static bool listed(const uint64_t *arr, int n, uint64_t v)
 	return false;
 }
 
-void hook_setup(struct hook_state *h, const struct py_target *t, uint64_t tramp)
+void hook__setup(struct hook_state *h, const struct py_target *t, uint64_t tramp)
 {
 	bool inlines = t->offsets->bpf.PyInterpreterState_eval_frame != 0; /* 3.11+ */
 
@@ -60,15 +60,15 @@ static bool live(const struct py_target *t, uint64_t addr, bool tstate)
 	for (interp = first_interp(t), i = 0; interp && i < MAX_HOOKED_INTERPS; i++) {
 		if (!tstate && interp == addr)
 			return true;
-		if (tstate && !proc_read(t->pid, interp + o->PyInterpreterState_threads_head, &ts,
+		if (tstate && !proc__read(t->pid, interp + o->PyInterpreterState_threads_head, &ts,
 					 sizeof(ts)))
 			for (j = 0; ts && j < MAX_THREADS; j++) {
 				if (ts == addr)
 					return true;
-				if (proc_read(t->pid, ts + o->PyThreadState_next, &ts, sizeof(ts)))
+				if (proc__read(t->pid, ts + o->PyThreadState_next, &ts, sizeof(ts)))
 					break;
 			}
-		if (proc_read(t->pid, interp + o->PyInterpreterState_next, &interp, sizeof(interp)))
+		if (proc__read(t->pid, interp + o->PyInterpreterState_next, &interp, sizeof(interp)))
 			break;
 	}
 	return false;
@@ -82,7 +82,7 @@ static int switch_interp(const struct py_target *t, struct hook_state *h, uint64
 
 	if (!h->slot)
 		return 0;
-	err = proc_read(t->pid, slot, &cur, sizeof(cur));
+	err = proc__read(t->pid, slot, &cur, sizeof(cur));
 	if (err)
 		return err;
 	if (cur != h->unset && cur != h->value) {
@@ -90,7 +90,7 @@ static int switch_interp(const struct py_target *t, struct hook_state *h, uint64
 		return 0;
 	}
 	if (cur == h->unset) {
-		err = proc_write(t->pid, slot, &h->value, sizeof(h->value));
+		err = proc__write(t->pid, slot, &h->value, sizeof(h->value));
 		if (err)
 			return err;
 	}
@@ -107,16 +107,16 @@ static int raise_budget(const struct py_target *t, struct hook_state *h, uint64_
 	int32_t remaining;
 	int err;
 
-	seen = u64_map_upsert(&h->raised, hash_u64(tstate) ^ tid);
+	seen = u64_map__upsert(&h->raised, hash_u64(tstate) ^ tid);
 	if (!seen)
 		return -ENOMEM;
 	if (*seen)
 		return 0;
-	err = proc_read(t->pid, slot, &remaining, sizeof(remaining));
+	err = proc__read(t->pid, slot, &remaining, sizeof(remaining));
 	if (err)
 		return err;
 	remaining += (int32_t)t->offsets->c_recursion_bonus;
-	err = proc_write(t->pid, slot, &remaining, sizeof(remaining));
+	err = proc__write(t->pid, slot, &remaining, sizeof(remaining));
 	/* marked only once written: a failed write is tried again at the next request */
 	if (!err) {
 		*seen = 1;
@@ -133,7 +133,7 @@ static int switch_all(const struct py_target *t, struct hook_state *h)
 
 	for (interp = first_interp(t), i = 0; interp && i < MAX_HOOKED_INTERPS && !err; i++) {
 		err = switch_interp(t, h, interp);
-		if (proc_read(t->pid, interp + t->offsets->PyInterpreterState_next, &interp,
+		if (proc__read(t->pid, interp + t->offsets->PyInterpreterState_next, &interp,
 			      sizeof(interp)))
 			break;
 	}
@@ -153,15 +153,15 @@ static int yield_hooks(const struct py_target *t, struct hook_state *h, uint64_t
 		if (interp && h->interp[i] != interp)
 			continue;
 		slot = h->interp[i] + h->slot;
-		err = proc_read(t->pid, slot, &cur, sizeof(cur));
+		err = proc__read(t->pid, slot, &cur, sizeof(cur));
 		if (!err && cur == h->value)
-			err = proc_write(t->pid, slot, &zero, sizeof(zero));
+			err = proc__write(t->pid, slot, &zero, sizeof(zero));
 	}
 	h->yields++;
 	return err;
 }
 
-int hook_preinit(const struct py_target *t, struct hook_state *h)
+int hook__preinit(const struct py_target *t, struct hook_state *h)
 {
 	if (!h->slot || !t->offsets->bpf.PyInterpreterState_eval_frame || !t->runtime_addr ||
 	    !t->offsets->PyRuntime_main_interpreter)
@@ -171,7 +171,7 @@ int hook_preinit(const struct py_target *t, struct hook_state *h)
 	return switch_interp(t, h, t->runtime_addr + t->offsets->PyRuntime_main_interpreter);
 }
 
-int hook_install(const struct py_target *t, struct hook_state *h)
+int hook__install(const struct py_target *t, struct hook_state *h)
 {
 	const struct py_offsets_entry *o = t->offsets;
 	uint64_t interp, tstate, tid;
@@ -181,25 +181,25 @@ int hook_install(const struct py_target *t, struct hook_state *h)
 		return 0;
 	for (interp = first_interp(t), i = 0; interp && i < MAX_HOOKED_INTERPS && !err; i++) {
 		err = switch_interp(t, h, interp);
-		if (proc_read(t->pid, interp + o->PyInterpreterState_threads_head, &tstate,
+		if (proc__read(t->pid, interp + o->PyInterpreterState_threads_head, &tstate,
 			      sizeof(tstate)))
 			tstate = 0;
 		for (j = 0; o->c_recursion_bonus && tstate && j < MAX_THREADS && !err; j++) {
 			tid = 0;
-			proc_read(t->pid, tstate + o->PyThreadState_native_thread_id, &tid,
+			proc__read(t->pid, tstate + o->PyThreadState_native_thread_id, &tid,
 				  sizeof(tid));
 			err = raise_budget(t, h, tstate, tid);
-			if (proc_read(t->pid, tstate + o->PyThreadState_next, &tstate,
+			if (proc__read(t->pid, tstate + o->PyThreadState_next, &tstate,
 				      sizeof(tstate)))
 				break;
 		}
-		if (proc_read(t->pid, interp + o->PyInterpreterState_next, &interp, sizeof(interp)))
+		if (proc__read(t->pid, interp + o->PyInterpreterState_next, &interp, sizeof(interp)))
 			break;
 	}
 	return err;
 }
 
-int hook_inherit(const struct py_target *t, struct hook_state *h, const struct hook_state *parent)
+int hook__inherit(const struct py_target *t, struct hook_state *h, const struct hook_state *parent)
 {
 	const struct py_offsets_entry *o = t->offsets;
 	uint64_t interp, tstate, *seen;
@@ -212,25 +212,25 @@ int hook_inherit(const struct py_target *t, struct hook_state *h, const struct h
 	/* the budgets in the copied thread states were raised in the parent already: mark them
 	 * for the child's thread (its tid is its pid), or they would be raised twice */
 	for (interp = first_interp(t), i = 0; interp && i < MAX_HOOKED_INTERPS; i++) {
-		if (proc_read(t->pid, interp + o->PyInterpreterState_threads_head, &tstate,
+		if (proc__read(t->pid, interp + o->PyInterpreterState_threads_head, &tstate,
 			      sizeof(tstate)))
 			tstate = 0;
 		for (j = 0; tstate && j < MAX_THREADS; j++) {
-			seen = u64_map_upsert(&h->raised, hash_u64(tstate) ^ (uint64_t)t->pid);
+			seen = u64_map__upsert(&h->raised, hash_u64(tstate) ^ (uint64_t)t->pid);
 			if (!seen)
 				return -ENOMEM;
 			*seen = 1;
-			if (proc_read(t->pid, tstate + o->PyThreadState_next, &tstate,
+			if (proc__read(t->pid, tstate + o->PyThreadState_next, &tstate,
 				      sizeof(tstate)))
 				break;
 		}
-		if (proc_read(t->pid, interp + o->PyInterpreterState_next, &interp, sizeof(interp)))
+		if (proc__read(t->pid, interp + o->PyInterpreterState_next, &interp, sizeof(interp)))
 			break;
 	}
 	return 0;
 }
 
-void hook_request(struct hook_state *h, const struct ev_request *r)
+void hook__request(struct hook_state *h, const struct ev_request *r)
 {
 	/* (<= 3.10 asks for the trampoline at its first calls: no reset) */
 	if ((r->what == REQ_HOOK_SETTER || r->what == REQ_HOOK_ENTRY) && !h->unset) {
@@ -254,7 +254,7 @@ static bool several_interps(const struct py_target *t)
 {
 	uint64_t interp = first_interp(t);
 
-	return interp && !proc_read(t->pid, interp + t->offsets->PyInterpreterState_next, &interp,
+	return interp && !proc__read(t->pid, interp + t->offsets->PyInterpreterState_next, &interp,
 				    sizeof(interp)) && interp;
 }
 
@@ -274,7 +274,7 @@ static bool alone_ok(const struct py_target *t, const struct hook_pending *p, in
 	return !*several;
 }
 
-int hook_service(const struct py_target *t, struct hook_state *h, pid_t tid)
+int hook__service(const struct py_target *t, struct hook_state *h, pid_t tid)
 {
 	int i, n = 0, err = 0, e, had = h->n, foreign = h->foreign, several = -1;
 	bool entry_all = false;
@@ -316,7 +316,7 @@ int hook_service(const struct py_target *t, struct hook_state *h, pid_t tid)
 	return err;
 }
 
-int hook_restore(const struct py_target *t, struct hook_state *h)
+int hook__restore(const struct py_target *t, struct hook_state *h)
 {
 	uint64_t cur;
 	int i, restored = 0;
@@ -325,15 +325,15 @@ int hook_restore(const struct py_target *t, struct hook_state *h)
 		/* only our own value: a hook someone installed since then stays theirs; an
 		 * interpreter that is gone is not written to */
 		if (!live(t, h->interp[i], false) ||
-		    proc_read(t->pid, h->interp[i] + h->slot, &cur, sizeof(cur)) || cur != h->value)
+		    proc__read(t->pid, h->interp[i] + h->slot, &cur, sizeof(cur)) || cur != h->value)
 			continue;
-		if (!proc_write(t->pid, h->interp[i] + h->slot, &h->unset, sizeof(h->unset)))
+		if (!proc__write(t->pid, h->interp[i] + h->slot, &h->unset, sizeof(h->unset)))
 			restored++;
 	}
 	return restored;
 }
 
-void hook_state_free(struct hook_state *h)
+void hook__free(struct hook_state *h)
 {
-	u64_map_free(&h->raised);
+	u64_map__free(&h->raised);
 }

@@ -5,7 +5,7 @@
  * calls), its undo, and (3.12) the raised C recursion budget that makes up for the deeper C
  * recursion. The BPF side only reads (kernels in lockdown refuse BPF writes to
  * user memory); it reports what needs writing. Every function here expects the target stopped
- * (tracee.h), or at least the thread that asked, so no thread reads a half-written pointer.
+ * (ptrace_hold.h), or at least the thread that asked, so no thread reads a half-written pointer.
  */
 #ifndef __PYUPROF_HOOK_H
 #define __PYUPROF_HOOK_H
@@ -44,31 +44,31 @@ struct hook_state {
 };
 
 /* Chooses what is written: the trampoline at tramp, or (tramp 0) the 3.11+ switch alone. */
-void hook_setup(struct hook_state *h, const struct py_target *t, uint64_t tramp);
+void hook__setup(struct hook_state *h, const struct py_target *t, uint64_t tramp);
 /* Launch mode, before the interpreter starts: switch the main interpreter (3.11+: it is static;
  * earlier ones are switched at their first call, on request). Returns 0 or -errno. */
-int hook_preinit(const struct py_target *t, struct hook_state *h);
+int hook__preinit(const struct py_target *t, struct hook_state *h);
 
 /* Attach mode, target stopped: switch every interpreter with no hook, raise every thread's
  * budget (3.12). Returns 0 or -errno. */
-int hook_install(const struct py_target *t, struct hook_state *h);
+int hook__install(const struct py_target *t, struct hook_state *h);
 
 /* A process forked from one whose hook state is parent, stopped at its birth: its memory is a
  * copy, so the parent's switches and raised budgets are already in it. Returns 0 or -errno. */
-int hook_inherit(const struct py_target *t, struct hook_state *h, const struct hook_state *parent);
+int hook__inherit(const struct py_target *t, struct hook_state *h, const struct hook_state *parent);
 /* Notes one request from the BPF side. */
-void hook_request(struct hook_state *h, const struct ev_request *r);
+void hook__request(struct hook_state *h, const struct ev_request *r);
 
 /* Does the pending requests of thread tid (stopped), or all of them if tid is 0 (target
  * stopped). Of tid's, those that would write where a thread of another interpreter may be
  * running are left pending with wait_all set: the caller keeps tid stopped and does them
  * with the whole process stopped. Returns 0 or -errno. */
-int hook_service(const struct py_target *t, struct hook_state *h, pid_t tid);
+int hook__service(const struct py_target *t, struct hook_state *h, pid_t tid);
 
 /* Target stopped: puts the unset value back in each interpreter that still holds ours.
  * Returns the number restored. */
-int hook_restore(const struct py_target *t, struct hook_state *h);
+int hook__restore(const struct py_target *t, struct hook_state *h);
 
-void hook_state_free(struct hook_state *h);
+void hook__free(struct hook_state *h);
 
 #endif /* __PYUPROF_HOOK_H */

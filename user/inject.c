@@ -282,7 +282,7 @@ int inject__find_syscall(pid_t pid, uint64_t *insn)
 	theirs = malloc(len);
 	if (!theirs)
 		return -ENOMEM;
-	err = proc_read(pid, start, theirs, len);
+	err = proc__read(pid, start, theirs, len);
 	if (!err && memcmp(theirs, (void *)mine, len))
 		err = -ENOENT;
 	free(theirs);

@@ -31,7 +31,7 @@
 static struct sigaction sigpipe_given;
 static bool sigpipe_saved;
 
-void launch_ignore_sigpipe(void)
+void launch__ignore_sigpipe(void)
 {
 	struct sigaction ign = { .sa_handler = SIG_IGN };
 
@@ -47,13 +47,13 @@ static void reap(pid_t pid)
 		;
 }
 
-void launch_abort(pid_t pid)
+void launch__abort(pid_t pid)
 {
 	kill(pid, SIGKILL);
 	reap(pid);
 }
 
-int launch_release(pid_t pid)
+int launch__release(pid_t pid)
 {
 	return ptrace(PTRACE_DETACH, pid, NULL, NULL) ? -errno : 0;
 }
@@ -77,7 +77,7 @@ static void child(char **argv, int errfd, pid_t parent)
 	_exit(127);
 }
 
-int launch_start(char **argv, pid_t *pidp, struct py_target *t, int *exit_status, char *why,
+int launch__start(char **argv, pid_t *pidp, struct py_target *t, int *exit_status, char *why,
 		 size_t why_len)
 {
 	const long options = PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL;
@@ -106,7 +106,7 @@ int launch_start(char **argv, pid_t *pidp, struct py_target *t, int *exit_status
 	    ptrace(PTRACE_SEIZE, pid, NULL, (void *)options) || kill(pid, SIGCONT)) {
 		close(fds[0]);
 		snprintf(why, why_len, "cannot trace the child process: %s", strerror(errno));
-		launch_abort(pid);
+		launch__abort(pid);
 		return -ECHILD;
 	}
 	for (;;) {
@@ -134,7 +134,7 @@ int launch_start(char **argv, pid_t *pidp, struct py_target *t, int *exit_status
 			continue;
 		sig = 0;
 		if (st >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {
-			enum py_image_kind kind = py_image_kind(pid);
+			enum py_image_kind kind = py_image__kind(pid);
 
 			if (kind == IMAGE_HAS_PYTHON)
 				goto found;
@@ -146,7 +146,7 @@ int launch_start(char **argv, pid_t *pidp, struct py_target *t, int *exit_status
 			/* syscall stops alternate entry/exit; look after each mmap returns */
 			in_syscall = !in_syscall;
 			if (!in_syscall && !ptrace(PTRACE_GETREGS, pid, NULL, &regs) &&
-			    regs.orig_rax == SYS_mmap && py_image_libpython_mapped(pid))
+			    regs.orig_rax == SYS_mmap && py_image__libpython_mapped(pid))
 				goto found;
 		} else if (st >> 16 != PTRACE_EVENT_STOP) {
 			sig = WSTOPSIG(st);
@@ -162,13 +162,13 @@ int launch_start(char **argv, pid_t *pidp, struct py_target *t, int *exit_status
 	}
 	close(fds[0]);
 	snprintf(why, why_len, "lost track of the child process: %s", strerror(-err));
-	launch_abort(pid);
+	launch__abort(pid);
 	return err;
 
 found:
 	close(fds[0]);
 	err = py_target__find(pid, t, why, why_len);
 	if (err)
-		launch_abort(pid);
+		launch__abort(pid);
 	return err;
 }

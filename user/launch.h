@@ -15,16 +15,16 @@
  * on error the child is gone (reaped), and *exit_status holds its status if it ran and
  * exited by itself (else -1).
  */
-int launch_start(char **argv, pid_t *pid, struct py_target *t, int *exit_status, char *why,
+int launch__start(char **argv, pid_t *pid, struct py_target *t, int *exit_status, char *why,
 		 size_t why_len);
 
 /* Lets the stopped child run, no longer traced. Returns 0 or -errno. */
-int launch_release(pid_t pid);
+int launch__release(pid_t pid);
 
 /* Ignores SIGPIPE in pyuprof; a launched program gets the disposition pyuprof started with. */
-void launch_ignore_sigpipe(void);
+void launch__ignore_sigpipe(void);
 
 /* Kills and reaps a child that never got released. */
-void launch_abort(pid_t pid);
+void launch__abort(pid_t pid);
 
 #endif /* __PYUPROF_LAUNCH_H */

@@ -9,7 +9,7 @@
 
 static int dump(void)
 {
-	return dump_run(env.pid, env.json);
+	return dump__run(env.pid, env.json);
 }
 
 static const struct {
@@ -24,7 +24,7 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-	enum command cmd = cli_parse(argc, argv);
+	enum command cmd = cli__parse(argc, argv);
 
 	log_level = env.debug ? LOG_DEBUG : env.verbose ? LOG_VERBOSE : env.quiet ? LOG_ERROR
 										: LOG_INFO;

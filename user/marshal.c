@@ -21,7 +21,7 @@
 #define PYLONG_MARSHAL_SHIFT 15
 #define PYLONG_MARSHAL_MASK ((1u << PYLONG_MARSHAL_SHIFT) - 1)
 
-void marshal_init(struct marshal_buf *b)
+void marshal__init(struct marshal_buf *b)
 {
 	b->data = NULL;
 	b->len = 0;
@@ -29,10 +29,10 @@ void marshal_init(struct marshal_buf *b)
 	b->err = 0;
 }
 
-void marshal_free(struct marshal_buf *b)
+void marshal__free(struct marshal_buf *b)
 {
 	free(b->data);
-	marshal_init(b);
+	marshal__init(b);
 }
 
 /* Returns a pointer to n writable bytes at the end of the buffer (len already advanced), or
@@ -99,23 +99,23 @@ static void put_code_count(struct marshal_buf *b, unsigned char code, size_t n)
 	put_le32(p + 1, n);
 }
 
-void marshal_dict_begin(struct marshal_buf *b)
+void marshal__dict_begin(struct marshal_buf *b)
 {
 	put_byte(b, '{');
 }
 
-void marshal_dict_end(struct marshal_buf *b)
+void marshal__dict_end(struct marshal_buf *b)
 {
 	/* TYPE_NULL terminates a dict. */
 	put_byte(b, '0');
 }
 
-void marshal_tuple_begin(struct marshal_buf *b, uint32_t n)
+void marshal__tuple_begin(struct marshal_buf *b, uint32_t n)
 {
 	put_code_count(b, '(', n);
 }
 
-void marshal_str(struct marshal_buf *b, const char *utf8, size_t len)
+void marshal__str(struct marshal_buf *b, const char *utf8, size_t len)
 {
 	unsigned char *p;
 
@@ -127,7 +127,7 @@ void marshal_str(struct marshal_buf *b, const char *utf8, size_t len)
 		memcpy(p, utf8, len);
 }
 
-void marshal_int(struct marshal_buf *b, int64_t v)
+void marshal__int(struct marshal_buf *b, int64_t v)
 {
 	unsigned char digits[2 * 5]; /* 64 bits need at most 5 digits of 15 bits */
 	unsigned char *p;
@@ -161,7 +161,7 @@ void marshal_int(struct marshal_buf *b, int64_t v)
 	memcpy(p + 5, digits, 2 * n);
 }
 
-void marshal_float(struct marshal_buf *b, double v)
+void marshal__float(struct marshal_buf *b, double v)
 {
 	unsigned char *p = reserve(b, 9);
 	uint64_t bits;

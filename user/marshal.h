@@ -15,14 +15,14 @@ struct marshal_buf {
 	int err; /* first error (-ENOMEM), sticky: later calls do nothing */
 };
 
-void marshal_init(struct marshal_buf *b);
-void marshal_free(struct marshal_buf *b);
+void marshal__init(struct marshal_buf *b);
+void marshal__free(struct marshal_buf *b);
 
-void marshal_dict_begin(struct marshal_buf *b);
-void marshal_dict_end(struct marshal_buf *b);
-void marshal_tuple_begin(struct marshal_buf *b, uint32_t n); /* then exactly n items */
-void marshal_str(struct marshal_buf *b, const char *utf8, size_t len);
-void marshal_int(struct marshal_buf *b, int64_t v); /* 'i' when it fits in int32, else 'l' */
-void marshal_float(struct marshal_buf *b, double v);
+void marshal__dict_begin(struct marshal_buf *b);
+void marshal__dict_end(struct marshal_buf *b);
+void marshal__tuple_begin(struct marshal_buf *b, uint32_t n); /* then exactly n items */
+void marshal__str(struct marshal_buf *b, const char *utf8, size_t len);
+void marshal__int(struct marshal_buf *b, int64_t v); /* 'i' when it fits in int32, else 'l' */
+void marshal__float(struct marshal_buf *b, double v);
 
 #endif /* __PYUPROF_MARSHAL_H */

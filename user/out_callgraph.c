@@ -44,14 +44,14 @@ static void sb_text(struct strbuf *b, const char *text, bool tooltip)
 	while (*s) {
 		n = xml_utf8_len(s, 4);
 		if (*s == '\\') {
-			strbuf_printf(b, tooltip ? "\\\\\\\\" : "\\\\");
+			strbuf__printf(b, tooltip ? "\\\\\\\\" : "\\\\");
 		} else if (*s == '&') {
-			strbuf_printf(b, "&amp;");
+			strbuf__printf(b, "&amp;");
 		} else if (!n || *s < 0x20 || *s == 0x7f) {
-			strbuf_printf(b, "\xef\xbf\xbd");
+			strbuf__printf(b, "\xef\xbf\xbd");
 			n = n ? n : 1;
 		} else {
-			strbuf_printf(b, "%.*s", (int)n, (const char *)s);
+			strbuf__printf(b, "%.*s", (int)n, (const char *)s);
 		}
 		s += n ? n : 1;
 	}
@@ -61,13 +61,13 @@ static void sb_time(struct strbuf *b, uint64_t ns)
 {
 	/* gprof2dot prints str(seconds); a unit reads better at a glance and keeps labels short */
 	if (ns >= 1000000000ULL)
-		strbuf_printf(b, "%.3f s", ns / 1e9);
+		strbuf__printf(b, "%.3f s", ns / 1e9);
 	else if (ns >= 1000000ULL)
-		strbuf_printf(b, "%.3f ms", ns / 1e6);
+		strbuf__printf(b, "%.3f ms", ns / 1e6);
 	else if (ns >= 1000ULL)
-		strbuf_printf(b, "%.3f \xc2\xb5s", ns / 1e3);
+		strbuf__printf(b, "%.3f \xc2\xb5s", ns / 1e3);
 	else
-		strbuf_printf(b, "%llu ns", (unsigned long long)ns);
+		strbuf__printf(b, "%llu ns", (unsigned long long)ns);
 }
 
 /* 19631 -> "19,631": counts of millions read at a glance */
@@ -78,8 +78,8 @@ static void sb_count(struct strbuf *b, uint64_t n)
 
 	for (i = 0; i < len; i++) {
 		if (i && (len - i) % 3 == 0)
-			strbuf_printf(b, ",");
-		strbuf_printf(b, "%c", digits[i]);
+			strbuf__printf(b, ",");
+		strbuf__printf(b, "%c", digits[i]);
 	}
 }
 
@@ -312,23 +312,23 @@ static int add_node(Agraph_t *g, Agsym_t **sym, const struct func *f, uint32_t r
 	if (!*node)
 		return -ENOMEM;
 	/* name, file:line, total %, (self %), total time, calls: gprof2dot's order */
-	strbuf_clear(b);
+	strbuf__clear(b);
 	sb_text(b, func__label(f), false);
-	strbuf_printf(b, "\\n");
+	strbuf__printf(b, "\\n");
 	sb_text(b, base ? base + 1 : f->filename, false);
-	strbuf_printf(b, ":%d\\n%.2f%%\\n(%.2f%%)\\n", f->firstlineno, w * 100.0,
+	strbuf__printf(b, ":%d\\n%.2f%%\\n(%.2f%%)\\n", f->firstlineno, w * 100.0,
 		  ratio(f->st.inline_ns, sel->self_ns) * 100.0);
 	sb_time(b, f->st.total_ns);
 	/* gprof2dot shows a function's nc, all of its calls, recursive ones included */
-	strbuf_printf(b, "\\n");
+	strbuf__printf(b, "\\n");
 	sb_count(b, f->st.calls);
-	strbuf_printf(b, "\xc3\x97");
+	strbuf__printf(b, "\xc3\x97");
 	if (b->err)
 		return b->err;
 	temperature(w, rgb);
 	if (set(*node, sym[N_LABEL], b->s) || set(*node, sym[N_COLOR], rgb))
 		return -ENOMEM;
-	strbuf_clear(b);
+	strbuf__clear(b);
 	sb_text(b, f->filename, true);
 	if (b->err)
 		return b->err;
@@ -350,14 +350,14 @@ static int add_edge(Agraph_t *g, Agsym_t **sym, const struct edge *e, Agnode_t *
 	 * of the pair: "3x" on a recursive self-loop beside a box of 47,880 calls. Both, then:
 	 * all calls, and the primitive ones where some were recursive.
 	 */
-	strbuf_clear(b);
-	strbuf_printf(b, "%.2f%%\\n", w * 100.0);
+	strbuf__clear(b);
+	strbuf__printf(b, "%.2f%%\\n", w * 100.0);
 	sb_count(b, e->st.calls);
-	strbuf_printf(b, "\xc3\x97");
+	strbuf__printf(b, "\xc3\x97");
 	if (e->st.rec_calls) {
-		strbuf_printf(b, " (");
+		strbuf__printf(b, " (");
 		sb_count(b, e->st.calls - e->st.rec_calls);
-		strbuf_printf(b, " primitive)");
+		strbuf__printf(b, " primitive)");
 	}
 	if (b->err)
 		return b->err;
@@ -381,31 +381,31 @@ static int add_legend(Agraph_t *g, const struct profile *p, const struct selecti
 		      double node_thres, double edge_thres, const struct run_info *run,
 		      struct strbuf *b)
 {
-	strbuf_clear(b);
-	strbuf_printf(b, "pyuprof");
+	strbuf__clear(b);
+	strbuf__printf(b, "pyuprof");
 	if (run && run->command[0]) {
-		strbuf_printf(b, ": ");
+		strbuf__printf(b, ": ");
 		sb_text(b, run->command, false);
 	}
 	if (run && run->pid)
-		strbuf_printf(b, " (pid %u)", run->pid);
+		strbuf__printf(b, " (pid %u)", run->pid);
 	if (run && run->wall_ns) {
-		strbuf_printf(b, ", ");
+		strbuf__printf(b, ", ");
 		sb_time(b, run->wall_ns);
-		strbuf_printf(b, " wall");
+		strbuf__printf(b, " wall");
 	}
-	strbuf_printf(b, "; ");
+	strbuf__printf(b, "; ");
 	sb_count(b, p->n.calls);
-	strbuf_printf(b, " calls in %u thread%s\\l100%% = ", p->nthreads,
+	strbuf__printf(b, " calls in %u thread%s\\l100%% = ", p->nthreads,
 		      p->nthreads == 1 ? "" : "s");
 	sb_time(b, (uint64_t)sel->total_ns);
-	strbuf_printf(b, " (the larger of the sum of self times and the longest total time, as "
+	strbuf__printf(b, " (the larger of the sum of self times and the longest total time, as "
 			 "gprof2dot)\\l%u of %u functions drawn: %u under %.2f%% total left out "
 			 "(--node-thres); %u of %u caller-callee pairs drawn: the others under "
 			 "%.2f%% (--edge-thres) or to a function left out\\l",
 		      sel->nnodes, sel->nlisted, sel->nlisted - sel->nnodes, node_thres * 100.0,
 		      sel->nedges, sel->nlisted_edges, edge_thres * 100.0);
-	strbuf_printf(b, "box: name, file:line, total %% (callees included), (self %%), total "
+	strbuf__printf(b, "box: name, file:line, total %% (callees included), (self %%), total "
 			 "time, calls; arrow: total %% of the calls, calls (primitive: not nested "
 			 "in a call of the same pair); colour and width grow with total %%\\l");
 	if (b->err)
@@ -463,7 +463,7 @@ static int graphviz_msg(char *msg)
 	return 0;
 }
 
-int callgraph_write(const struct profile *p, double node_thres_pct, double edge_thres_pct,
+int callgraph__write(const struct profile *p, double node_thres_pct, double edge_thres_pct,
 		    const struct run_info *run, struct outfile *out)
 {
 	agusererrf prev_errf = agseterrf(graphviz_msg);

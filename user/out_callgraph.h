@@ -19,7 +19,7 @@
  * -ENOMEM, -EIO (graphviz failed), -ENODATA (no function reaches node_thres_pct), or the error
  * of outfile__write().
  */
-int callgraph_write(const struct profile *p, double node_thres_pct, double edge_thres_pct,
+int callgraph__write(const struct profile *p, double node_thres_pct, double edge_thres_pct,
 		    const struct run_info *run, struct outfile *out);
 
 #endif /* __PYUPROF_OUT_CALLGRAPH_H */

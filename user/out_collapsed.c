@@ -46,7 +46,7 @@ static uint32_t fold_child(struct fold *f, struct u64_map *index, uint32_t paren
 	uint32_t id;
 
 	for (;; k += 2) {
-		slot = u64_map_get(index, k);
+		slot = u64_map__get(index, k);
 		if (!slot)
 			break;
 		id = (uint32_t)(*slot - 1);
@@ -56,7 +56,7 @@ static uint32_t fold_child(struct fold *f, struct u64_map *index, uint32_t paren
 	id = fold_add(f, parent, func, CT_NONE);
 	if (id == CT_NONE)
 		return CT_NONE;
-	slot = u64_map_upsert(index, k);
+	slot = u64_map__upsert(index, k);
 	if (!slot)
 		return CT_NONE;
 	*slot = (uint64_t)id + 1;
@@ -138,7 +138,7 @@ static int sort_children(const struct profile *p, struct fold *f)
 	return 0;
 }
 
-int fold_build(const struct profile *p, bool per_thread, struct fold *f)
+int fold__build(const struct profile *p, bool per_thread, struct fold *f)
 {
 	const struct calltree *ct = &p->tree;
 	struct u64_map index;
@@ -146,7 +146,7 @@ int fold_build(const struct profile *p, bool per_thread, struct fold *f)
 	int err = -ENOMEM;
 
 	memset(f, 0, sizeof(*f));
-	u64_map_init(&index);
+	u64_map__init(&index);
 	map = malloc(((size_t)ct->n + 1) * sizeof(*map));
 	if (!map || fold_add(f, CT_NONE, CT_NONE, CT_NONE) == CT_NONE)
 		goto out;
@@ -175,13 +175,13 @@ int fold_build(const struct profile *p, bool per_thread, struct fold *f)
 	err = sort_children(p, f);
 out:
 	free(map);
-	u64_map_free(&index);
+	u64_map__free(&index);
 	if (err)
-		fold_free(f);
+		fold__free(f);
 	return err;
 }
 
-void fold_free(struct fold *f)
+void fold__free(struct fold *f)
 {
 	free(f->nodes);
 	memset(f, 0, sizeof(*f));
@@ -205,7 +205,7 @@ static void base_label(const struct thread *t, char *buf, size_t len)
 		snprintf(buf, len, "thread-%" PRIu32, t->tid);
 }
 
-int fold_thread_label(const struct profile *p, uint32_t thread, char *buf, size_t len)
+int fold__thread_label(const struct profile *p, uint32_t thread, char *buf, size_t len)
 {
 	const struct thread *t = p->threads[thread];
 	char mine[THREAD_NAME_LEN + 16], other[THREAD_NAME_LEN + 16];
@@ -228,7 +228,7 @@ static void sb_frame_text(struct strbuf *b, const char *s)
 {
 	size_t n = strlen(s), i;
 
-	strbuf_reserve(b, n);
+	strbuf__reserve(b, n);
 	if (b->err)
 		return;
 	for (i = 0; i < n; i++) {
@@ -239,7 +239,7 @@ static void sb_frame_text(struct strbuf *b, const char *s)
 	b->s[b->len] = '\0';
 }
 
-int collapsed_write(const struct profile *p, bool per_thread, struct outfile *out)
+int collapsed__write(const struct profile *p, bool per_thread, struct outfile *out)
 {
 	struct strbuf path = { 0 }, buf = { .out = out };
 	uint64_t cum_ns = 0, written_us = 0, v;
@@ -248,7 +248,7 @@ int collapsed_write(const struct profile *p, bool per_thread, struct outfile *ou
 	struct fold f;
 	int err;
 
-	err = fold_build(p, per_thread, &f);
+	err = fold__build(p, per_thread, &f);
 	if (err)
 		return err;
 	for (i = 0; i < f.n; i++)
@@ -263,19 +263,19 @@ int collapsed_write(const struct profile *p, bool per_thread, struct outfile *ou
 
 		path.len = n->depth > 1 ? off[n->depth - 1] : 0;
 		if (n->depth > 1)
-			strbuf_printf(&path, ";");
+			strbuf__printf(&path, ";");
 		if (n->func == CT_NONE) {
 			char label[THREAD_NAME_LEN + 32];
 
-			fold_thread_label(p, n->thread, label, sizeof(label));
+			fold__thread_label(p, n->thread, label, sizeof(label));
 			sb_frame_text(&path, label);
 		} else {
 			const struct func *fn = &p->funcs[n->func];
 
 			sb_frame_text(&path, func__label(fn));
-			strbuf_printf(&path, " (");
+			strbuf__printf(&path, " (");
 			sb_frame_text(&path, fn->filename);
-			strbuf_printf(&path, ":%d)", fn->firstlineno);
+			strbuf__printf(&path, ":%d)", fn->firstlineno);
 		}
 		if (path.err) {
 			err = path.err;
@@ -290,15 +290,15 @@ int collapsed_write(const struct profile *p, bool per_thread, struct outfile *ou
 		if (!v)
 			continue;
 		written_us += v;
-		strbuf_printf(&buf, "%.*s %" PRIu64 "\n", (int)path.len, path.s, v);
-		err = strbuf_flush(&buf, 1 << 16);
+		strbuf__printf(&buf, "%.*s %" PRIu64 "\n", (int)path.len, path.s, v);
+		err = strbuf__flush(&buf, 1 << 16);
 	}
 	if (!err)
-		err = strbuf_flush(&buf, 0);
+		err = strbuf__flush(&buf, 0);
 out:
 	free(off);
 	free(path.s);
 	free(buf.s);
-	fold_free(&f);
+	fold__free(&f);
 	return err;
 }

@@ -31,8 +31,8 @@ struct fold {
 };
 
 /* Folds the finished profile's call tree. Returns 0 or -ENOMEM. */
-int fold_build(const struct profile *p, bool per_thread, struct fold *f);
-void fold_free(struct fold *f);
+int fold__build(const struct profile *p, bool per_thread, struct fold *f);
+void fold__free(struct fold *f);
 
 /* The next node of a depth-first walk from node 0 (parents before children), or CT_NONE. */
 uint32_t fold_next(const struct fold *f, uint32_t i);
@@ -41,7 +41,7 @@ uint32_t fold_next(const struct fold *f, uint32_t i);
  * A thread's label: its name, "thread-TID" when the name is unknown, and " (TID)" added when
  * another thread has the same label. Returns the length it needed (as snprintf).
  */
-int fold_thread_label(const struct profile *p, uint32_t thread, char *buf, size_t len);
+int fold__thread_label(const struct profile *p, uint32_t thread, char *buf, size_t len);
 
 /*
  * One line per call path with self time: frames "name (file:line)" joined by ';' (a ';' inside
@@ -50,6 +50,6 @@ int fold_thread_label(const struct profile *p, uint32_t thread, char *buf, size_
  * path's own; a path whose value comes out 0 is left out (its time carries into the next).
  * With per_thread each line starts with the thread's label. Returns 0 or -errno.
  */
-int collapsed_write(const struct profile *p, bool per_thread, struct outfile *out);
+int collapsed__write(const struct profile *p, bool per_thread, struct outfile *out);
 
 #endif /* __PYUPROF_OUT_COLLAPSED_H */

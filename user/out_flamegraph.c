@@ -55,26 +55,26 @@ static void put_text(struct strbuf *b, const char *s, size_t max)
 
 		l = xml_utf8_len(u + i, n - i);
 		if (!l) {
-			strbuf_puts(b, "\xef\xbf\xbd");
+			strbuf__puts(b, "\xef\xbf\xbd");
 			i++;
 			continue;
 		}
 		if (l > 1)
-			strbuf_put(b, s + i, l);
+			strbuf__put(b, s + i, l);
 		else if (c == '&')
-			strbuf_puts(b, "&amp;");
+			strbuf__puts(b, "&amp;");
 		else if (c == '<')
-			strbuf_puts(b, "&lt;");
+			strbuf__puts(b, "&lt;");
 		else if (c == '>')
-			strbuf_puts(b, "&gt;");
+			strbuf__puts(b, "&gt;");
 		else if (c == '"')
-			strbuf_puts(b, "&quot;");
+			strbuf__puts(b, "&quot;");
 		else if (c == '\'')
-			strbuf_puts(b, "&apos;");
+			strbuf__puts(b, "&apos;");
 		else if (c < 0x20 || c == 0x7f)
-			strbuf_puts(b, " ");
+			strbuf__puts(b, " ");
 		else
-			strbuf_put(b, s + i, 1);
+			strbuf__put(b, s + i, 1);
 		i += l;
 	}
 }
@@ -146,14 +146,14 @@ static void put_frame(struct strbuf *b, const struct layout *l, uint32_t i, uint
 	const char *base;
 
 	fmt_ns(tot, sizeof(tot), n->total_ns);
-	strbuf_printf(b, "<g %sdata-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%u\"><title>",
+	strbuf__printf(b, "<g %sdata-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%u\"><title>",
 		  fn ? "" : "class=\"r\" ", x, n->total_ns, n->depth);
 	if (fn) {
 		put_text(b, func__label(fn), SIZE_MAX);
-		strbuf_puts(b, "\n");
+		strbuf__puts(b, "\n");
 		put_text(b, fn->filename, SIZE_MAX);
 		fmt_ns(self, sizeof(self), n->self_ns);
-		strbuf_printf(b, ":%d\n%s (%.2f%%), self %s (%.2f%%), %" PRIu64 " call%s",
+		strbuf__printf(b, ":%d\n%s (%.2f%%), self %s (%.2f%%), %" PRIu64 " call%s",
 			  fn->firstlineno, tot, pct, self, 100.0 * n->self_ns / l->total, n->calls,
 			  n->calls == 1 ? "" : "s");
 		/* the label: name (file's base name:line), as the script rebuilds it */
@@ -166,32 +166,32 @@ static void put_frame(struct strbuf *b, const struct layout *l, uint32_t i, uint
 			snprintf(name, sizeof(name), "%s", l->per_thread ? "all threads" : "all");
 			loc[0] = '\0';
 		} else {
-			fold_thread_label(l->p, n->thread, name, sizeof(name));
+			fold__thread_label(l->p, n->thread, name, sizeof(name));
 			snprintf(loc, sizeof(loc), "tid %" PRIu32, l->p->threads[n->thread]->tid);
 		}
 		put_text(b, name, SIZE_MAX);
-		strbuf_puts(b, "\n");
+		strbuf__puts(b, "\n");
 		put_text(b, loc, SIZE_MAX);
-		strbuf_printf(b, "\n%s (%.2f%%)", tot, pct);
+		strbuf__printf(b, "\n%s (%.2f%%)", tot, pct);
 		snprintf(label, sizeof(label), "%s", name);
 		snprintf(colour, sizeof(colour), "#c4c4cc");
 	}
-	strbuf_printf(b, "</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" fill=\"%s\"/>",
+	strbuf__printf(b, "</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" fill=\"%s\"/>",
 		  FG_PAD + px, y, pw, FG_FRAME_H - 1, colour);
 	fit = pw > 6 ? (size_t)((pw - 6) / FG_CHAR_W) : 0;
 	if (fit >= 3) {
 		/* baseline 12 px below the frame's top (the script places added labels so too) */
-		strbuf_printf(b, "<text x=\"%.2f\" y=\"%u\">", FG_PAD + px + 3, y + 12);
+		strbuf__printf(b, "<text x=\"%.2f\" y=\"%u\">", FG_PAD + px + 3, y + 12);
 		chars = text_chars(label);
 		if (chars > fit) {
 			put_text(b, label, fit - 1);
-			strbuf_puts(b, "\xe2\x80\xa6"); /* ellipsis */
+			strbuf__puts(b, "\xe2\x80\xa6"); /* ellipsis */
 		} else {
 			put_text(b, label, SIZE_MAX);
 		}
-		strbuf_puts(b, "</text>");
+		strbuf__puts(b, "</text>");
 	}
-	strbuf_puts(b, "</g>\n");
+	strbuf__puts(b, "</g>\n");
 }
 
 static void put_head(struct strbuf *b, const struct layout *l, const char *title, uint32_t kept,
@@ -200,26 +200,26 @@ static void put_head(struct strbuf *b, const struct layout *l, const char *title
 	unsigned height = FG_TOP + (l->maxd + 1) * FG_FRAME_H + FG_BOTTOM;
 	char tot[32];
 
-	strbuf_printf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+	strbuf__printf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		     "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%u\" "
 		     "height=\"%u\" viewBox=\"0 0 %u %u\" data-pad=\"%u\" data-fw=\"%u\" "
 		     "data-total=\"%" PRIu64 "\" data-cw=\"%.2f\">\n",
 		  FG_WIDTH, height, FG_WIDTH, height, FG_PAD, FG_FW, l->total, FG_CHAR_W);
-	strbuf_printf(b, "<style>\n%s</style>\n", flamegraph_css);
-	strbuf_printf(b, "<rect width=\"100%%\" height=\"100%%\" fill=\"#f7f7f2\"/>\n"
+	strbuf__printf(b, "<style>\n%s</style>\n", flamegraph_css);
+	strbuf__printf(b, "<rect width=\"100%%\" height=\"100%%\" fill=\"#f7f7f2\"/>\n"
 		     "<text id=\"title\" x=\"%u\" y=\"24\">",
 		  FG_WIDTH / 2);
 	put_text(b, title ? title : "Flame Graph", SIZE_MAX);
 	fmt_ns(tot, sizeof(tot), l->total);
-	strbuf_printf(b, "</text>\n<text id=\"subtitle\" x=\"%u\" y=\"44\">", FG_WIDTH / 2);
+	strbuf__printf(b, "</text>\n<text id=\"subtitle\" x=\"%u\" y=\"44\">", FG_WIDTH / 2);
 	if (!l->total)
-		strbuf_puts(b, "No call was recorded");
+		strbuf__puts(b, "No call was recorded");
 	else
-		strbuf_printf(b, "Wall time %s in %" PRIu32 " thread%s; %" PRIu32 " frames, %" PRIu32
+		strbuf__printf(b, "Wall time %s in %" PRIu32 " thread%s; %" PRIu32 " frames, %" PRIu32
 			     " under %.1f px left out. Hover: details; click: zoom; Ctrl-F: search",
 			  tot, l->p->nthreads, l->p->nthreads == 1 ? "" : "s", kept, dropped,
 			  FG_MIN_PX);
-	strbuf_printf(b, "</text>\n"
+	strbuf__printf(b, "</text>\n"
 		     "<text id=\"reset\" class=\"btn h\" x=\"%u\" y=\"70\">Reset zoom</text>\n"
 		     "<foreignObject id=\"searchbox\" x=\"%u\" y=\"54\" width=\"260\" height=\"24\">"
 		     "<input xmlns=\"http://www.w3.org/1999/xhtml\" id=\"search\" type=\"search\" "
@@ -231,7 +231,7 @@ static void put_head(struct strbuf *b, const struct layout *l, const char *title
 		  height - 10);
 }
 
-int flamegraph_write(const struct profile *p, bool per_thread, const char *title,
+int flamegraph__write(const struct profile *p, bool per_thread, const char *title,
 		     struct outfile *out)
 {
 	struct layout l = { .p = p, .per_thread = per_thread };
@@ -241,7 +241,7 @@ int flamegraph_write(const struct profile *p, bool per_thread, const char *title
 	struct fold f;
 	int err;
 
-	err = fold_build(p, per_thread, &f);
+	err = fold__build(p, per_thread, &f);
 	if (err)
 		return err;
 	l.f = &f;
@@ -284,17 +284,17 @@ int flamegraph_write(const struct profile *p, bool per_thread, const char *title
 			continue;
 		}
 		put_frame(&b, &l, i, x);
-		strbuf_flush(&b, 1 << 16);
+		strbuf__flush(&b, 1 << 16);
 		i = fold_next(&f, i);
 	}
-	strbuf_printf(&b, "</g>\n<g id=\"tip\" class=\"h\"><rect rx=\"3\"/><text y=\"0\"/></g>\n"
+	strbuf__printf(&b, "</g>\n<g id=\"tip\" class=\"h\"><rect rx=\"3\"/><text y=\"0\"/></g>\n"
 		      "<script><![CDATA[\n%s]]></script>\n</svg>\n",
 		  flamegraph_js);
-	err = strbuf_flush(&b, 0);
+	err = strbuf__flush(&b, 0);
 out:
 	free(b.s);
 	free(size);
 	free(cursor);
-	fold_free(&f);
+	fold__free(&f);
 	return err;
 }

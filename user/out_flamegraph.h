@@ -16,7 +16,7 @@
  * with their callees; the subtitle says how many. title may be NULL. The same profile gives
  * the same bytes. Returns 0 or -errno.
  */
-int flamegraph_write(const struct profile *p, bool per_thread, const char *title,
+int flamegraph__write(const struct profile *p, bool per_thread, const char *title,
 		     struct outfile *out);
 
 #endif /* __PYUPROF_OUT_FLAMEGRAPH_H */

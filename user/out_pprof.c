@@ -29,7 +29,7 @@ static int64_t intern(struct strtab *t, const char *s)
 	uint64_t k = hash_bytes(s, strlen(s), 0) | 1, *slot;
 
 	for (;; k += 2) {
-		slot = u64_map_get(&t->index, k);
+		slot = u64_map__get(&t->index, k);
 		if (!slot)
 			break;
 		if (!strcmp(t->s[*slot - 1], s))
@@ -37,7 +37,7 @@ static int64_t intern(struct strtab *t, const char *s)
 	}
 	if (array_grow((void **)&t->s, &t->cap, sizeof(*t->s), t->n + 1))
 		return -ENOMEM;
-	slot = u64_map_upsert(&t->index, k);
+	slot = u64_map__upsert(&t->index, k);
 	if (!slot)
 		return -ENOMEM;
 	t->s[t->n] = s;
@@ -50,20 +50,20 @@ static void value_type(struct pb_buf *b, struct pb_buf *m, uint32_t field, int64
 		       int64_t unit)
 {
 	m->len = 0;
-	pb_uint(m, 1, (uint64_t)type);
-	pb_uint(m, 2, (uint64_t)unit);
-	pb_bytes(b, field, m->data, m->len);
+	pb__uint(m, 1, (uint64_t)type);
+	pb__uint(m, 2, (uint64_t)unit);
+	pb__bytes(b, field, m->data, m->len);
 }
 
 static void label(struct pb_buf *b, struct pb_buf *m, int64_t key, int64_t str, int64_t num)
 {
 	m->len = 0;
-	pb_uint(m, 1, (uint64_t)key);
+	pb__uint(m, 1, (uint64_t)key);
 	if (str >= 0)
-		pb_uint(m, 2, (uint64_t)str);
+		pb__uint(m, 2, (uint64_t)str);
 	else
-		pb_uint(m, 3, (uint64_t)num);
-	pb_bytes(b, 3, m->data, m->len);
+		pb__uint(m, 3, (uint64_t)num);
+	pb__bytes(b, 3, m->data, m->len);
 }
 
 static int encode(const struct profile *p, struct pb_buf *b)
@@ -74,10 +74,10 @@ static int encode(const struct profile *p, struct pb_buf *b)
 	uint32_t i, j;
 	int err = -ENOMEM;
 
-	pb_init(&m);
-	pb_init(&sub);
-	pb_init(&ids);
-	u64_map_init(&st.index);
+	pb__init(&m);
+	pb__init(&sub);
+	pb__init(&ids);
+	u64_map__init(&st.index);
 	thread_str = calloc(p->nthreads + 1, sizeof(*thread_str));
 	if (!thread_str || intern(&st, "") < 0)
 		goto out;
@@ -111,27 +111,27 @@ static int encode(const struct profile *p, struct pb_buf *b)
 		m.len = ids.len = 0;
 		for (j = i; j != CT_NONE && p->tree.nodes[j].func != CT_NONE;
 		     j = p->tree.nodes[j].parent)
-			pb_varint(&ids, (uint64_t)p->tree.nodes[j].func + 1);
-		pb_bytes(&m, 1, ids.data, ids.len);
+			pb__varint(&ids, (uint64_t)p->tree.nodes[j].func + 1);
+		pb__bytes(&m, 1, ids.data, ids.len);
 		ids.len = 0;
-		pb_varint(&ids, n->calls);
-		pb_varint(&ids, n->self_ns);
-		pb_bytes(&m, 2, ids.data, ids.len);
+		pb__varint(&ids, n->calls);
+		pb__varint(&ids, n->self_ns);
+		pb__bytes(&m, 2, ids.data, ids.len);
 		if (thread_str[n->thread] >= 0)
 			label(&m, &sub, k_thread, thread_str[n->thread], 0);
 		label(&m, &sub, k_tid, -1, t->tid);
 		if (t->pid || p->pid)
 			label(&m, &sub, k_pid, -1, t->pid ? t->pid : p->pid);
-		pb_bytes(b, 2, m.data, m.len);
+		pb__bytes(b, 2, m.data, m.len);
 	}
 	/* location i + 1 is function i + 1 at its first line */
 	for (i = 0; i < p->nfuncs; i++) {
 		m.len = sub.len = 0;
-		pb_uint(&m, 1, (uint64_t)i + 1);
-		pb_uint(&sub, 1, (uint64_t)i + 1);
-		pb_uint(&sub, 2, (uint64_t)(int64_t)p->funcs[i].firstlineno);
-		pb_bytes(&m, 4, sub.data, sub.len);
-		pb_bytes(b, 4, m.data, m.len);
+		pb__uint(&m, 1, (uint64_t)i + 1);
+		pb__uint(&sub, 1, (uint64_t)i + 1);
+		pb__uint(&sub, 2, (uint64_t)(int64_t)p->funcs[i].firstlineno);
+		pb__bytes(&m, 4, sub.data, sub.len);
+		pb__bytes(b, 4, m.data, m.len);
 	}
 	for (i = 0; i < p->nfuncs; i++) {
 		int64_t name = intern(&st, p->funcs[i].name);
@@ -140,39 +140,39 @@ static int encode(const struct profile *p, struct pb_buf *b)
 		if (name < 0 || file < 0)
 			goto out;
 		m.len = 0;
-		pb_uint(&m, 1, (uint64_t)i + 1);
-		pb_uint(&m, 2, (uint64_t)name);
-		pb_uint(&m, 4, (uint64_t)file);
-		pb_uint(&m, 5, (uint64_t)(int64_t)p->funcs[i].firstlineno);
-		pb_bytes(b, 5, m.data, m.len);
+		pb__uint(&m, 1, (uint64_t)i + 1);
+		pb__uint(&m, 2, (uint64_t)name);
+		pb__uint(&m, 4, (uint64_t)file);
+		pb__uint(&m, 5, (uint64_t)(int64_t)p->funcs[i].firstlineno);
+		pb__bytes(b, 5, m.data, m.len);
 	}
 	for (i = 0; i < st.n; i++)
-		pb_bytes(b, 6, st.s[i], strlen(st.s[i]));
+		pb__bytes(b, 6, st.s[i], strlen(st.s[i]));
 	if (p->last_ns > p->first_ns)
-		pb_uint(b, 10, p->last_ns - p->first_ns);
+		pb__uint(b, 10, p->last_ns - p->first_ns);
 	value_type(b, &m, 11, s_wall, s_ns);
-	pb_uint(b, 12, 1);
-	pb_uint(b, 14, (uint64_t)s_wall);
+	pb__uint(b, 12, 1);
+	pb__uint(b, 14, (uint64_t)s_wall);
 	err = b->err ? b->err : m.err ? m.err : sub.err ? sub.err : ids.err;
 out:
 	free(thread_str);
 	free(st.s);
-	u64_map_free(&st.index);
-	pb_free(&m);
-	pb_free(&sub);
-	pb_free(&ids);
+	u64_map__free(&st.index);
+	pb__free(&m);
+	pb__free(&sub);
+	pb__free(&ids);
 	return err;
 }
 
-int pprof_encode(const struct profile *p, unsigned char **buf, size_t *len)
+int pprof__encode(const struct profile *p, unsigned char **buf, size_t *len)
 {
 	struct pb_buf b;
 	int err;
 
-	pb_init(&b);
+	pb__init(&b);
 	err = encode(p, &b);
 	if (err) {
-		pb_free(&b);
+		pb__free(&b);
 		return err;
 	}
 	*buf = b.data;
@@ -213,11 +213,11 @@ static int gzip_buf(const unsigned char *in, size_t len, unsigned char **out, si
 	return 0;
 }
 
-int pprof_write(const struct profile *p, struct outfile *out)
+int pprof__write(const struct profile *p, struct outfile *out)
 {
 	unsigned char *raw = NULL, *gz = NULL;
 	size_t len = 0, gz_len = 0;
-	int err = pprof_encode(p, &raw, &len);
+	int err = pprof__encode(p, &raw, &len);
 
 	if (!err && out->gz) /* the file compresses what is written */
 		err = outfile__write(out, raw, len);

@@ -14,9 +14,9 @@
 
 /* Encodes the finished profile as profile.proto bytes (not compressed) into *buf (malloc'd).
  * Returns 0 or -ENOMEM. */
-int pprof_encode(const struct profile *p, unsigned char **buf, size_t *len);
+int pprof__encode(const struct profile *p, unsigned char **buf, size_t *len);
 
 /* Writes it to out, gzipped (by out itself when its name ends in ".gz"). Returns 0 or -errno. */
-int pprof_write(const struct profile *p, struct outfile *out);
+int pprof__write(const struct profile *p, struct outfile *out);
 
 #endif /* __PYUPROF_OUT_PPROF_H */

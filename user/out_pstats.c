@@ -7,10 +7,10 @@
 
 static void put_key(struct marshal_buf *b, const struct func *f)
 {
-	marshal_tuple_begin(b, 3);
-	marshal_str(b, f->filename, strlen(f->filename));
-	marshal_int(b, f->firstlineno);
-	marshal_str(b, f->name, strlen(f->name));
+	marshal__tuple_begin(b, 3);
+	marshal__str(b, f->filename, strlen(f->filename));
+	marshal__int(b, f->firstlineno);
+	marshal__str(b, f->name, strlen(f->name));
 }
 
 static int by_callee(const void *a, const void *b, void *arg)
@@ -21,7 +21,7 @@ static int by_callee(const void *a, const void *b, void *arg)
 	return (x > y) - (x < y);
 }
 
-int pstats_encode(const struct profile *p, struct marshal_buf *b)
+int pstats__encode(const struct profile *p, struct marshal_buf *b)
 {
 	uint32_t *order, *first, i, j, nkeys = 0;
 	bool *is_caller;
@@ -47,7 +47,7 @@ int pstats_encode(const struct profile *p, struct marshal_buf *b)
 		first[i] = j;
 	}
 
-	marshal_dict_begin(b);
+	marshal__dict_begin(b);
 	for (i = 0; i < p->nfuncs; i++) {
 		const struct func *f = &p->funcs[i];
 
@@ -55,12 +55,12 @@ int pstats_encode(const struct profile *p, struct marshal_buf *b)
 			continue;
 		nkeys++;
 		put_key(b, f);
-		marshal_tuple_begin(b, 5);
-		marshal_int(b, (int64_t)(f->st.calls - f->st.rec_calls));
-		marshal_int(b, (int64_t)f->st.calls);
-		marshal_float(b, f->st.inline_ns / 1e9);
-		marshal_float(b, f->st.total_ns / 1e9);
-		marshal_dict_begin(b);
+		marshal__tuple_begin(b, 5);
+		marshal__int(b, (int64_t)(f->st.calls - f->st.rec_calls));
+		marshal__int(b, (int64_t)f->st.calls);
+		marshal__float(b, f->st.inline_ns / 1e9);
+		marshal__float(b, f->st.total_ns / 1e9);
+		marshal__dict_begin(b);
 		for (j = first[i]; j < first[i + 1]; j++) {
 			const struct edge *e = &p->edges[order[j]];
 
@@ -68,15 +68,15 @@ int pstats_encode(const struct profile *p, struct marshal_buf *b)
 				continue;
 			put_key(b, &p->funcs[e->caller]);
 			/* note the order: callers hold (nc, cc, tt, ct), functions (cc, nc, ...) */
-			marshal_tuple_begin(b, 4);
-			marshal_int(b, (int64_t)e->st.calls);
-			marshal_int(b, (int64_t)(e->st.calls - e->st.rec_calls));
-			marshal_float(b, e->st.inline_ns / 1e9);
-			marshal_float(b, e->st.total_ns / 1e9);
+			marshal__tuple_begin(b, 4);
+			marshal__int(b, (int64_t)e->st.calls);
+			marshal__int(b, (int64_t)(e->st.calls - e->st.rec_calls));
+			marshal__float(b, e->st.inline_ns / 1e9);
+			marshal__float(b, e->st.total_ns / 1e9);
 		}
-		marshal_dict_end(b);
+		marshal__dict_end(b);
 	}
-	marshal_dict_end(b);
+	marshal__dict_end(b);
 	free(order);
 	free(first);
 	free(is_caller);

@@ -11,6 +11,6 @@
  * every function that appears as a caller also a key. Returns 0, -ENOMEM, or -ENODATA when
  * there is nothing to write (pstats refuses an empty profile).
  */
-int pstats_encode(const struct profile *p, struct marshal_buf *b);
+int pstats__encode(const struct profile *p, struct marshal_buf *b);
 
 #endif /* __PYUPROF_OUT_PSTATS_H */

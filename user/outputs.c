@@ -56,11 +56,11 @@ static int write_pstats(struct profile *p, struct outfile *out)
 	struct marshal_buf b;
 	int err;
 
-	marshal_init(&b);
-	err = pstats_encode(p, &b);
+	marshal__init(&b);
+	err = pstats__encode(p, &b);
 	if (!err)
 		err = outfile__write(out, b.data, b.len);
-	marshal_free(&b);
+	marshal__free(&b);
 	return err;
 }
 
@@ -97,7 +97,7 @@ int outputs__write(struct outputs *o, struct profile *p, double node_thres, doub
 		err = err ? err : e;
 	}
 	if (o->paths.svg) {
-		e = finish(&o->svg, o->paths.svg, callgraph_write(p, node_thres, edge_thres, &o->run, &o->svg));
+		e = finish(&o->svg, o->paths.svg, callgraph__write(p, node_thres, edge_thres, &o->run, &o->svg));
 		err = err ? err : e;
 	}
 	if (o->paths.flamegraph) {
@@ -109,16 +109,16 @@ int outputs__write(struct outputs *o, struct profile *p, double node_thres, doub
 		if (o->run.pid)
 			snprintf(title + n, sizeof(title) - n, " (pid %u)", o->run.pid);
 		e = finish(&o->flamegraph, o->paths.flamegraph,
-			   flamegraph_write(p, per_thread, title, &o->flamegraph));
+			   flamegraph__write(p, per_thread, title, &o->flamegraph));
 		err = err ? err : e;
 	}
 	if (o->paths.collapsed) {
 		e = finish(&o->collapsed, o->paths.collapsed,
-			   collapsed_write(p, per_thread, &o->collapsed));
+			   collapsed__write(p, per_thread, &o->collapsed));
 		err = err ? err : e;
 	}
 	if (o->paths.pprof) {
-		e = finish(&o->pprof, o->paths.pprof, pprof_write(p, &o->pprof));
+		e = finish(&o->pprof, o->paths.pprof, pprof__write(p, &o->pprof));
 		err = err ? err : e;
 	}
 	if (o->paths.raw) {
@@ -144,7 +144,7 @@ int outputs__write_pprof(const char *path, struct profile *p)
 	int err = outfile__open(&f, path);
 
 	if (!err)
-		err = pprof_write(p, &f);
+		err = pprof__write(p, &f);
 	return finish(&f, path, err);
 }
 

@@ -7,7 +7,7 @@
 #include <sys/uio.h>
 #include "proc.h"
 
-int proc_maps(pid_t pid, struct mapping **out)
+int proc__maps(pid_t pid, struct mapping **out)
 {
 	char path[64], line[PATH_MAX + 128];
 	struct mapping *maps = NULL, *m;
@@ -52,7 +52,7 @@ fail:
 	return err;
 }
 
-int proc_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+int proc__read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = { buf, len }, remote = { (void *)addr, len };
 	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
@@ -62,7 +62,7 @@ int proc_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
-int proc_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
+int proc__write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 {
 	struct iovec local = { (void *)buf, len }, remote = { (void *)addr, len };
 	ssize_t n = process_vm_writev(pid, &local, 1, &remote, 1, 0);
@@ -72,7 +72,7 @@ int proc_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
-int proc_alive(pid_t pid)
+int proc__alive(pid_t pid)
 {
 	char path[64], buf[512], *p;
 	FILE *f;
@@ -88,7 +88,7 @@ int proc_alive(pid_t pid)
 	return alive ? 0 : -ESRCH;
 }
 
-bool proc_has_caps(uint64_t mask)
+bool proc__has_caps(uint64_t mask)
 {
 	unsigned long long eff = 0;
 	char line[256];

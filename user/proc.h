@@ -16,17 +16,17 @@ struct mapping {
 };
 
 /* Reads the file-backed mappings of pid. Returns the count (>= 0) or -errno; *out is malloc'd. */
-int proc_maps(pid_t pid, struct mapping **out);
+int proc__maps(pid_t pid, struct mapping **out);
 
 /* Reads/writes exactly len bytes at addr in pid. Returns 0, -EFAULT on a short transfer, or
  * -errno. */
-int proc_read(pid_t pid, uint64_t addr, void *buf, size_t len);
-int proc_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
+int proc__read(pid_t pid, uint64_t addr, void *buf, size_t len);
+int proc__write(pid_t pid, uint64_t addr, const void *buf, size_t len);
 
 /* Whether pyuprof's effective capabilities hold every bit of mask (1 << CAP_...). */
-bool proc_has_caps(uint64_t mask);
+bool proc__has_caps(uint64_t mask);
 
 /* 0 if pid exists, -ESRCH if not (zombies count as gone). */
-int proc_alive(pid_t pid);
+int proc__alive(pid_t pid);
 
 #endif /* __PYUPROF_PROC_H */

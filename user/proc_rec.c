@@ -14,7 +14,7 @@
 #include "log.h"
 #include "proc_rec.h"
 
-struct proc_rec *proc_rec__new(pid_t pid, pid_t parent, struct tracee *held)
+struct proc_rec *proc_rec__new(pid_t pid, pid_t parent, struct ptrace_hold *held)
 {
 	struct proc_rec *pr = calloc(1, sizeof(*pr));
 
@@ -39,7 +39,7 @@ struct proc_rec *proc_rec__new(pid_t pid, pid_t parent, struct tracee *held)
  * exists) in the one thread launch keeps stopped. */
 struct runner {
 	pid_t pid;
-	struct tracee *held;
+	struct ptrace_hold *held;
 	uint64_t insn;
 };
 
@@ -49,7 +49,7 @@ static int run_syscall(void *ctx, struct inject_call *call)
 	int stray = 0, err;
 
 	if (r->held)
-		return tracee__inject(r->held, r->pid, r->insn, call);
+		return ptrace_hold__inject(r->held, r->pid, r->insn, call);
 	err = inject__syscalls(r->pid, r->insn, call, 1, &stray);
 	if (stray) /* the program's own signal, sent on */
 		syscall(SYS_tgkill, r->pid, r->pid, stray);
@@ -94,7 +94,7 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 	if (t->exit_probe.offset && pr->exits != EXITS_USDT)
 		wlog("Python %s still runs some calls inline (a Python __getitem__ reached by "
 		     "obj[i]); only its USDT exit sees those that call no other function, and with "
-		     "--exits %s they are missing", t->version, exits_name(pr->exits));
+		     "--exits %s they are missing", t->version, exits__name(pr->exits));
 	/* USDT exits take their entries from the trampoline too, where it can be placed */
 	if (pr->exits != EXITS_TRAMPOLINE && pr->exits != EXITS_USDT)
 		return 0;
@@ -155,9 +155,9 @@ int proc_rec__start(struct proc_rec *pr, enum rec_start how, const struct proc_r
 	err = choose_exits(pr, why, why_len);
 	if (err)
 		return err;
-	hook_setup(&pr->hooks, &pr->target, pr->tramp.addr);
+	hook__setup(&pr->hooks, &pr->target, pr->tramp.addr);
 	writes = pr->hooks.slot != 0;
-	err = tracer__start(&pr->tr, &pr->target, pr->exits, pr->tramp.path, pr->hooks.value,
+	err = probes__start(&pr->tr, &pr->target, pr->exits, pr->tramp.path, pr->hooks.value,
 			    ringbuf_mb, recorder__handle, &pr->rec);
 	if (err) {
 		snprintf(why, why_len, "cannot attach probes: %s", errstr(err));
@@ -166,11 +166,11 @@ int proc_rec__start(struct proc_rec *pr, enum rec_start how, const struct proc_r
 	if (!writes)
 		return 0;
 	if (how == REC_LAUNCHED) /* before the interpreter starts: its first call is seen */
-		err = hook_preinit(&pr->target, &pr->hooks);
+		err = hook__preinit(&pr->target, &pr->hooks);
 	else if (how == REC_ATTACHED)
-		err = hook_install(&pr->target, &pr->hooks);
+		err = hook__install(&pr->target, &pr->hooks);
 	else
-		err = hook_inherit(&pr->target, &pr->hooks, &parent->hooks);
+		err = hook__inherit(&pr->target, &pr->hooks, &parent->hooks);
 	if (err)
 		snprintf(why, why_len, "cannot switch its call inlining off: %s", strerror(-err));
 	return err;
@@ -195,17 +195,17 @@ void proc_rec__end(struct proc_rec *pr, uint64_t now_ns)
 
 	if (!pr->tr)
 		return;
-	tracer__stop_hook(pr->tr);
-	tracer__detach(pr->tr);
-	tracer__counters(pr->tr, &s);
+	probes__stop_hook(pr->tr);
+	probes__detach(pr->tr);
+	probes__counters(pr->tr, &s);
 	proc_rec__add_counters(&pr->bstats, &s);
-	tracer__exit_counters(pr->tr, &xs);
+	probes__exit_counters(pr->tr, &xs);
 	pr->direct_calls += xs.direct_calls;
-	if (!tracer__run_time(pr->tr, &run_ns, &runs)) {
+	if (!probes__run_time(pr->tr, &run_ns, &runs)) {
 		pr->bpf_run_ns += run_ns;
 		pr->bpf_runs += runs;
 	}
-	tracer__free(pr->tr);
+	probes__free(pr->tr);
 	pr->tr = NULL;
 	if (!pr->rec.stop_ns)
 		pr->rec.stop_ns = now_ns;
@@ -215,7 +215,7 @@ void proc_rec__end(struct proc_rec *pr, uint64_t now_ns)
 void proc_rec__restore(struct proc_rec *pr)
 {
 	if (pr->has_target && !pr->gone)
-		hook_restore(&pr->target, &pr->hooks);
+		hook__restore(&pr->target, &pr->hooks);
 }
 
 /* What belongs to the image the process runs: its interpreter, the writes into it, seeds. */
@@ -224,7 +224,7 @@ static void forget_image(struct proc_rec *pr)
 	if (pr->has_target)
 		py_target__free(&pr->target);
 	pr->has_target = false;
-	hook_state_free(&pr->hooks);
+	hook__free(&pr->hooks);
 	memset(&pr->hooks, 0, sizeof(pr->hooks));
 	seeds__free(&pr->seeds);
 }

@@ -10,12 +10,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "events.h"
+#include "recorder.h"
 #include "hook.h"
 #include "py_target.h"
 #include "seed.h"
-#include "tracee.h"
-#include "tracer.h"
+#include "ptrace_hold.h"
+#include "probes.h"
 #include "tramp.h"
 
 /* How a process comes to be recorded. */
@@ -29,7 +29,7 @@ struct proc_rec {
 	pid_t pid, parent; /* parent: the recorded process it was forked from, or 0 */
 	struct py_target target;
 	bool has_target;
-	struct tracer *tr; /* NULL when not recording (not Python, ended, or exec'd away) */
+	struct probes *tr; /* NULL when not recording (not Python, ended, or exec'd away) */
 	enum exits want_exits; /* asked for (record --exits); EXITS_AUTO picks */
 	enum exits exits;      /* in use for the image recorded now */
 	struct tramp tramp;    /* EXITS_TRAMPOLINE: the page in this process */
@@ -45,7 +45,7 @@ struct proc_rec {
 };
 
 /* A process not yet recorded; held is the shared ptrace hold. NULL on ENOMEM. */
-struct proc_rec *proc_rec__new(pid_t pid, pid_t parent, struct tracee *held);
+struct proc_rec *proc_rec__new(pid_t pid, pid_t parent, struct ptrace_hold *held);
 /* Whether the --exits asked for (want_exits) fit pr's interpreter (target found). Returns 0,
  * or -errno with why set. */
 int proc_rec__exits_possible(const struct proc_rec *pr, char *why, size_t why_len);

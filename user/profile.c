@@ -55,10 +55,10 @@ void profile__free(struct profile *p)
 	free(p->edges);
 	free(p->threads);
 	calltree__free(&p->tree);
-	u64_map_free(&p->func_by_key);
-	u64_map_free(&p->func_by_code);
-	u64_map_free(&p->edge_by_pair);
-	u64_map_free(&p->thread_by_tid);
+	u64_map__free(&p->func_by_key);
+	u64_map__free(&p->func_by_code);
+	u64_map__free(&p->edge_by_pair);
+	u64_map__free(&p->thread_by_tid);
 	free(p);
 }
 
@@ -79,7 +79,7 @@ static uint32_t profile__func(struct profile *p, const char *filename, const cha
 
 	/* probe past the (astronomically rare) hash collisions of different keys */
 	for (;; h = h + 1 ? h + 1 : 1) {
-		slot = u64_map_get(&p->func_by_key, h);
+		slot = u64_map__get(&p->func_by_key, h);
 		if (!slot)
 			break;
 		f = &p->funcs[*slot - 1];
@@ -96,7 +96,7 @@ static uint32_t profile__func(struct profile *p, const char *filename, const cha
 	f->firstlineno = firstlineno;
 	/* the frame 3.13's specialised class call pushes below an inlined __init__ */
 	f->shim = !strcmp(filename, "__init__") && !strcmp(name, "__init__");
-	slot = u64_map_upsert(&p->func_by_key, h);
+	slot = u64_map__upsert(&p->func_by_key, h);
 	if (!f->filename || !f->name || !slot) {
 		free(f->filename);
 		free(f->name);
@@ -114,7 +114,7 @@ int profile__code(struct profile *p, uint64_t code, const char *filename, const 
 
 	if (id == NO_ID)
 		return -ENOMEM;
-	slot = u64_map_upsert(&p->func_by_code, code);
+	slot = u64_map__upsert(&p->func_by_code, code);
 	if (!slot)
 		return -ENOMEM;
 	*slot = (uint64_t)id + 1;
@@ -134,7 +134,7 @@ static int set_qualname(struct func *f, const char *qualname)
 
 int profile__qualname(struct profile *p, uint64_t code, const char *qualname)
 {
-	uint64_t *slot = u64_map_get(&p->func_by_code, code);
+	uint64_t *slot = u64_map__get(&p->func_by_code, code);
 
 	if (!slot)
 		return -ENOENT;
@@ -143,7 +143,7 @@ int profile__qualname(struct profile *p, uint64_t code, const char *qualname)
 
 static uint32_t func_of_code(struct profile *p, uint64_t code)
 {
-	uint64_t *slot = u64_map_get(&p->func_by_code, code);
+	uint64_t *slot = u64_map__get(&p->func_by_code, code);
 
 	if (slot)
 		return (uint32_t)(*slot - 1);
@@ -160,7 +160,7 @@ static uint64_t edge_key(uint32_t caller, uint32_t callee)
 
 static uint32_t edge_of(struct profile *p, uint32_t caller, uint32_t callee)
 {
-	uint64_t *slot = u64_map_upsert(&p->edge_by_pair, edge_key(caller, callee));
+	uint64_t *slot = u64_map__upsert(&p->edge_by_pair, edge_key(caller, callee));
 	struct edge *e;
 
 	if (!slot)
@@ -168,7 +168,7 @@ static uint32_t edge_of(struct profile *p, uint32_t caller, uint32_t callee)
 	if (*slot)
 		return (uint32_t)(*slot - 1);
 	if (array_grow((void **)&p->edges, &p->edges_cap, sizeof(*p->edges), p->nedges + 1)) {
-		u64_map_del(&p->edge_by_pair, edge_key(caller, callee));
+		u64_map__del(&p->edge_by_pair, edge_key(caller, callee));
 		return NO_ID;
 	}
 	e = &p->edges[p->nedges];
@@ -187,7 +187,7 @@ static uint64_t tid_key(uint32_t tid)
 
 bool profile__has_thread(const struct profile *p, uint32_t tid)
 {
-	return u64_map_get(&p->thread_by_tid, tid_key(tid)) != NULL;
+	return u64_map__get(&p->thread_by_tid, tid_key(tid)) != NULL;
 }
 
 static struct thread *thread_of(struct profile *p, uint32_t tid)
@@ -198,7 +198,7 @@ static struct thread *thread_of(struct profile *p, uint32_t tid)
 	/* events come in runs from one thread: skip the lookup while it lasts */
 	if (p->last_thread && p->last_thread->tid == tid)
 		return p->last_thread;
-	slot = u64_map_upsert(&p->thread_by_tid, tid_key(tid));
+	slot = u64_map__upsert(&p->thread_by_tid, tid_key(tid));
 	if (!slot)
 		return NULL;
 	if (*slot)
@@ -207,7 +207,7 @@ static struct thread *thread_of(struct profile *p, uint32_t tid)
 	if (!t || array_grow((void **)&p->threads, &p->threads_cap, sizeof(*p->threads),
 		       p->nthreads + 1)) {
 		free(t);
-		u64_map_del(&p->thread_by_tid, tid_key(tid));
+		u64_map__del(&p->thread_by_tid, tid_key(tid));
 		return NULL;
 	}
 	t->tid = tid;
@@ -697,7 +697,7 @@ int profile__merge(struct profile *dst, const struct profile *src)
 			memcpy(t->name, src->threads[i]->name, sizeof(t->name));
 		if (!t->pid)
 			t->pid = src->threads[i]->pid ? src->threads[i]->pid : src->pid;
-		tmap[i] = (uint32_t)u64_map_get(&dst->thread_by_tid, tid_key(t->tid))[0] - 1;
+		tmap[i] = (uint32_t)u64_map__get(&dst->thread_by_tid, tid_key(t->tid))[0] - 1;
 	}
 	/* a node comes after its parent: map them in order */
 	for (i = 0; i < src->tree.n; i++) {

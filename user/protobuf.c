@@ -12,12 +12,12 @@
 #define WIRE_VARINT 0
 #define WIRE_LEN 2
 
-void pb_init(struct pb_buf *b)
+void pb__init(struct pb_buf *b)
 {
 	memset(b, 0, sizeof(*b));
 }
 
-void pb_free(struct pb_buf *b)
+void pb__free(struct pb_buf *b)
 {
 	free(b->data);
 	memset(b, 0, sizeof(*b));
@@ -45,7 +45,7 @@ static void put(struct pb_buf *b, const void *p, size_t n)
 	b->len += n;
 }
 
-void pb_varint(struct pb_buf *b, uint64_t v)
+void pb__varint(struct pb_buf *b, uint64_t v)
 {
 	unsigned char tmp[10];
 	size_t n = 0;
@@ -58,16 +58,16 @@ void pb_varint(struct pb_buf *b, uint64_t v)
 	put(b, tmp, n);
 }
 
-void pb_uint(struct pb_buf *b, uint32_t field, uint64_t v)
+void pb__uint(struct pb_buf *b, uint32_t field, uint64_t v)
 {
-	pb_varint(b, (uint64_t)field << 3 | WIRE_VARINT);
-	pb_varint(b, v);
+	pb__varint(b, (uint64_t)field << 3 | WIRE_VARINT);
+	pb__varint(b, v);
 }
 
-void pb_bytes(struct pb_buf *b, uint32_t field, const void *data, size_t len)
+void pb__bytes(struct pb_buf *b, uint32_t field, const void *data, size_t len)
 {
-	pb_varint(b, (uint64_t)field << 3 | WIRE_LEN);
-	pb_varint(b, len);
+	pb__varint(b, (uint64_t)field << 3 | WIRE_LEN);
+	pb__varint(b, len);
 	if (len)
 		put(b, data, len);
 }

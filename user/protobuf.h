@@ -16,14 +16,14 @@ struct pb_buf {
 	int err; /* first error (-ENOMEM), sticky: later calls do nothing */
 };
 
-void pb_init(struct pb_buf *b);
-void pb_free(struct pb_buf *b);
+void pb__init(struct pb_buf *b);
+void pb__free(struct pb_buf *b);
 
 /* Field `field` as a varint (int64, uint64 and bool fields); 0 is written too. */
-void pb_uint(struct pb_buf *b, uint32_t field, uint64_t v);
+void pb__uint(struct pb_buf *b, uint32_t field, uint64_t v);
 /* Field `field` as length-delimited bytes: strings, packed arrays, nested messages. */
-void pb_bytes(struct pb_buf *b, uint32_t field, const void *data, size_t len);
+void pb__bytes(struct pb_buf *b, uint32_t field, const void *data, size_t len);
 /* A bare varint (the elements of a packed repeated field). */
-void pb_varint(struct pb_buf *b, uint64_t v);
+void pb__varint(struct pb_buf *b, uint64_t v);
 
 #endif /* __PYUPROF_PROTOBUF_H */

@@ -7,7 +7,7 @@
 #include "proc.h"
 #include "py_image.h"
 
-enum py_image_kind py_image_kind(pid_t pid)
+enum py_image_kind py_image__kind(pid_t pid)
 {
 	char path[64];
 	struct elf_file *ef;
@@ -25,10 +25,10 @@ enum py_image_kind py_image_kind(pid_t pid)
 	return kind;
 }
 
-bool py_image_libpython_mapped(pid_t pid)
+bool py_image__libpython_mapped(pid_t pid)
 {
 	struct mapping *maps;
-	int n = proc_maps(pid, &maps), i;
+	int n = proc__maps(pid, &maps), i;
 	bool found = false;
 
 	for (i = 0; i < n && !found; i++) {

@@ -16,9 +16,9 @@ enum py_image_kind {
 	IMAGE_NEEDS_LIBPYTHON,	/* the interpreter comes with a libpython the loader maps */
 };
 
-enum py_image_kind py_image_kind(pid_t pid);
+enum py_image_kind py_image__kind(pid_t pid);
 /* True once the loader has mapped libpython's data segment (its last mapping): the
  * eval_frame switch can be written there before the interpreter starts. */
-bool py_image_libpython_mapped(pid_t pid);
+bool py_image__libpython_mapped(pid_t pid);
 
 #endif /* __PYUPROF_PY_IMAGE_H */

@@ -21,7 +21,7 @@ static const struct py_line_layout layouts[] = {
 	  .interp_gil = 16 },
 };
 
-const struct py_line_layout *py_line_layout(unsigned minor)
+const struct py_line_layout *py_lines__layout(unsigned minor)
 {
 	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
 		if (layouts[i].minor == minor)
@@ -116,7 +116,7 @@ static int locations(const uint8_t *t, size_t n, int line, int addr)
 	return -1;
 }
 
-int py_line(unsigned minor, const uint8_t *tab, size_t n, int first, int addr)
+int py_lines__line(unsigned minor, const uint8_t *tab, size_t n, int first, int addr)
 {
 	if (addr < 0)
 		return first;

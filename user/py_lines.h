@@ -4,7 +4,7 @@
  * the frame's last instruction through its code's line table, whose format changed twice
  * (co_lnotab up to 3.9, co_linetable in 3.10, the location table from 3.11 on). Also where
  * that instruction and the GIL's holder are, per minor version: only `pyuprof dump` needs
- * them, so they live here rather than in the recorder's table (py_offsets.c).
+ * them, so they live here rather than in the layout table (py_layouts.c).
  */
 #ifndef __PYUPROF_PY_LINES_H
 #define __PYUPROF_PY_LINES_H
@@ -33,13 +33,13 @@ struct py_line_layout {
 #define LINE_TABLE_MAX (1 << 20) /* bytes of a line table we read at most */
 
 /* The layout for 3.minor, or NULL. */
-const struct py_line_layout *py_line_layout(unsigned minor);
+const struct py_line_layout *py_lines__layout(unsigned minor);
 
 /*
  * The line of the instruction at byte offset addr of a code object starting at line first,
  * from its line table tab (n bytes) in the format of 3.minor; addr < 0 (not started) gives
  * first. Returns the line, or -1 where the table says the instruction has none.
  */
-int py_line(unsigned minor, const uint8_t *tab, size_t n, int first, int addr);
+int py_lines__line(unsigned minor, const uint8_t *tab, size_t n, int first, int addr);
 
 #endif /* __PYUPROF_PY_LINES_H */

@@ -228,11 +228,11 @@ int py_target__find(pid_t pid, struct py_target *t, char *why, size_t why_len)
 
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
-	if (proc_alive(pid)) {
+	if (proc__alive(pid)) {
 		snprintf(why, why_len, "no process with pid %d", pid);
 		return -ESRCH;
 	}
-	n = proc_maps(pid, &maps);
+	n = proc__maps(pid, &maps);
 	if (n < 0) {
 		snprintf(why, why_len, "cannot read /proc/%d/maps: %s", pid, strerror(-n));
 		return n;
@@ -274,13 +274,13 @@ uint64_t py_target__current_frame(const struct py_target *t, uint64_t tstate)
 	uint64_t frame = 0, cframe = 0;
 
 	if (o->PyThreadState_frame)
-		proc_read(t->pid, tstate + o->PyThreadState_frame, &frame, sizeof(frame));
+		proc__read(t->pid, tstate + o->PyThreadState_frame, &frame, sizeof(frame));
 	else if (o->bpf.caller_mode == CALLER_FROM_TSTATE)
-		proc_read(t->pid, tstate + o->bpf.PyThreadState_current_frame, &frame,
+		proc__read(t->pid, tstate + o->bpf.PyThreadState_current_frame, &frame,
 			  sizeof(frame));
-	else if (!proc_read(t->pid, tstate + o->bpf.PyThreadState_cframe, &cframe,
+	else if (!proc__read(t->pid, tstate + o->bpf.PyThreadState_cframe, &cframe,
 			    sizeof(cframe)) && cframe)
-		proc_read(t->pid, cframe + o->bpf.PyCFrame_current_frame, &frame, sizeof(frame));
+		proc__read(t->pid, cframe + o->bpf.PyCFrame_current_frame, &frame, sizeof(frame));
 	return frame;
 }
 
@@ -295,8 +295,8 @@ uint8_t py_target__read_str(const struct py_target *t, uint64_t str, char *dst, 
 	size_t n;
 
 	*len_out = 0;
-	if (proc_read(t->pid, str + o->PyUnicode_length, &len, sizeof(len)) ||
-	    proc_read(t->pid, str + o->PyUnicode_state, &state, sizeof(state)) || len < 0 ||
+	if (proc__read(t->pid, str + o->PyUnicode_length, &len, sizeof(len)) ||
+	    proc__read(t->pid, str + o->PyUnicode_state, &state, sizeof(state)) || len < 0 ||
 	    !(state & (1 << 5)))
 		return STR_UNREADABLE;
 	kind = (state >> 2) & 7;
@@ -310,7 +310,7 @@ uint8_t py_target__read_str(const struct py_target *t, uint64_t str, char *dst, 
 	if (n > cap)
 		n = cap;
 	*len_out = (__u32)len;
-	if (n && proc_read(t->pid, data, dst, n))
+	if (n && proc__read(t->pid, data, dst, n))
 		return STR_UNREADABLE;
 	return (uint8_t)kind;
 }
@@ -322,9 +322,9 @@ static int is_code(const struct py_target *t, uint64_t code)
 	uint64_t type, name;
 	char buf[5];
 
-	if (!code || proc_read(t->pid, code + o->PyObject_ob_type, &type, sizeof(type)) ||
-	    proc_read(t->pid, type + o->PyTypeObject_tp_name, &name, sizeof(name)) ||
-	    proc_read(t->pid, name, buf, sizeof(buf)))
+	if (!code || proc__read(t->pid, code + o->PyObject_ob_type, &type, sizeof(type)) ||
+	    proc__read(t->pid, type + o->PyTypeObject_tp_name, &name, sizeof(name)) ||
+	    proc__read(t->pid, name, buf, sizeof(buf)))
 		return -1;
 	return !memcmp(buf, "code", 5);
 }
@@ -337,9 +337,9 @@ int py_target__check_live(const struct py_target *t, char *why, size_t why_len)
 	int n, depth, ok;
 
 	if (!t->runtime_addr ||
-	    proc_read(t->pid, t->runtime_addr + o->PyRuntime_interpreters_head, &interp,
+	    proc__read(t->pid, t->runtime_addr + o->PyRuntime_interpreters_head, &interp,
 		      sizeof(interp)) || !interp ||
-	    proc_read(t->pid, interp + o->PyInterpreterState_threads_head, &tstate,
+	    proc__read(t->pid, interp + o->PyInterpreterState_threads_head, &tstate,
 		      sizeof(tstate)))
 		return 0;
 	/* the threads are running: a frame may change under us, so only a clear answer counts */
@@ -348,10 +348,10 @@ int py_target__check_live(const struct py_target *t, char *why, size_t why_len)
 		for (depth = 0; frame && depth < 16; depth++) {
 			owner = 0;
 			if (o->bpf.frame_owner)
-				proc_read(t->pid, frame + o->bpf.frame_owner, &owner, 1);
+				proc__read(t->pid, frame + o->bpf.frame_owner, &owner, 1);
 			code = 0;
 			if (owner < 3 && /* not a C-stack shim frame (3.12+) */
-			    !proc_read(t->pid, frame + o->bpf.frame_code, &code, sizeof(code))) {
+			    !proc__read(t->pid, frame + o->bpf.frame_code, &code, sizeof(code))) {
 				ok = is_code(t, code);
 				if (ok == 1)
 					return 0;
@@ -362,10 +362,10 @@ int py_target__check_live(const struct py_target *t, char *why, size_t why_len)
 					return -EINVAL;
 				}
 			}
-			if (proc_read(t->pid, frame + o->bpf.frame_back, &frame, sizeof(frame)))
+			if (proc__read(t->pid, frame + o->bpf.frame_back, &frame, sizeof(frame)))
 				break;
 		}
-		if (proc_read(t->pid, tstate + o->PyThreadState_next, &tstate, sizeof(tstate)))
+		if (proc__read(t->pid, tstate + o->PyThreadState_next, &tstate, sizeof(tstate)))
 			break;
 	}
 	return 0;

@@ -2,7 +2,7 @@
 /*
  * The CPython runtime inside a target process: which ELF object holds the interpreter, its
  * version (from the ELF and memory, never by running it), the layout table that fits, and the
- * file offsets and addresses the tracer needs.
+ * file offsets and addresses the probes need.
  */
 #ifndef __PYUPROF_PY_TARGET_H
 #define __PYUPROF_PY_TARGET_H
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "elf_syms.h"
-#include "py_offsets.h"
+#include "py_layouts.h"
 
 struct py_target {
 	pid_t pid;

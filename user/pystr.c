@@ -36,7 +36,7 @@ static size_t unreadable(char *out, size_t out_len)
 	return strlen(out);
 }
 
-size_t pystr_to_utf8(const void *raw, size_t raw_bytes, uint32_t len, uint8_t kind, char *out,
+size_t pystr__to_utf8(const void *raw, size_t raw_bytes, uint32_t len, uint8_t kind, char *out,
 		     size_t out_len)
 {
 	const unsigned char *s = raw;

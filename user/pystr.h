@@ -11,7 +11,7 @@
  * Writes NUL-terminated UTF-8 to out (lone surrogates encoded as marshal's "surrogatepass"
  * does) and returns its length; a str longer than what was copied ends in "...".
  */
-size_t pystr_to_utf8(const void *raw, size_t raw_bytes, uint32_t len, uint8_t kind, char *out,
+size_t pystr__to_utf8(const void *raw, size_t raw_bytes, uint32_t len, uint8_t kind, char *out,
 		     size_t out_len);
 
 #endif /* __PYUPROF_PYSTR_H */

@@ -10,7 +10,7 @@
 #include <zlib.h>
 #include "raw.h"
 
-int raw_begin(struct outfile *o, const struct raw_header *h)
+int raw__begin(struct outfile *o, const struct raw_header *h)
 {
 	int err = outfile__write(o, h, sizeof(*h));
 	int fd;
@@ -27,7 +27,7 @@ int raw_begin(struct outfile *o, const struct raw_header *h)
 	return 0;
 }
 
-int raw_record(struct outfile *o, const void *data, uint32_t size)
+int raw__record(struct outfile *o, const void *data, uint32_t size)
 {
 	int err = outfile__write(o, &size, sizeof(size));
 
@@ -88,7 +88,7 @@ static int open_checked(const char *path, struct raw_header *h, char *why, size_
 	return fd;
 }
 
-int raw_header_read(const char *path, struct raw_header *h, char *why, size_t why_len)
+int raw__read_header(const char *path, struct raw_header *h, char *why, size_t why_len)
 {
 	int fd = open_checked(path, h, why, why_len);
 
@@ -101,7 +101,7 @@ int raw_header_read(const char *path, struct raw_header *h, char *why, size_t wh
 /* Decompressed bytes read ahead: one gzread per chunk, not two per record. */
 #define READ_CHUNK (256 * 1024)
 
-int raw_read(const char *path, struct raw_header *h, struct raw_end *end,
+int raw__read(const char *path, struct raw_header *h, struct raw_end *end,
 	     int (*fn)(void *ctx, void *data, size_t size), void *ctx, uint64_t *records,
 	     char *why, size_t why_len)
 {

@@ -81,12 +81,12 @@ struct raw_end {
 };
 
 /* Writes the header and starts compressing. Returns 0 or -errno. */
-int raw_begin(struct outfile *o, const struct raw_header *h);
+int raw__begin(struct outfile *o, const struct raw_header *h);
 /* Appends one record. Returns 0 or -errno. */
-int raw_record(struct outfile *o, const void *data, uint32_t size);
+int raw__record(struct outfile *o, const void *data, uint32_t size);
 
 /* Reads and checks path's header alone. Returns 0, -EBADMSG or -errno, with why set. */
-int raw_header_read(const char *path, struct raw_header *h, char *why, size_t why_len);
+int raw__read_header(const char *path, struct raw_header *h, char *why, size_t why_len);
 
 /*
  * Reads path: checks the header (into *h), calls fn(ctx, record, size) for every record but
@@ -94,7 +94,7 @@ int raw_header_read(const char *path, struct raw_header *h, char *why, size_t wh
  * record), -ENODATA (truncated: *records tells how many were read), -errno from fn or I/O.
  * why gets one line for the user.
  */
-int raw_read(const char *path, struct raw_header *h, struct raw_end *end,
+int raw__read(const char *path, struct raw_header *h, struct raw_end *end,
 	     int (*fn)(void *ctx, void *data, size_t size), void *ctx, uint64_t *records,
 	     char *why, size_t why_len);
 

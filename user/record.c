@@ -21,13 +21,13 @@
 #include "session.h"
 #include "summary.h"
 #include "top.h"
-#include "tracer.h"
+#include "probes.h"
 
 /* CAP_BPF and CAP_PERFMON (BPF programs, uprobes), CAP_SYS_PTRACE (the target's memory, and
  * stopping it around writes). Root has them all. */
 static bool has_privileges(void)
 {
-	return proc_has_caps(1ull << 19 | 1ull << 38 | 1ull << 39);
+	return proc__has_caps(1ull << 19 | 1ull << 38 | 1ull << 39);
 }
 
 /* --raw: the header, the command and the calibration go first; the events follow as they come
@@ -44,17 +44,17 @@ static int raw_begin_recording(struct outputs *out, const struct session *s,
 	rh.start_ns = start_ns;
 	rh.flags = root->exits == EXITS_USDT ? RAW_FLAG_EXIT_PROBE : 0;
 	snprintf(rh.python, sizeof(rh.python), "%s", root->version);
-	err = raw_begin(&out->raw, &rh);
+	err = raw__begin(&out->raw, &rh);
 	if (!err) {
 		memcpy(rc.command, out->run.command, sizeof(rc.command));
-		err = raw_record(&out->raw, &rc, sizeof(rc));
+		err = raw__record(&out->raw, &rc, sizeof(rc));
 	}
 	root->rec.raw = &out->raw;
 	if (!err && s->cal.comp.call_ns) {
 		struct raw_calib cal = { .type = RAW_CALIB, .call_ns = s->cal.comp.call_ns,
 					 .inside_ns = s->cal.comp.inside_ns };
 
-		err = raw_record(&out->raw, &cal, sizeof(cal));
+		err = raw__record(&out->raw, &cal, sizeof(cal));
 	}
 	return err;
 }
@@ -71,7 +71,7 @@ static void say_probe_figures(const struct session *s, const struct proc_rec *ro
 		direct += s->procs[i]->direct_calls;
 	}
 	if (root && root->has_target)
-		vlog("returns from %s; %llu calls bypassed the trampoline", exits_name(root->exits),
+		vlog("returns from %s; %llu calls bypassed the trampoline", exits__name(root->exits),
 		     (unsigned long long)direct);
 	if (runs) /* for the bench */
 		vlog("BPF: %llu probe runs, %.0f ns each", (unsigned long long)runs,
@@ -119,7 +119,7 @@ int record__run(void)
 		return 1;
 	}
 	session__install_signals();
-	tracer__set_cpu_clock(env.cpu_clock);
+	probes__set_cpu_clock(env.cpu_clock);
 	profile__set_cpu_clock(env.cpu_clock);
 	s.t_start = clock__mono_ns();
 	s.launched = env.command != NULL;
@@ -190,7 +190,7 @@ int record__run(void)
 	if (env.raw) {
 		re.stop_ns = stop_ns;
 		re.stats = bstats;
-		err = raw_record(&out.raw, &re, sizeof(re));
+		err = raw__record(&out.raw, &re, sizeof(re));
 	}
 	if (!err && s.follow)
 		err = session__write_processes(&s, out.paths.prof, stop_ns, &merged);

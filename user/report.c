@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
-#include "events.h"
+#include "recorder.h"
 #include "hook.h"
 #include "log.h"
 #include "outputs.h"
@@ -62,7 +62,7 @@ int report__run(void)
 		return 1;
 	}
 	/* the trace needs the header's pid and start before the first event */
-	err = raw_header_read(env.input, &h, why, sizeof(why));
+	err = raw__read_header(env.input, &h, why, sizeof(why));
 	rec.target_version = h.python;
 	rec.run = &out.run;
 	out.run.pid = h.pid;
@@ -76,7 +76,7 @@ int report__run(void)
 	if (!err)
 		err = outputs__start_trace(&out, rec.prof, h.pid, h.start_ns, env.trace_min_us);
 	if (!err)
-		err = raw_read(env.input, &h, &end, replay_record, &rec, &records, why,
+		err = raw__read(env.input, &h, &end, replay_record, &rec, &records, why,
 			       sizeof(why));
 	/* recorded with --no-compensation, or by a pyuprof that did not calibrate */
 	if (!err && !env.no_compensation && !calibrated)
@@ -96,7 +96,7 @@ int report__run(void)
 					(end.stop_ns - h.start_ns) / 1e9, NULL, 0);
 	}
 	outputs__abort(&out);
-	hook_state_free(&hooks);
+	hook__free(&hooks);
 	profile__free(rec.prof);
 	return err ? 1 : 0;
 }

@@ -23,13 +23,13 @@ static int read_code(const struct py_target *t, uint64_t code, uint32_t tid, uin
 	uint64_t type, name, filename, fname, qualname = 0;
 
 	memset(e, 0, sizeof(*e));
-	if (proc_read(t->pid, code + t->offsets->PyObject_ob_type, &type, sizeof(type)) ||
-	    proc_read(t->pid, type + t->offsets->PyTypeObject_tp_name, &name, sizeof(name)) ||
-	    proc_read(t->pid, name, e->type_name, 5) || strcmp(e->type_name, "code") ||
-	    proc_read(t->pid, code + o->PyCodeObject_co_firstlineno, &e->firstlineno, 4) ||
-	    proc_read(t->pid, code + o->PyCodeObject_co_flags, &e->co_flags, 4) ||
-	    proc_read(t->pid, code + o->PyCodeObject_co_filename, &filename, 8) ||
-	    proc_read(t->pid, code + o->PyCodeObject_co_name, &fname, 8))
+	if (proc__read(t->pid, code + t->offsets->PyObject_ob_type, &type, sizeof(type)) ||
+	    proc__read(t->pid, type + t->offsets->PyTypeObject_tp_name, &name, sizeof(name)) ||
+	    proc__read(t->pid, name, e->type_name, 5) || strcmp(e->type_name, "code") ||
+	    proc__read(t->pid, code + o->PyCodeObject_co_firstlineno, &e->firstlineno, 4) ||
+	    proc__read(t->pid, code + o->PyCodeObject_co_flags, &e->co_flags, 4) ||
+	    proc__read(t->pid, code + o->PyCodeObject_co_filename, &filename, 8) ||
+	    proc__read(t->pid, code + o->PyCodeObject_co_name, &fname, 8))
 		return -EINVAL;
 	e->type = EV_CODE;
 	e->tid = tid;
@@ -40,7 +40,7 @@ static int read_code(const struct py_target *t, uint64_t code, uint32_t tid, uin
 	e->name_kind = py_target__read_str(t, fname, e->name, sizeof(e->name), &e->name_len);
 	e->qualname_kind = STR_UNREADABLE;
 	if (t->offsets->PyCodeObject_co_qualname &&
-	    !proc_read(t->pid, code + t->offsets->PyCodeObject_co_qualname, &qualname, 8))
+	    !proc__read(t->pid, code + t->offsets->PyCodeObject_co_qualname, &qualname, 8))
 		e->qualname_kind = py_target__read_str(t, qualname, e->qualname,
 						       sizeof(e->qualname), &e->qualname_len);
 	return 0;
@@ -60,18 +60,18 @@ static int walk_thread(struct seeds *s, const struct py_target *t, uint64_t tsta
 	while (frame && n < SEED_MAX_FRAMES) {
 		owner = 0;
 		if (o->frame_owner)
-			proc_read(t->pid, frame + o->frame_owner, &owner, 1);
+			proc__read(t->pid, frame + o->frame_owner, &owner, 1);
 		/* owner >= 3: a C-stack shim frame (3.12+), no call */
-		if (owner < 3 && !proc_read(t->pid, frame + o->frame_code, &code, sizeof(code)) &&
+		if (owner < 3 && !proc__read(t->pid, frame + o->frame_code, &code, sizeof(code)) &&
 		    code) {
 			frames[n] = frame;
 			codes[n++] = code;
 		}
-		if (proc_read(t->pid, frame + o->frame_back, &frame, sizeof(frame)))
+		if (proc__read(t->pid, frame + o->frame_back, &frame, sizeof(frame)))
 			break;
 	}
 	for (i = n - 1; i >= 0; i--) {
-		uint64_t *seen = u64_map_upsert(known, codes[i]);
+		uint64_t *seen = u64_map__upsert(known, codes[i]);
 
 		if (!seen)
 			return -ENOMEM;
@@ -97,7 +97,7 @@ static int walk_thread(struct seeds *s, const struct py_target *t, uint64_t tsta
 	return 0;
 }
 
-int seeds__walk(struct seeds *s, const struct py_target *t, struct tracee *held, uint64_t ts)
+int seeds__walk(struct seeds *s, const struct py_target *t, struct ptrace_hold *held, uint64_t ts)
 {
 	static pid_t tids[SEED_MAX_THREADS];
 	static uint64_t bases[SEED_MAX_THREADS];
@@ -108,30 +108,30 @@ int seeds__walk(struct seeds *s, const struct py_target *t, struct tracee *held,
 	int nt, i, j, k, err = 0;
 
 	memset(s, 0, sizeof(*s));
-	u64_map_init(&known);
-	nt = tracee__fs_bases(held, t->pid, tids, bases, SEED_MAX_THREADS);
+	u64_map__init(&known);
+	nt = ptrace_hold__fs_bases(held, t->pid, tids, bases, SEED_MAX_THREADS);
 	if (t->runtime_addr)
-		proc_read(t->pid, t->runtime_addr + o->PyRuntime_interpreters_head, &interp,
+		proc__read(t->pid, t->runtime_addr + o->PyRuntime_interpreters_head, &interp,
 			  sizeof(interp));
 	for (i = 0; interp && i < SEED_MAX_INTERPS && !err; i++) {
 		tstate = 0;
-		proc_read(t->pid, interp + o->PyInterpreterState_threads_head, &tstate,
+		proc__read(t->pid, interp + o->PyInterpreterState_threads_head, &tstate,
 			  sizeof(tstate));
 		for (j = 0; tstate && j < SEED_MAX_THREADS && !err; j++) {
-			if (!proc_read(t->pid, tstate + o->PyThreadState_thread_id, &pthread,
+			if (!proc__read(t->pid, tstate + o->PyThreadState_thread_id, &pthread,
 				       sizeof(pthread)))
 				for (k = 0; k < nt; k++)
 					if (bases[k] == pthread)
 						err = walk_thread(s, t, tstate, (uint32_t)tids[k], ts,
 								  &known, &codes_cap, &frames_cap);
-			if (proc_read(t->pid, tstate + o->PyThreadState_next, &tstate,
+			if (proc__read(t->pid, tstate + o->PyThreadState_next, &tstate,
 				      sizeof(tstate)))
 				break;
 		}
-		if (proc_read(t->pid, interp + o->PyInterpreterState_next, &interp, sizeof(interp)))
+		if (proc__read(t->pid, interp + o->PyInterpreterState_next, &interp, sizeof(interp)))
 			break;
 	}
-	u64_map_free(&known);
+	u64_map__free(&known);
 	return err;
 }
 

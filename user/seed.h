@@ -9,9 +9,9 @@
 
 #include <linux/types.h>
 #include <stdint.h>
-#include "events.h"
+#include "recorder.h"
 #include "py_target.h"
-#include "tracee.h"
+#include "ptrace_hold.h"
 
 #define SEED_MAX_FRAMES 512 /* per thread, from the innermost */
 
@@ -27,7 +27,7 @@ struct seeds {
  * are matched to kernel tids through their FS base (pthread_self() on x86-64 glibc). Returns
  * 0 or -ENOMEM; frames that cannot be read are left out.
  */
-int seeds__walk(struct seeds *s, const struct py_target *t, struct tracee *held, uint64_t ts);
+int seeds__walk(struct seeds *s, const struct py_target *t, struct ptrace_hold *held, uint64_t ts);
 
 /* Hands the seeds to the recorder (so a raw recording keeps them too). Returns 0 or -errno. */
 int seeds__apply(const struct seeds *s, struct recorder *r);

@@ -25,8 +25,8 @@
 #include "session.h"
 #include "summary.h"
 #include "top.h"
-#include "tracee.h"
-#include "tracer.h"
+#include "ptrace_hold.h"
+#include "probes.h"
 
 static volatile sig_atomic_t exiting;
 static volatile pid_t child_pid;
@@ -58,7 +58,7 @@ void session__install_signals(void)
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
-	launch_ignore_sigpipe();
+	launch__ignore_sigpipe();
 }
 
 
@@ -106,14 +106,14 @@ static bool on_request(void *ctx, pid_t pid, pid_t tid)
 
 	if (!pr || !pr->tr)
 		return false;
-	tracer__consume(pr->tr);
+	probes__consume(pr->tr);
 	if (s->stopping)
 		return false;
-	err = hook_service(&pr->target, &pr->hooks, tid);
+	err = hook__service(&pr->target, &pr->hooks, tid);
 	if (err)
 		wlog("cannot write into pid %d: %s", pid, strerror(-err));
 	if (pr->hooks.watch_off)
-		tracer__stop_tramp_watch(pr->tr);
+		probes__stop_tramp_watch(pr->tr);
 	return pr->hooks.wait_all;
 }
 
@@ -142,7 +142,7 @@ static int record_calibration(void *ctx, char **argv, struct calib_run *run)
 	dlog("calibration run: start %.3f s, run %.3f s, stop %.3f s", (t1 - t0) / 1e9,
 	     (t2 - t1) / 1e9, (clock__mono_ns() - t2) / 1e9);
 	if (snippet && !c.released)
-		launch_abort(snippet);
+		launch__abort(snippet);
 	else if (snippet && c.child_status == -1)
 		while (waitpid(snippet, &c.child_status, 0) < 0 && errno == EINTR)
 			;
@@ -190,7 +190,7 @@ static void calibrate_for(pid_t pid, struct calibration *cal)
 	if (!err)
 		vlog("calibrating the probes' cost with %s", exe);
 	if (!err)
-		err = calibrate(exe, st.st_uid, st.st_gid, env.cpu_clock, record_calibration, NULL,
+		err = calibrate__run(exe, st.st_uid, st.st_gid, env.cpu_clock, record_calibration, NULL,
 				cal, why, sizeof(why));
 	if (err && exiting) /* stopped by a signal: nothing more is said or done */
 		return;
@@ -221,7 +221,7 @@ int session__start(struct session *s)
 	if (s->calib)
 		calibrate__watch(s->calib, pr->rec.prof);
 	if (s->launched) {
-		err = launch_start(s->command, &s->pid, &pr->target, &s->child_status, why,
+		err = launch__start(s->command, &s->pid, &pr->target, &s->child_status, why,
 				   sizeof(why));
 		if (err) {
 			elog("%s", why);
@@ -258,8 +258,8 @@ int session__start(struct session *s)
 			return err;
 		}
 		writes = pr->hooks.slot != 0;
-		err = writes || s->follow ? tracee__adopt(&s->held, s->pid, s->follow, on_request, s)
-					  : launch_release(s->pid);
+		err = writes || s->follow ? ptrace_hold__adopt(&s->held, s->pid, s->follow, on_request, s)
+					  : launch__release(s->pid);
 		if (err) {
 			elog("cannot start %s: %s", s->command[0], strerror(-err));
 			return err;
@@ -268,9 +268,9 @@ int session__start(struct session *s)
 	} else {
 		/* attach: with the target stopped, check the layout on its live frames, take
 		 * those frames as they are, attach, switch inlining off; then let it run */
-		err = tracee__seize(&s->held, s->pid, s->follow, on_request, s);
+		err = ptrace_hold__seize(&s->held, s->pid, s->follow, on_request, s);
 		if (!err)
-			err = tracee__stop(s->held, s->pid);
+			err = ptrace_hold__stop(s->held, s->pid);
 		if (err) {
 			elog("cannot stop pid %d: %s%s", s->pid, strerror(-err),
 			     err == -EPERM ? " (is it traced by a debugger?)" : "");
@@ -283,17 +283,17 @@ int session__start(struct session *s)
 			elog("cannot record pid %d: %s", s->pid, why);
 			return err;
 		}
-		tracee__resume(s->held, s->pid);
+		ptrace_hold__resume(s->held, s->pid);
 		s->t_attached = clock__mono_ns();
 		writes = pr->hooks.slot != 0;
 		if (!writes && !s->follow) { /* nothing to write into it: no need to hold it */
-			tracee__release(s->held);
+			ptrace_hold__release(s->held);
 			s->held = NULL;
 		}
 	}
 	pr->rec.held = s->held;
 	if (s->held)
-		tracer__signal_requests(pr->tr, true);
+		probes__signal_requests(pr->tr, true);
 	return 0;
 }
 
@@ -316,7 +316,7 @@ static void follow_start(struct session *s, struct proc_rec *pr, enum rec_start 
 		proc_rec__restore(pr);
 		return;
 	}
-	tracer__signal_requests(pr->tr, true);
+	probes__signal_requests(pr->tr, true);
 	vlog("recording pid %d (Python %s), started by pid %d", pr->pid, pr->version, pr->parent);
 }
 
@@ -330,7 +330,7 @@ static void on_proc_event(struct session *s, const struct proc_event *ev)
 	switch (ev->kind) {
 	case PROC_FORK:
 		/* its first stop may not have come in yet: wait for it */
-		if (tracee__stop(s->held, ev->child))
+		if (ptrace_hold__stop(s->held, ev->child))
 			return; /* gone already (or it ran on: then it is not followed) */
 		if (!pr)
 			pr = add_proc(s, ev->child, ev->pid);
@@ -338,7 +338,7 @@ static void on_proc_event(struct session *s, const struct proc_event *ev)
 		 * yet; a fork child of a recorded process runs on in its frames */
 		if (pr && !ev->vfork && parent && parent->tr && !s->stopping)
 			follow_start(s, pr, REC_FORKED);
-		tracee__resume(s->held, ev->child);
+		ptrace_hold__resume(s->held, ev->child);
 		return;
 	case PROC_EXEC:
 		if (!pr)
@@ -348,22 +348,22 @@ static void on_proc_event(struct session *s, const struct proc_event *ev)
 			proc_rec__drop_image(pr);
 		}
 		if (pr && !s->stopping) {
-			enum py_image_kind kind = py_image_kind(ev->pid);
+			enum py_image_kind kind = py_image__kind(ev->pid);
 
 			if (kind == IMAGE_HAS_PYTHON) {
 				follow_start(s, pr, REC_LAUNCHED);
 			} else if (kind == IMAGE_NEEDS_LIBPYTHON) {
 				/* resumed, one system call at a time, until PROC_LOADED */
-				if (!tracee__watch_loader(s->held, ev->pid))
+				if (!ptrace_hold__watch_loader(s->held, ev->pid))
 					return;
 			}
 		}
-		tracee__resume(s->held, ev->pid);
+		ptrace_hold__resume(s->held, ev->pid);
 		return;
 	case PROC_LOADED:
 		if (pr && !s->stopping)
 			follow_start(s, pr, REC_LAUNCHED);
-		tracee__resume(s->held, ev->pid);
+		ptrace_hold__resume(s->held, ev->pid);
 		return;
 	case PROC_EXIT:
 		if (pr) {
@@ -391,7 +391,7 @@ static void live_counters(const struct session *s, struct pyuprof_stats *b)
 		struct pyuprof_stats live = { 0 };
 
 		if (pr->tr)
-			tracer__counters(pr->tr, &live);
+			probes__counters(pr->tr, &live);
 		proc_rec__add_counters(b, &live);
 		proc_rec__add_counters(b, &pr->bstats);
 	}
@@ -433,7 +433,7 @@ static int consume_all(struct session *s)
 
 		if (!pr->tr)
 			continue;
-		err = tracer__consume(pr->tr);
+		err = probes__consume(pr->tr);
 		if (err < 0) {
 			elog("reading events failed: %s", errstr(err));
 			return err;
@@ -447,9 +447,9 @@ static int consume_all(struct session *s)
 		/* a subprocess whose recording failed (said where it failed) is let go */
 		wlog("pid %d is no longer recorded", pr->pid);
 		proc_rec__end(pr, clock__mono_ns());
-		if (!tracee__stop(s->held, pr->pid)) {
+		if (!ptrace_hold__stop(s->held, pr->pid)) {
 			proc_rec__restore(pr);
-			tracee__resume(s->held, pr->pid);
+			ptrace_hold__resume(s->held, pr->pid);
 		}
 	}
 	return 0;
@@ -472,12 +472,12 @@ int session__record(struct session *s, uint64_t deadline_ns)
 			break;
 		}
 		n = 0;
-		pfd[n++] = (struct pollfd){ .fd = s->held ? tracee__fd(s->held) : -1,
+		pfd[n++] = (struct pollfd){ .fd = s->held ? ptrace_hold__fd(s->held) : -1,
 					    .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = s->view ? top__fd(s->view) : -1, .events = POLLIN };
 		for (i = 0; i < s->nprocs; i++)
 			if (s->procs[i]->tr)
-				pfd[n++] = (struct pollfd){ .fd = tracer__epoll_fd(s->procs[i]->tr),
+				pfd[n++] = (struct pollfd){ .fd = probes__epoll_fd(s->procs[i]->tr),
 							    .events = POLLIN };
 		if (poll(pfd, n, 100) < 0 && errno != EINTR) {
 			err = -errno;
@@ -486,21 +486,21 @@ int session__record(struct session *s, uint64_t deadline_ns)
 		err = consume_all(s);
 		if (err)
 			break;
-		if (s->held && tracee__handle(s->held, &s->child_status) == -ESRCH) {
+		if (s->held && ptrace_hold__handle(s->held, &s->child_status) == -ESRCH) {
 			s->target_gone = true;
 			break;
 		}
-		while (s->held && tracee__next_event(s->held, &ev))
+		while (s->held && ptrace_hold__next_event(s->held, &ev))
 			on_proc_event(s, &ev);
 		/* requests whose thread could not be signalled, or that wait for the whole
 		 * process (their thread stands stopped meanwhile): do them with it stopped */
 		for (i = 0; s->held && i < s->nprocs; i++) {
 			struct proc_rec *pr = s->procs[i];
 
-			if (!pr->tr || !pr->hooks.npending || tracee__stop(s->held, pr->pid))
+			if (!pr->tr || !pr->hooks.npending || ptrace_hold__stop(s->held, pr->pid))
 				continue;
-			err = hook_service(&pr->target, &pr->hooks, 0);
-			tracee__resume(s->held, pr->pid);
+			err = hook__service(&pr->target, &pr->hooks, 0);
+			ptrace_hold__resume(s->held, pr->pid);
 			if (err)
 				wlog("cannot write into pid %d: %s", pr->pid, strerror(-err));
 			err = 0;
@@ -522,10 +522,10 @@ int session__record(struct session *s, uint64_t deadline_ns)
 				s->target_gone = true;
 				break;
 			}
-		} else if (proc_alive(s->pid)) {
+		} else if (proc__alive(s->pid)) {
 			/* its wait status, if a stop's drain reaped it meanwhile */
 			if (s->held)
-				tracee__handle(s->held, &s->child_status);
+				ptrace_hold__handle(s->held, &s->child_status);
 			s->target_gone = true;
 			break;
 		}
@@ -552,13 +552,13 @@ void session__stop(struct session *s, uint64_t stop_ns)
 
 		if (!pr->has_target || pr->gone || !pr->hooks.n || (i == 0 && s->target_gone))
 			continue;
-		if (tracee__stop(s->held, pr->pid))
+		if (ptrace_hold__stop(s->held, pr->pid))
 			wlog("cannot stop pid %d to restore its eval_frame hook: left switched; the "
 			     "program runs correctly, only without call inlining", pr->pid);
 		else
 			proc_rec__restore(pr);
 	}
-	tracee__release(s->held);
+	ptrace_hold__release(s->held);
 	s->held = NULL;
 	s->detach_ns = clock__mono_ns() - t0;
 }
@@ -635,7 +635,7 @@ int session__end(struct session *s)
 	/* an error after the target was taken: it is put back first (nothing if stopped) */
 	session__stop(s, clock__mono_ns());
 	if (child_pid && !s->released)
-		launch_abort(child_pid); /* the program has not run any of its code */
+		launch__abort(child_pid); /* the program has not run any of its code */
 	else if (child_pid && s->child_status == -1)
 		while (waitpid(child_pid, &s->child_status, 0) < 0 && errno == EINTR)
 			;

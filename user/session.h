@@ -21,7 +21,7 @@ struct session {
 	struct calib_run *calib; /* set when this session records the calibration snippet */
 	bool launched, released, target_gone, follow;
 	int child_status; /* launch mode: the program's wait status, -1 until known */
-	struct tracee *held; /* under ptrace (for the hook writes, or to follow processes) */
+	struct ptrace_hold *held; /* under ptrace (for the hook writes, or to follow processes) */
 	struct proc_rec **procs; /* procs[0] is the target's */
 	uint32_t nprocs, procs_cap;
 	bool stopping;

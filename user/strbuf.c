@@ -7,7 +7,7 @@
 #include <string.h>
 #include "strbuf.h"
 
-void strbuf_reserve(struct strbuf *b, size_t more)
+void strbuf__reserve(struct strbuf *b, size_t more)
 {
 	size_t cap;
 	char *s;
@@ -26,9 +26,9 @@ void strbuf_reserve(struct strbuf *b, size_t more)
 	b->cap = cap;
 }
 
-void strbuf_put(struct strbuf *b, const char *s, size_t n)
+void strbuf__put(struct strbuf *b, const char *s, size_t n)
 {
-	strbuf_reserve(b, n);
+	strbuf__reserve(b, n);
 	if (b->err)
 		return;
 	memcpy(b->s + b->len, s, n);
@@ -36,12 +36,12 @@ void strbuf_put(struct strbuf *b, const char *s, size_t n)
 	b->s[b->len] = '\0';
 }
 
-void strbuf_puts(struct strbuf *b, const char *s)
+void strbuf__puts(struct strbuf *b, const char *s)
 {
-	strbuf_put(b, s, strlen(s));
+	strbuf__put(b, s, strlen(s));
 }
 
-void strbuf_printf(struct strbuf *b, const char *fmt, ...)
+void strbuf__printf(struct strbuf *b, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -53,7 +53,7 @@ void strbuf_printf(struct strbuf *b, const char *fmt, ...)
 		b->err = b->err ? b->err : -EINVAL;
 		return;
 	}
-	strbuf_reserve(b, (size_t)n);
+	strbuf__reserve(b, (size_t)n);
 	if (b->err)
 		return;
 	va_start(ap, fmt);
@@ -62,15 +62,15 @@ void strbuf_printf(struct strbuf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
-void strbuf_clear(struct strbuf *b)
+void strbuf__clear(struct strbuf *b)
 {
 	b->len = 0;
-	strbuf_reserve(b, 0);
+	strbuf__reserve(b, 0);
 	if (!b->err)
 		b->s[0] = '\0';
 }
 
-int strbuf_flush(struct strbuf *b, size_t min)
+int strbuf__flush(struct strbuf *b, size_t min)
 {
 	int err;
 
@@ -85,7 +85,7 @@ int strbuf_flush(struct strbuf *b, size_t min)
 	return err;
 }
 
-void strbuf_free(struct strbuf *b)
+void strbuf__free(struct strbuf *b)
 {
 	free(b->s);
 	b->s = NULL;

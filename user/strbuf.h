@@ -14,15 +14,15 @@ struct strbuf {
 	struct outfile *out; /* where strbuf_flush writes; NULL if never flushed */
 };
 
-void strbuf_reserve(struct strbuf *b, size_t more);
-void strbuf_put(struct strbuf *b, const char *s, size_t n);
-void strbuf_puts(struct strbuf *b, const char *s);
-void strbuf_printf(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void strbuf_clear(struct strbuf *b);
+void strbuf__reserve(struct strbuf *b, size_t more);
+void strbuf__put(struct strbuf *b, const char *s, size_t n);
+void strbuf__puts(struct strbuf *b, const char *s);
+void strbuf__printf(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void strbuf__clear(struct strbuf *b);
 /* Writes the content to b->out and empties it once it holds min bytes or more (min 0: all).
  * Returns 0 or the sticky error. */
-int strbuf_flush(struct strbuf *b, size_t min);
-void strbuf_free(struct strbuf *b);
+int strbuf__flush(struct strbuf *b, size_t min);
+void strbuf__free(struct strbuf *b);
 
 /*
  * Length of the UTF-8 sequence at s (n bytes left) if it is well formed (RFC 3629: no

@@ -37,7 +37,7 @@ static int rd(const struct py_target *t, uint64_t addr, void *buf, size_t len)
 	/* a NULL or tagged-away pointer would only make a failing syscall */
 	if (addr < 4096)
 		return -EFAULT;
-	return proc_read(t->pid, addr, buf, len) ? -EFAULT : 0;
+	return proc__read(t->pid, addr, buf, len) ? -EFAULT : 0;
 }
 
 static uint64_t rd_ptr(const struct py_target *t, uint64_t addr)
@@ -227,7 +227,7 @@ int thread_name__of_object(const struct py_target *t, uint64_t obj, uint32_t tid
 	kind = py_target__read_str(t, str, raw, sizeof(raw), &len);
 	if (kind == STR_UNREADABLE)
 		return -EFAULT;
-	pystr_to_utf8(raw, sizeof(raw), len, kind, out, out_len);
+	pystr__to_utf8(raw, sizeof(raw), len, kind, out, out_len);
 	return 0;
 }
 

@@ -285,10 +285,10 @@ static void line(struct strbuf *b, int cols, bool reverse, const char *fmt, ...)
 	}
 	text[i] = 0;
 	if (reverse)
-		strbuf_printf(b, "\033[7m%s%*s\033[0m\033[K\r\n", text,
+		strbuf__printf(b, "\033[7m%s%*s\033[0m\033[K\r\n", text,
 			      chars < cols ? cols - chars : 0, "");
 	else
-		strbuf_printf(b, "%s\033[K\r\n", text);
+		strbuf__printf(b, "%s\033[K\r\n", text);
 }
 
 static const char *const order_names[] = {
@@ -311,7 +311,7 @@ static void render(struct top *t, uint64_t now_ns)
 		cols = ws.ws_col;
 	}
 	qsort_r(t->rows, t->nrows, sizeof(*t->rows), by_order, &t->order);
-	strbuf_puts(&b, "\033[H");
+	strbuf__puts(&b, "\033[H");
 	line(&b, cols, true, " pyuprof top - %s", t->title);
 	line(&b, cols, false, " recording %.0f s | %s calls, %s/s | %u functions | %u threads | "
 			      "lost events %s",
@@ -339,7 +339,7 @@ static void render(struct top *t, uint64_t now_ns)
 	}
 	if (!t->nrows)
 		line(&b, cols, false, " no Python call has returned yet");
-	strbuf_puts(&b, "\033[J");
+	strbuf__puts(&b, "\033[J");
 	if (!b.err) {
 		size_t off = 0;
 
@@ -351,7 +351,7 @@ static void render(struct top *t, uint64_t now_ns)
 			off += (size_t)n;
 		}
 	}
-	strbuf_free(&b);
+	strbuf__free(&b);
 }
 
 void top__draw(struct top *t, const struct profile *p, const struct pyuprof_stats *lost,

@@ -171,9 +171,9 @@ static int place(pid_t pid, const uint8_t *page, tramp_run_fn run, void *ctx, ui
 	if (err)
 		goto fail;
 	step = "writing the page";
-	err = proc_write(pid, (uint64_t)scratch, name, sizeof(name));
+	err = proc__write(pid, (uint64_t)scratch, name, sizeof(name));
 	if (!err)
-		err = proc_write(pid, (uint64_t)scratch + NAME_BYTES, page, TRAMP_PAGE);
+		err = proc__write(pid, (uint64_t)scratch + NAME_BYTES, page, TRAMP_PAGE);
 	if (err)
 		goto undo;
 	step = "memfd_create";

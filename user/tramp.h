@@ -43,7 +43,7 @@ struct tramp {
 	bool reused;	/* found in place, left by an earlier recording */
 };
 
-/* Runs system calls in a stopped thread of the target (tracee__inject, or inject__syscalls
+/* Runs system calls in a stopped thread of the target (ptrace_hold__inject, or inject__syscalls
  * directly while launch holds the one thread). Returns 0 or -errno. */
 typedef int (*tramp_run_fn)(void *ctx, struct inject_call *call);
 

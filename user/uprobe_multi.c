@@ -26,7 +26,7 @@ struct link_create_uprobe_multi {
 };
 _Static_assert(sizeof(struct link_create_uprobe_multi) == 64, "link_create.uprobe_multi layout");
 
-int uprobe_multi_attach(int prog_fd, pid_t pid, const char *path, const uint64_t *offsets,
+int uprobe_multi__attach(int prog_fd, pid_t pid, const char *path, const uint64_t *offsets,
 			const uint64_t *ref_ctrs, const uint64_t *cookies, uint32_t cnt, bool ret)
 {
 	union {

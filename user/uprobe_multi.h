@@ -22,7 +22,7 @@
  * them uretprobes. The kernel registers and unregisters the probes in array order. Returns the
  * link's fd, or -errno.
  */
-int uprobe_multi_attach(int prog_fd, pid_t pid, const char *path, const uint64_t *offsets,
+int uprobe_multi__attach(int prog_fd, pid_t pid, const char *path, const uint64_t *offsets,
 			const uint64_t *ref_ctrs, const uint64_t *cookies, uint32_t cnt, bool ret);
 
 #endif /* __PYUPROF_UPROBE_MULTI_H */

@@ -64,14 +64,14 @@ static void gen_scalar(struct fuzz_in *in, struct marshal_buf *b, struct desc *d
 		/* negated as unsigned: -INT64_MIN is no int64_t (UBSan found it in CI) */
 		int64_t v = (int64_t)(fuzz_u8(in) & 1 ? 0 - u : u);
 
-		marshal_int(b, v);
+		marshal__int(b, v);
 		dput(d, "i%" PRId64 ";", v);
 		break;
 	}
 	case 1: {
 		int64_t v = edges[fuzz_u8(in) % (sizeof(edges) / sizeof(edges[0]))];
 
-		marshal_int(b, v);
+		marshal__int(b, v);
 		dput(d, "i%" PRId64 ";", v);
 		break;
 	}
@@ -80,7 +80,7 @@ static void gen_scalar(struct fuzz_in *in, struct marshal_buf *b, struct desc *d
 		double v;
 
 		memcpy(&v, &bits, sizeof(v));
-		marshal_float(b, v);
+		marshal__float(b, v);
 		dput(d, "f%016" PRIx64 ";", bits);
 		break;
 	}
@@ -110,7 +110,7 @@ static void gen_scalar(struct fuzz_in *in, struct marshal_buf *b, struct desc *d
 				s[n++] = 0x80 | (c & 0x3f);
 			}
 		}
-		marshal_str(b, (const char *)s, n);
+		marshal__str(b, (const char *)s, n);
 		dhex(d, s, n);
 	}
 	}
@@ -125,7 +125,7 @@ static void gen(struct fuzz_in *in, struct marshal_buf *b, struct desc *d, int d
 		gen_scalar(in, b, d, op);
 	} else if (op % 6 == 4) {
 		n = fuzz_u8(in) % 6;
-		marshal_tuple_begin(b, n);
+		marshal__tuple_begin(b, n);
 		dput(d, "(");
 		for (i = 0; i < n; i++)
 			gen(in, b, d, depth + 1);
@@ -133,17 +133,17 @@ static void gen(struct fuzz_in *in, struct marshal_buf *b, struct desc *d, int d
 	} else {
 		/* keys (i, scalar): distinct, so Python keeps every pair in order */
 		n = fuzz_u8(in) % 5;
-		marshal_dict_begin(b);
+		marshal__dict_begin(b);
 		dput(d, "{");
 		for (i = 0; i < n; i++) {
-			marshal_tuple_begin(b, 2);
-			marshal_int(b, i);
+			marshal__tuple_begin(b, 2);
+			marshal__int(b, i);
 			dput(d, "(i%u;", i);
 			gen_scalar(in, b, d, fuzz_u8(in));
 			dput(d, "):");
 			gen(in, b, d, depth + 1);
 		}
-		marshal_dict_end(b);
+		marshal__dict_end(b);
 		dput(d, "}");
 	}
 }
@@ -285,7 +285,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (print < 0)
 		print = getenv("FUZZ_MARSHAL_PRINT") != NULL;
-	marshal_init(&b);
+	marshal__init(&b);
 	dput(&want, "%s", "");
 	dput(&got, "%s", "");
 	gen(&in, &b, &want, 0);
@@ -302,7 +302,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		}
 	}
-	marshal_free(&b);
+	marshal__free(&b);
 	free(want.p);
 	free(got.p);
 	return 0;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * libFuzzer harness: raw recordings (user/raw.c) and the event handler (user/events.c) into
+ * libFuzzer harness: raw recordings (user/raw.c) and the event handler (user/recorder.c) into
  * the profile builder, the .prof encoder and the stack folding, as `pyuprof report` runs them.
  * The first input byte picks the mode:
  *   0      the rest is the whole file: header, gzip check, zlib, record framing;
@@ -13,7 +13,7 @@
  */
 #include <errno.h>
 #include <zlib.h>
-#include "events.h"
+#include "recorder.h"
 #include "fuzz.h"
 #include "hook.h"
 #include "out_collapsed.h"
@@ -164,11 +164,11 @@ static void conclude(struct profile *p, uint64_t stop_ns, bool per_thread)
 	struct fold f;
 
 	profile__finish(p, stop_ns);
-	marshal_init(&b);
-	pstats_encode(p, &b);
-	marshal_free(&b);
-	if (!fold_build(p, per_thread, &f))
-		fold_free(&f);
+	marshal__init(&b);
+	pstats__encode(p, &b);
+	marshal__free(&b);
+	if (!fold__build(p, per_thread, &f))
+		fold__free(&f);
 }
 
 static int read_file(const void *file, size_t len, bool per_thread)
@@ -186,12 +186,12 @@ static int read_file(const void *file, size_t len, bool per_thread)
 		return 0;
 	rec.prof = profile__new();
 	if (rec.prof) {
-		err = raw_read(path, &h, &end, recorder__handle, &rec, &records, why, sizeof(why));
+		err = raw__read(path, &h, &end, recorder__handle, &rec, &records, why, sizeof(why));
 		if (!err)
 			conclude(rec.prof, end.stop_ns, per_thread);
 		profile__free(rec.prof);
 	}
-	hook_state_free(&hooks);
+	hook__free(&hooks);
 	close(fd);
 	return 0;
 }
@@ -261,7 +261,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (r.prof && !r.err)
 			conclude(r.prof, ts, mode & 2);
 		profile__free(r.prof);
-		hook_state_free(&hooks);
+		hook__free(&hooks);
 		return 0;
 	}
 	/* records in the file are at most an ev_code: a bound from the input's length */

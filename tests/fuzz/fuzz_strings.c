@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * libFuzzer harness: the string decoders. pystr_to_utf8 (user/pystr.c) turns the raw
+ * libFuzzer harness: the string decoders. pystr__to_utf8 (user/pystr.c) turns the raw
  * characters BPF copied out of a str (any kind, any claimed length, cut anywhere) into UTF-8;
  * thread_name__is_bootstrap (user/thread_name.c) matches decoded names. The output must be
  * NUL-terminated within the buffer, valid UTF-8 (surrogates as marshal's surrogatepass
@@ -59,14 +59,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto done;
 	memcpy(raw, in.p, in.n);
 	out[out_len] = 'X';
-	n = pystr_to_utf8(raw, in.n, len, kind, out, out_len);
+	n = pystr__to_utf8(raw, in.n, len, kind, out, out_len);
 	if (out_len) {
 		/* (a NUL character of the str may come first: names are C strings after) */
 		if (n >= out_len || out[n] || out[out_len] != 'X')
 			abort();
 		if (!utf8_ok((const unsigned char *)out, n))
 			abort();
-		m = pystr_to_utf8(raw, in.n, len, kind, again, out_len);
+		m = pystr__to_utf8(raw, in.n, len, kind, again, out_len);
 		if (m != n || memcmp(out, again, n))
 			abort();
 		(void)thread_name__is_bootstrap(out, out);

@@ -116,8 +116,8 @@ static const char *write_out(const struct profile *p, enum fmt fmt, bool per_thr
 	snprintf(path, sizeof(path), "%s/%s", dir && fmt == SVG ? dir : tmpdir, name);
 	if (outfile__open(&o, path))
 		return NULL;
-	err = fmt == SVG ? flamegraph_write(p, per_thread, "Test <flame> & \"graph\"", &o)
-			 : collapsed_write(p, per_thread, &o);
+	err = fmt == SVG ? flamegraph__write(p, per_thread, "Test <flame> & \"graph\"", &o)
+			 : collapsed__write(p, per_thread, &o);
 	if (err) {
 		outfile__abort(&o);
 		return NULL;

@@ -63,29 +63,29 @@ TEST(map_matches_a_model)
 	uint64_t *v, x = 88172645463325252ull;
 	size_t i, len = 0;
 
-	u64_map_init(&m);
+	u64_map__init(&m);
 	for (i = 0; i < 200000; i++) {
 		uint64_t k;
 
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 		k = x % N;
 		if (x >> 62) {
-			v = u64_map_upsert(&m, k + 1);
+			v = u64_map__upsert(&m, k + 1);
 			REQUIRE(v);
 			len += !model[k];
 			*v = model[k] = x | 1;
 		} else {
-			u64_map_del(&m, k + 1);
+			u64_map__del(&m, k + 1);
 			len -= !!model[k];
 			model[k] = 0;
 		}
 	}
 	CHECK(m.len == len);
 	for (i = 0; i < N; i++) {
-		v = u64_map_get(&m, i + 1);
+		v = u64_map__get(&m, i + 1);
 		CHECK(model[i] ? v && *v == model[i] : !v);
 	}
-	u64_map_free(&m);
+	u64_map__free(&m);
 }
 
 int main(void)

@@ -201,10 +201,10 @@ static int int_is(int64_t v, const char *bytes, size_t n)
 	struct marshal_buf b;
 	int ok;
 
-	marshal_init(&b);
-	marshal_int(&b, v);
+	marshal__init(&b);
+	marshal__int(&b, v);
 	ok = bytes_are(&b, bytes, n);
-	marshal_free(&b);
+	marshal__free(&b);
 	return ok;
 }
 
@@ -225,22 +225,22 @@ TEST(test_bytes_exact)
 	CHECK(INT_IS(INT64_MIN, "l\xfb\xff\xff\xff" "\0\0\0\0\0\0\0\0" "\x08\0"));
 	CHECK(INT_IS(INT64_MAX, "l\5\0\0\0" "\xff\x7f\xff\x7f\xff\x7f\xff\x7f" "\x07\0"));
 
-	marshal_init(&b);
-	marshal_float(&b, 1.0);
-	marshal_float(&b, -0.0);
+	marshal__init(&b);
+	marshal__float(&b, 1.0);
+	marshal__float(&b, -0.0);
 	CHECK(BYTES_ARE(&b, "g\0\0\0\0\0\0\xf0\x3f" "g\0\0\0\0\0\0\0\x80"));
-	marshal_free(&b);
+	marshal__free(&b);
 
-	marshal_init(&b);
-	marshal_dict_begin(&b);
-	marshal_str(&b, "ab", 2);
-	marshal_tuple_begin(&b, 0);
-	marshal_str(&b, "", 0);
-	marshal_dict_begin(&b);
-	marshal_dict_end(&b);
-	marshal_dict_end(&b);
+	marshal__init(&b);
+	marshal__dict_begin(&b);
+	marshal__str(&b, "ab", 2);
+	marshal__tuple_begin(&b, 0);
+	marshal__str(&b, "", 0);
+	marshal__dict_begin(&b);
+	marshal__dict_end(&b);
+	marshal__dict_end(&b);
 	CHECK(BYTES_ARE(&b, "{u\2\0\0\0ab(\0\0\0\0u\0\0\0\0{00"));
-	marshal_free(&b);
+	marshal__free(&b);
 	CHECK(b.data == NULL && b.len == 0 && b.err == 0);
 }
 
@@ -249,36 +249,36 @@ TEST(test_errors_sticky)
 	struct marshal_buf b;
 
 	/* Counts above INT32_MAX would read back negative; the pointer is never read. */
-	marshal_init(&b);
-	marshal_str(&b, "x", (size_t)INT32_MAX + 1);
+	marshal__init(&b);
+	marshal__str(&b, "x", (size_t)INT32_MAX + 1);
 	CHECK(b.err == -EOVERFLOW && b.len == 0);
-	marshal_int(&b, 1);
+	marshal__int(&b, 1);
 	CHECK(b.err == -EOVERFLOW && b.len == 0);
-	marshal_free(&b);
+	marshal__free(&b);
 
-	marshal_init(&b);
-	marshal_tuple_begin(&b, UINT32_C(0x80000000));
+	marshal__init(&b);
+	marshal__tuple_begin(&b, UINT32_C(0x80000000));
 	CHECK(b.err == -EOVERFLOW && b.len == 0);
-	marshal_free(&b);
+	marshal__free(&b);
 
 	/* A real allocation failure: pretend 2^62 bytes are in use, so growth asks realloc for
 	 * more address space than exists. */
-	marshal_init(&b);
+	marshal__init(&b);
 	b.len = (size_t)1 << 62;
-	marshal_float(&b, 1.0);
+	marshal__float(&b, 1.0);
 	CHECK(b.err == -ENOMEM && b.data == NULL);
 	b.len = 0;
-	marshal_int(&b, 1);
-	marshal_dict_begin(&b);
+	marshal__int(&b, 1);
+	marshal__dict_begin(&b);
 	CHECK(b.err == -ENOMEM && b.len == 0 && b.data == NULL);
-	marshal_free(&b);
+	marshal__free(&b);
 
 	/* size_t overflow of len + n is reported as -ENOMEM too. */
-	marshal_init(&b);
+	marshal__init(&b);
 	b.len = SIZE_MAX - 2;
-	marshal_int(&b, 1);
+	marshal__int(&b, 1);
 	CHECK(b.err == -ENOMEM);
-	marshal_free(&b);
+	marshal__free(&b);
 }
 
 TEST(test_pythons_found)
@@ -312,13 +312,13 @@ TEST(test_ints)
 	struct marshal_buf b;
 	size_t i;
 
-	marshal_init(&b);
-	marshal_tuple_begin(&b, sizeof(vals) / sizeof(vals[0]));
+	marshal__init(&b);
+	marshal__tuple_begin(&b, sizeof(vals) / sizeof(vals[0]));
 	for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
-		marshal_int(&b, vals[i]);
+		marshal__int(&b, vals[i]);
 	check_loads(&b, "(0, -1, 1, 2**31-1, 2**31, -2**31, -2**31-1, 3000000000, 32767,"
 			" 2**45, 2**45-1, -2**60, 2**63-1, -2**63, -2**63+1)");
-	marshal_free(&b);
+	marshal__free(&b);
 }
 
 TEST(test_floats)
@@ -327,12 +327,12 @@ TEST(test_floats)
 	struct marshal_buf b;
 	size_t i;
 
-	marshal_init(&b);
-	marshal_tuple_begin(&b, sizeof(vals) / sizeof(vals[0]));
+	marshal__init(&b);
+	marshal__tuple_begin(&b, sizeof(vals) / sizeof(vals[0]));
 	for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
-		marshal_float(&b, vals[i]);
+		marshal__float(&b, vals[i]);
 	check_loads(&b, "(0.1, 1e-9, -0.0, 0.0, 1.5, -2.5e300, 5e-324, float('inf'))");
-	marshal_free(&b);
+	marshal__free(&b);
 }
 
 TEST(test_strings)
@@ -342,26 +342,26 @@ TEST(test_strings)
 
 	/* Longer than the initial capacity, so the buffer has to grow mid-string. */
 	memset(big, 'z', sizeof(big));
-	marshal_init(&b);
-	marshal_tuple_begin(&b, 6);
-	marshal_str(&b, "", 0);
-	marshal_str(&b, "größe", strlen("größe"));
-	marshal_str(&b, "関数", strlen("関数"));
-	marshal_str(&b, "a\0b", 3);
-	marshal_str(&b, "<module>", 8);
-	marshal_str(&b, big, sizeof(big));
+	marshal__init(&b);
+	marshal__tuple_begin(&b, 6);
+	marshal__str(&b, "", 0);
+	marshal__str(&b, "größe", strlen("größe"));
+	marshal__str(&b, "関数", strlen("関数"));
+	marshal__str(&b, "a\0b", 3);
+	marshal__str(&b, "<module>", 8);
+	marshal__str(&b, big, sizeof(big));
 	/* Escapes keep the expected source ASCII, independent of the child's locale. */
 	check_loads(&b, "('', 'gr\\u00f6\\u00dfe', '\\u95a2\\u6570', 'a\\x00b', '<module>',"
 			" 'z' * 100000)");
-	marshal_free(&b);
+	marshal__free(&b);
 }
 
 static void put_key(struct marshal_buf *b, const char *file, int64_t line, const char *func)
 {
-	marshal_tuple_begin(b, 3);
-	marshal_str(b, file, strlen(file));
-	marshal_int(b, line);
-	marshal_str(b, func, strlen(func));
+	marshal__tuple_begin(b, 3);
+	marshal__str(b, file, strlen(file));
+	marshal__int(b, line);
+	marshal__str(b, func, strlen(func));
 }
 
 /* A pstats dict: {key: (cc, nc, tt, ct, {caller key: (nc, cc, tt, ct)})}. */
@@ -369,40 +369,40 @@ TEST(test_nested_pstats_dict)
 {
 	struct marshal_buf b;
 
-	marshal_init(&b);
-	marshal_dict_begin(&b);
+	marshal__init(&b);
+	marshal__dict_begin(&b);
 
 	put_key(&b, "/src/größe.py", 10, "関数");
-	marshal_tuple_begin(&b, 5);
-	marshal_int(&b, 1);
-	marshal_int(&b, INT64_C(3000000000));
-	marshal_float(&b, 0.1);
-	marshal_float(&b, 12.5);
-	marshal_dict_begin(&b);
+	marshal__tuple_begin(&b, 5);
+	marshal__int(&b, 1);
+	marshal__int(&b, INT64_C(3000000000));
+	marshal__float(&b, 0.1);
+	marshal__float(&b, 12.5);
+	marshal__dict_begin(&b);
 	put_key(&b, "/src/größe.py", 10, "関数");
-	marshal_tuple_begin(&b, 4);
-	marshal_int(&b, INT64_C(2999999999));
-	marshal_int(&b, 0);
-	marshal_float(&b, 1e-9);
-	marshal_float(&b, -0.0);
+	marshal__tuple_begin(&b, 4);
+	marshal__int(&b, INT64_C(2999999999));
+	marshal__int(&b, 0);
+	marshal__float(&b, 1e-9);
+	marshal__float(&b, -0.0);
 	put_key(&b, "~", 0, "<built-in method builtins.exec>");
-	marshal_tuple_begin(&b, 4);
-	marshal_int(&b, 1);
-	marshal_int(&b, 1);
-	marshal_float(&b, 0.1);
-	marshal_float(&b, 12.5);
-	marshal_dict_end(&b);
+	marshal__tuple_begin(&b, 4);
+	marshal__int(&b, 1);
+	marshal__int(&b, 1);
+	marshal__float(&b, 0.1);
+	marshal__float(&b, 12.5);
+	marshal__dict_end(&b);
 
 	put_key(&b, "~", 0, "<built-in method builtins.exec>");
-	marshal_tuple_begin(&b, 5);
-	marshal_int(&b, 1);
-	marshal_int(&b, 1);
-	marshal_float(&b, 0.0);
-	marshal_float(&b, 12.5);
-	marshal_dict_begin(&b);
-	marshal_dict_end(&b);
+	marshal__tuple_begin(&b, 5);
+	marshal__int(&b, 1);
+	marshal__int(&b, 1);
+	marshal__float(&b, 0.0);
+	marshal__float(&b, 12.5);
+	marshal__dict_begin(&b);
+	marshal__dict_end(&b);
 
-	marshal_dict_end(&b);
+	marshal__dict_end(&b);
 	check_loads(&b,
 		    "{('/src/gr\\u00f6\\u00dfe.py', 10, '\\u95a2\\u6570'):"
 		    "  (1, 3000000000, 0.1, 12.5, {"
@@ -410,7 +410,7 @@ TEST(test_nested_pstats_dict)
 		    "      (2999999999, 0, 1e-9, -0.0),"
 		    "    ('~', 0, '<built-in method builtins.exec>'): (1, 1, 0.1, 12.5)}),"
 		    " ('~', 0, '<built-in method builtins.exec>'): (1, 1, 0.0, 12.5, {})}");
-	marshal_free(&b);
+	marshal__free(&b);
 }
 
 #define BIG_N 3000000
@@ -425,17 +425,17 @@ TEST(test_big_tuple)
 	struct marshal_buf b;
 	int64_t i;
 
-	marshal_init(&b);
-	marshal_tuple_begin(&b, BIG_N + BIG_LONGS);
+	marshal__init(&b);
+	marshal__tuple_begin(&b, BIG_N + BIG_LONGS);
 	for (i = 0; i < BIG_N; i++)
-		marshal_int(&b, i * 1000 - INT64_C(1500000000));
+		marshal__int(&b, i * 1000 - INT64_C(1500000000));
 	for (i = 1; i <= BIG_LONGS; i++)
-		marshal_int(&b, i * INT64_C(10000000000));
+		marshal__int(&b, i * INT64_C(10000000000));
 	printf("#   %zu bytes\n", b.len);
 	CHECK(b.len == 5 + (size_t)BIG_N * 5 + (size_t)BIG_LONGS * (5 + 3 * 2));
 	check_loads(&b, "tuple(range(-1500000000, 1500000000, 1000))"
 			" + tuple(i * 10**10 for i in range(1, 3001))");
-	marshal_free(&b);
+	marshal__free(&b);
 }
 
 /* Internals §10.3: fib recursing under main; callers values are (nc, cc, tt, ct). */
@@ -449,41 +449,41 @@ TEST(test_pstats_print_callers)
 	};
 	struct marshal_buf b;
 
-	marshal_init(&b);
-	marshal_dict_begin(&b);
+	marshal__init(&b);
+	marshal__dict_begin(&b);
 	put_key(&b, "work.py", 1, "main");
-	marshal_tuple_begin(&b, 5);
-	marshal_int(&b, 1);
-	marshal_int(&b, 1);
-	marshal_float(&b, 0.01);
-	marshal_float(&b, 0.26);
-	marshal_dict_begin(&b);
-	marshal_dict_end(&b);
+	marshal__tuple_begin(&b, 5);
+	marshal__int(&b, 1);
+	marshal__int(&b, 1);
+	marshal__float(&b, 0.01);
+	marshal__float(&b, 0.26);
+	marshal__dict_begin(&b);
+	marshal__dict_end(&b);
 
 	put_key(&b, "work.py", 5, "fib");
-	marshal_tuple_begin(&b, 5);
-	marshal_int(&b, 1);
-	marshal_int(&b, 177);
-	marshal_float(&b, 0.25);
-	marshal_float(&b, 0.25);
-	marshal_dict_begin(&b);
+	marshal__tuple_begin(&b, 5);
+	marshal__int(&b, 1);
+	marshal__int(&b, 177);
+	marshal__float(&b, 0.25);
+	marshal__float(&b, 0.25);
+	marshal__dict_begin(&b);
 	put_key(&b, "work.py", 1, "main");
-	marshal_tuple_begin(&b, 4);
-	marshal_int(&b, 1);
-	marshal_int(&b, 1);
-	marshal_float(&b, 0.0014);
-	marshal_float(&b, 0.25);
+	marshal__tuple_begin(&b, 4);
+	marshal__int(&b, 1);
+	marshal__int(&b, 1);
+	marshal__float(&b, 0.0014);
+	marshal__float(&b, 0.25);
 	put_key(&b, "work.py", 5, "fib");
-	marshal_tuple_begin(&b, 4);
-	marshal_int(&b, 176);
-	marshal_int(&b, 2);
-	marshal_float(&b, 0.2486);
-	marshal_float(&b, 0.2486);
-	marshal_dict_end(&b);
-	marshal_dict_end(&b);
+	marshal__tuple_begin(&b, 4);
+	marshal__int(&b, 176);
+	marshal__int(&b, 2);
+	marshal__float(&b, 0.2486);
+	marshal__float(&b, 0.2486);
+	marshal__dict_end(&b);
+	marshal__dict_end(&b);
 
 	check_with_pythons(&b, PSTATS_SCRIPT, want, sizeof(want) / sizeof(want[0]));
-	marshal_free(&b);
+	marshal__free(&b);
 }
 
 int main(void)

@@ -60,7 +60,7 @@ static void check_against_cprofile(const char *workload)
 
 			profile__code(p, code, __FILE__, name, (int)code);
 			/* a caller never entered in the stream is the harness's */
-			if (cc0 && !u64_map_get(&p->func_by_code, cc0))
+			if (cc0 && !u64_map__get(&p->func_by_code, cc0))
 				profile__code(p, cc0, __FILE__, "<harness>", (int)cc0);
 			CHECK(!profile__call(p, 1, ts++, code, frame, chain, chain_code, back, false));
 		} else if (!strncmp(line, "ret", 3)) {

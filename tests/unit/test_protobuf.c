@@ -19,13 +19,13 @@ TEST(spec_examples)
 	static const unsigned char testing[] = { 0x12, 0x07, 't', 'e', 's', 't', 'i', 'n', 'g' };
 	struct pb_buf b;
 
-	pb_init(&b);
-	pb_uint(&b, 1, 150);
+	pb__init(&b);
+	pb__uint(&b, 1, 150);
 	CHECK(bytes_are(&b, f150, sizeof(f150)));
 	b.len = 0;
-	pb_bytes(&b, 2, "testing", 7);
+	pb__bytes(&b, 2, "testing", 7);
 	CHECK(bytes_are(&b, testing, sizeof(testing)));
-	pb_free(&b);
+	pb__free(&b);
 }
 
 TEST(varint_boundaries)
@@ -36,22 +36,22 @@ TEST(varint_boundaries)
 					      0xff, 0xff, 0xff, 0xff, 0x01 };
 	struct pb_buf b;
 
-	pb_init(&b);
-	pb_varint(&b, 0);
+	pb__init(&b);
+	pb__varint(&b, 0);
 	CHECK(bytes_are(&b, v0, 1));
 	b.len = 0;
-	pb_varint(&b, 127);
+	pb__varint(&b, 127);
 	CHECK(bytes_are(&b, v127, 1));
 	b.len = 0;
-	pb_varint(&b, 128);
+	pb__varint(&b, 128);
 	CHECK(bytes_are(&b, v128, 2));
 	b.len = 0;
-	pb_varint(&b, 300);
+	pb__varint(&b, 300);
 	CHECK(bytes_are(&b, v300, 2));
 	b.len = 0;
-	pb_varint(&b, UINT64_MAX);
+	pb__varint(&b, UINT64_MAX);
 	CHECK(bytes_are(&b, vmax, sizeof(vmax)));
-	pb_free(&b);
+	pb__free(&b);
 }
 
 TEST(large_fields_grow_the_buffer)
@@ -60,13 +60,13 @@ TEST(large_fields_grow_the_buffer)
 	struct pb_buf b;
 
 	memset(big, 'x', sizeof(big));
-	pb_init(&b);
-	pb_bytes(&b, 6, big, sizeof(big));
+	pb__init(&b);
+	pb__bytes(&b, 6, big, sizeof(big));
 	/* tag, length 100000 = a0 8d 06, then the bytes */
 	REQUIRE(!b.err && b.len == 1 + 3 + sizeof(big));
 	CHECK(b.data[0] == 0x32 && b.data[1] == 0xa0 && b.data[2] == 0x8d && b.data[3] == 0x06);
 	CHECK(!memcmp(b.data + 4, big, sizeof(big)));
-	pb_free(&b);
+	pb__free(&b);
 }
 
 int main(void)

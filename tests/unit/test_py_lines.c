@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * py_line() against CPython itself: on every interpreter present, the line of every
+ * py_lines__line() against CPython itself: on every interpreter present, the line of every
  * instruction of every code object of three stdlib modules (lines_truth.py prints the tables
  * and co_lines()' or dis.findlinestarts()' answers).
  */
@@ -45,7 +45,7 @@ static long check_python(const char *py, long *wrong)
 		if (sscanf(line, "C %u %d %s", &minor, &first, hex) == 3) {
 			n = unhex(hex);
 		} else if (sscanf(line, "A %d %d", &addr, &want) == 2) {
-			got = py_line(minor, table, n, first, addr);
+			got = py_lines__line(minor, table, n, first, addr);
 			if (got != want && (*wrong)++ < 5)
 				printf("#   %s: 3.%u, first line %d, addr %d: %d, CPython says %d\n",
 				       py, minor, first, addr, got, want);
@@ -74,15 +74,15 @@ TEST(not_started_is_the_first_line)
 {
 	static const uint8_t t[] = { 2, 1 };
 
-	CHECK(py_line(8, t, sizeof(t), 10, -1) == 10);
-	CHECK(py_line(13, t, 0, 10, -2) == 10);
+	CHECK(py_lines__line(8, t, sizeof(t), 10, -1) == 10);
+	CHECK(py_lines__line(13, t, 0, 10, -2) == 10);
 }
 
 TEST(layouts_for_every_supported_minor)
 {
 	for (unsigned m = 8; m <= 13; m++)
-		CHECK(py_line_layout(m) != NULL);
-	CHECK(py_line_layout(7) == NULL);
+		CHECK(py_lines__layout(m) != NULL);
+	CHECK(py_lines__layout(7) == NULL);
 }
 
 int main(void)

@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* The BPF side's lifecycle: open, configure for one target, load, attach, poll, detach. */
-#ifndef __PYUPROF_TRACER_H
-#define __PYUPROF_TRACER_H
+#ifndef __PYUPROF_PROBES_H
+#define __PYUPROF_PROBES_H
 
 #include <bpf/libbpf.h>
 #include "hook.h"
 #include "pyuprof.h"
 #include "py_target.h"
 
-struct tracer;
+struct probes;
 
-/* For every tracer started from now on: events carry their thread's CPU time (--clock cpu)
+/* For every probes object started from now on: events carry their thread's CPU time (--clock cpu)
  * instead of CLOCK_MONOTONIC. */
-void tracer__set_cpu_clock(bool on);
+void probes__set_cpu_clock(bool on);
 /* Where returns (and entries) are taken from: record --exits. */
 enum exits {
 	EXITS_AUTO = 0,	  /* the trampoline, or Debian's USDT exit where the build has one */
@@ -22,34 +22,34 @@ enum exits {
 	EXITS_USDT,	  /* the entry and USDT python:function__return (Debian's 3.11) */
 };
 /* "trampoline", ... for messages; and back (-1 for anything else; "auto" is EXITS_AUTO). */
-const char *exits_name(enum exits e);
-int exits_parse(const char *s);
+const char *exits__name(enum exits e);
+int exits__parse(const char *s);
 #define NSETS 3 /* probe sets, one link each: trampoline, interpreter object, uretprobe */
 
 /* Loads and attaches everything for t, returns as exits says (not AUTO); tramp_path is the
  * trampoline's file (EXITS_TRAMPOLINE), hook_value what the hook is kept at. Returns 0 or
  * -errno (reported by the caller). */
-int tracer__start(struct tracer **out, const struct py_target *t, enum exits exits,
+int probes__start(struct probes **out, const struct py_target *t, enum exits exits,
 		  const char *tramp_path, uint64_t hook_value, unsigned ringbuf_mb,
 		  ring_buffer_sample_fn handler, void *ctx);
 /* <= 3.10: stop asking for the trampoline hook (only someone else's is there). */
-void tracer__stop_tramp_watch(struct tracer *tr);
+void probes__stop_tramp_watch(struct probes *tr);
 /* A descriptor that becomes readable when events are waiting. */
-int tracer__epoll_fd(struct tracer *tr);
+int probes__epoll_fd(struct probes *tr);
 /* Handles the events waiting, up to a budget (call again while it returns > 0 and more wait).
  * Returns events handled or -errno. */
-int tracer__consume(struct tracer *tr);
+int probes__consume(struct probes *tr);
 /* Whether a thread that asks for a write is stopped by REQUEST_SIGNAL (target held). */
-void tracer__signal_requests(struct tracer *tr, bool on);
+void probes__signal_requests(struct probes *tr, bool on);
 /* Stops asking for the eval_frame switch: from now on nothing rewrites it. */
-void tracer__stop_hook(struct tracer *tr);
+void probes__stop_hook(struct probes *tr);
 /* Detaches every probe and hands over whatever is left in the ring buffer. */
-void tracer__detach(struct tracer *tr);
-void tracer__counters(struct tracer *tr, struct pyuprof_stats *out);
-void tracer__exit_counters(struct tracer *tr, struct pyuprof_exit_stats *out);
+void probes__detach(struct probes *tr);
+void probes__counters(struct probes *tr, struct pyuprof_stats *out);
+void probes__exit_counters(struct probes *tr, struct pyuprof_exit_stats *out);
 /* Time spent in the BPF program and its runs, counted while kernel.bpf_stats_enabled is 1
  * (0 otherwise): the cost of pyuprof's own probe work. Returns 0 or -errno. */
-int tracer__run_time(struct tracer *tr, uint64_t *run_ns, uint64_t *runs);
-void tracer__free(struct tracer *tr);
+int probes__run_time(struct probes *tr, uint64_t *run_ns, uint64_t *runs);
+void probes__free(struct probes *tr);
 
-#endif /* __PYUPROF_TRACER_H */
+#endif /* __PYUPROF_PROBES_H */

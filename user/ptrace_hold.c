@@ -24,7 +24,7 @@
 #include "inject.h"
 #include "log.h"
 #include "py_image.h"
-#include "tracee.h"
+#include "ptrace_hold.h"
 
 /* TRACESYSGOOD: system-call stops (the loader stepped, calls injected: inject.h) are told
  * from a SIGTRAP of the target's */
@@ -52,7 +52,7 @@ struct held {
 	bool group_stop; /* HELD_STOPPED in the target's own group-stop: resumed by LISTEN */
 };
 
-struct tracee {
+struct ptrace_hold {
 	pid_t pid; /* the first process: its end ends the recording */
 	long options;
 	int sfd;
@@ -61,7 +61,7 @@ struct tracee {
 	int n, cap;
 	bool stopping; /* a stop is in progress: keep every stop of stop_pid (0: of all) */
 	/* the first process is gone (exit or exec), seen by whichever drain saw it: reported by
-	 * every later tracee__handle, with its wait status if it exited */
+	 * every later ptrace_hold__handle, with its wait status if it exited */
 	bool first_gone, first_exited;
 	int first_status;
 	pid_t stop_pid;
@@ -71,7 +71,7 @@ struct tracee {
 	void *ctx;
 };
 
-static struct held *find(const struct tracee *t, pid_t tid)
+static struct held *find(const struct ptrace_hold *t, pid_t tid)
 {
 	for (int i = 0; i < t->n; i++)
 		if (t->th[i].tid == tid && t->th[i].state != HELD_GONE)
@@ -79,7 +79,7 @@ static struct held *find(const struct tracee *t, pid_t tid)
 	return NULL;
 }
 
-static struct held *add(struct tracee *t, pid_t tid, pid_t pid, enum hold_state state)
+static struct held *add(struct ptrace_hold *t, pid_t tid, pid_t pid, enum hold_state state)
 {
 	struct held *h;
 	int i;
@@ -109,7 +109,7 @@ static struct held *add(struct tracee *t, pid_t tid, pid_t pid, enum hold_state 
 	return h;
 }
 
-static bool keeps(const struct tracee *t, const struct held *h)
+static bool keeps(const struct ptrace_hold *t, const struct held *h)
 {
 	return t->stopping && (!t->stop_pid || t->stop_pid == h->pid);
 }
@@ -131,7 +131,7 @@ static void resume(struct held *h, int sig)
 		h->state = HELD_RUNNING;
 }
 
-static void queue(struct tracee *t, struct proc_event ev)
+static void queue(struct ptrace_hold *t, struct proc_event ev)
 {
 	if (t->qlen == MAX_QUEUED) {
 		wlog("too many processes started at once: pid %d is not followed", ev.child);
@@ -140,7 +140,7 @@ static void queue(struct tracee *t, struct proc_event ev)
 	t->queue[(t->qhead + t->qlen++) % MAX_QUEUED] = ev;
 }
 
-bool tracee__next_event(struct tracee *t, struct proc_event *ev)
+bool ptrace_hold__next_event(struct ptrace_hold *t, struct proc_event *ev)
 {
 	if (!t || !t->qlen)
 		return false;
@@ -150,9 +150,9 @@ bool tracee__next_event(struct tracee *t, struct proc_event *ev)
 	return true;
 }
 
-static int create(struct tracee **out, pid_t pid, bool follow, request_fn on_request, void *ctx)
+static int create(struct ptrace_hold **out, pid_t pid, bool follow, request_fn on_request, void *ctx)
 {
-	struct tracee *t = calloc(1, sizeof(*t));
+	struct ptrace_hold *t = calloc(1, sizeof(*t));
 	sigset_t chld;
 	int err;
 
@@ -194,9 +194,9 @@ static pid_t tracer_of(pid_t tid)
 	return tracer;
 }
 
-int tracee__seize(struct tracee **out, pid_t pid, bool follow, request_fn on_request, void *ctx)
+int ptrace_hold__seize(struct ptrace_hold **out, pid_t pid, bool follow, request_fn on_request, void *ctx)
 {
-	struct tracee *t;
+	struct ptrace_hold *t;
 	char path[64];
 	bool added;
 	int err;
@@ -255,13 +255,13 @@ int tracee__seize(struct tracee **out, pid_t pid, bool follow, request_fn on_req
 	*out = t;
 	return 0;
 fail:
-	tracee__release(t);
+	ptrace_hold__release(t);
 	return err;
 }
 
-int tracee__adopt(struct tracee **out, pid_t pid, bool follow, request_fn on_request, void *ctx)
+int ptrace_hold__adopt(struct ptrace_hold **out, pid_t pid, bool follow, request_fn on_request, void *ctx)
 {
-	struct tracee *t;
+	struct ptrace_hold *t;
 	struct held *h;
 	int err = create(&t, pid, follow, on_request, ctx);
 
@@ -271,7 +271,7 @@ int tracee__adopt(struct tracee **out, pid_t pid, bool follow, request_fn on_req
 	/* from now on pyuprof's death must not kill the program (launch set EXITKILL) */
 	if (!h || ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)t->options)) {
 		err = h ? -errno : -ENOMEM;
-		tracee__release(t);
+		ptrace_hold__release(t);
 		return err;
 	}
 	resume(h, 0);
@@ -279,12 +279,12 @@ int tracee__adopt(struct tracee **out, pid_t pid, bool follow, request_fn on_req
 	return 0;
 }
 
-int tracee__fd(const struct tracee *t)
+int ptrace_hold__fd(const struct ptrace_hold *t)
 {
 	return t->sfd;
 }
 
-void tracee__expect_signal(struct tracee *t, pid_t tid)
+void ptrace_hold__expect_signal(struct ptrace_hold *t, pid_t tid)
 {
 	struct held *h = find(t, tid);
 
@@ -315,7 +315,7 @@ static pid_t tgid_of(pid_t tid)
 }
 
 /* The threads of process pid are gone (exit or exec): forget them, but for keep. */
-static void forget_process(struct tracee *t, pid_t pid, pid_t keep)
+static void forget_process(struct ptrace_hold *t, pid_t pid, pid_t keep)
 {
 	for (int i = 0; i < t->n; i++)
 		if (t->th[i].pid == pid && t->th[i].tid != keep)
@@ -323,7 +323,7 @@ static void forget_process(struct tracee *t, pid_t pid, pid_t keep)
 }
 
 /* A fork, vfork or clone event of h: the new task is held from its first stop. */
-static int on_birth(struct tracee *t, struct held *h, int event)
+static int on_birth(struct ptrace_hold *t, struct held *h, int event)
 {
 	unsigned long msg = 0;
 	pid_t child;
@@ -344,14 +344,14 @@ static int on_birth(struct tracee *t, struct held *h, int event)
 }
 
 /* A syscall stop of a process whose loader is watched: has it mapped libpython yet? */
-static void on_loader_step(struct tracee *t, struct held *h)
+static void on_loader_step(struct ptrace_hold *t, struct held *h)
 {
 	struct user_regs_struct regs;
 
 	/* syscall stops alternate entry/exit; look after each mmap returns */
 	h->in_syscall = !h->in_syscall;
 	if (!h->in_syscall && !ptrace(PTRACE_GETREGS, h->tid, NULL, &regs) &&
-	    regs.orig_rax == SYS_mmap && py_image_libpython_mapped(h->pid)) {
+	    regs.orig_rax == SYS_mmap && py_image__libpython_mapped(h->pid)) {
 		h->stepping = false;
 		h->state = HELD_STOPPED;
 		queue(t, (struct proc_event){ .kind = PROC_LOADED, .pid = h->pid });
@@ -361,7 +361,7 @@ static void on_loader_step(struct tracee *t, struct held *h)
 }
 
 /* One wait status. Returns -ESRCH when the first process is gone (exit or exec). */
-static int dispatch(struct tracee *t, pid_t tid, int st, int *status)
+static int dispatch(struct ptrace_hold *t, pid_t tid, int st, int *status)
 {
 	struct held *h = find(t, tid);
 	int sig, event, err;
@@ -396,7 +396,7 @@ static int dispatch(struct tracee *t, pid_t tid, int st, int *status)
 	sig = WSTOPSIG(st);
 	event = st >> 16;
 	if (h->state == HELD_NEWBORN) {
-		/* a new process waits for tracee__resume; a new thread runs on */
+		/* a new process waits for ptrace_hold__resume; a new thread runs on */
 		if (h->tid == h->pid || keeps(t, h))
 			h->state = HELD_STOPPED;
 		else
@@ -481,7 +481,7 @@ static int dispatch(struct tracee *t, pid_t tid, int st, int *status)
 	return 0;
 }
 
-static int drain(struct tracee *t, int *status)
+static int drain(struct ptrace_hold *t, int *status)
 {
 	struct signalfd_siginfo si;
 	int st, err = 0, e;
@@ -499,7 +499,7 @@ static int drain(struct tracee *t, int *status)
 	}
 }
 
-int tracee__handle(struct tracee *t, int *status)
+int ptrace_hold__handle(struct ptrace_hold *t, int *status)
 {
 	int err = drain(t, status);
 
@@ -512,7 +512,7 @@ int tracee__handle(struct tracee *t, int *status)
 	return err;
 }
 
-static bool all_stopped(const struct tracee *t, pid_t pid)
+static bool all_stopped(const struct ptrace_hold *t, pid_t pid)
 {
 	for (int i = 0; i < t->n; i++)
 		if ((!pid || t->th[i].pid == pid) &&
@@ -521,7 +521,7 @@ static bool all_stopped(const struct tracee *t, pid_t pid)
 	return true;
 }
 
-int tracee__stop(struct tracee *t, pid_t pid)
+int ptrace_hold__stop(struct ptrace_hold *t, pid_t pid)
 {
 	struct timespec ms = { 0, 1000000 };
 	int i, waited, err = 0;
@@ -552,13 +552,13 @@ int tracee__stop(struct tracee *t, pid_t pid)
 	}
 	if (!all_stopped(t, pid)) {
 		dlog("some threads of pid %d did not stop", pid ? pid : t->pid);
-		tracee__resume(t, pid);
+		ptrace_hold__resume(t, pid);
 		return -ETIMEDOUT;
 	}
 	return 0;
 }
 
-int tracee__resume(struct tracee *t, pid_t pid)
+int ptrace_hold__resume(struct ptrace_hold *t, pid_t pid)
 {
 	if (!pid || t->stop_pid == pid)
 		t->stopping = false;
@@ -573,7 +573,7 @@ int tracee__resume(struct tracee *t, pid_t pid)
 	return 0;
 }
 
-int tracee__watch_loader(struct tracee *t, pid_t pid)
+int ptrace_hold__watch_loader(struct ptrace_hold *t, pid_t pid)
 {
 	struct held *h = find(t, pid);
 
@@ -585,7 +585,7 @@ int tracee__watch_loader(struct tracee *t, pid_t pid)
 	return h->state == HELD_GONE ? -ESRCH : 0;
 }
 
-int tracee__fs_bases(struct tracee *t, pid_t pid, pid_t *tids, uint64_t *bases, int max)
+int ptrace_hold__fs_bases(struct ptrace_hold *t, pid_t pid, pid_t *tids, uint64_t *bases, int max)
 {
 	struct user_regs_struct regs;
 	int i, n = 0;
@@ -600,7 +600,7 @@ int tracee__fs_bases(struct tracee *t, pid_t pid, pid_t *tids, uint64_t *bases, 
 	return n;
 }
 
-int tracee__inject(struct tracee *t, pid_t pid, uint64_t insn, struct inject_call *call)
+int ptrace_hold__inject(struct ptrace_hold *t, pid_t pid, uint64_t insn, struct inject_call *call)
 {
 	struct user_regs_struct regs;
 	struct held *pick = NULL, *h;
@@ -626,7 +626,7 @@ int tracee__inject(struct tracee *t, pid_t pid, uint64_t insn, struct inject_cal
 	return err;
 }
 
-void tracee__release(struct tracee *t)
+void ptrace_hold__release(struct ptrace_hold *t)
 {
 	int i;
 
@@ -634,7 +634,7 @@ void tracee__release(struct tracee *t)
 		return;
 	/* a thread must be in a ptrace-stop to be detached (one that would not stop is tried
 	 * as it is) */
-	tracee__stop(t, 0);
+	ptrace_hold__stop(t, 0);
 	for (i = 0; i < t->n; i++) {
 		struct held *h = &t->th[i];
 

@@ -10,8 +10,8 @@
  * each birth, exec and exit of one of them is queued as a struct proc_event, and a new process
  * stays stopped until it is resumed, so that it can be recorded from its start.
  */
-#ifndef __PYUPROF_TRACEE_H
-#define __PYUPROF_TRACEE_H
+#ifndef __PYUPROF_PTRACE_HOLD_H
+#define __PYUPROF_PTRACE_HOLD_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -19,19 +19,19 @@
 #include <sys/types.h>
 #include "pyuprof.h" /* REQUEST_SIGNAL */
 
-struct tracee;
+struct ptrace_hold;
 
 /*
  * on_request(ctx, pid, tid) is called for a thread of process pid stopped by our signal: it
  * does that thread's requests and returns false, and the thread runs on; or true: the thread
- * stays stopped until tracee__resume (of pid, or all), e.g. after a tracee__stop of pid.
+ * stays stopped until ptrace_hold__resume (of pid, or all), e.g. after a ptrace_hold__stop of pid.
  */
 typedef bool (*request_fn)(void *ctx, pid_t pid, pid_t tid);
 
 enum proc_event_kind {
-	PROC_FORK = 1, /* pid made child, which stands stopped until tracee__resume(child) */
+	PROC_FORK = 1, /* pid made child, which stands stopped until ptrace_hold__resume(child) */
 	PROC_EXEC,     /* pid exec'd another program; it stands stopped */
-	PROC_LOADED,   /* pid, watched with tracee__watch_loader, has libpython mapped; stopped */
+	PROC_LOADED,   /* pid, watched with ptrace_hold__watch_loader, has libpython mapped; stopped */
 	PROC_EXIT,     /* pid is gone (status) */
 };
 
@@ -44,29 +44,29 @@ struct proc_event {
 };
 
 /* Seizes every thread of pid (attach mode). Returns 0 or -errno (EPERM: already traced). */
-int tracee__seize(struct tracee **out, pid_t pid, bool follow, request_fn on_request, void *ctx);
-/* Takes over pid, seized and stopped by launch_start, and lets it run. Returns 0 or -errno. */
-int tracee__adopt(struct tracee **out, pid_t pid, bool follow, request_fn on_request, void *ctx);
+int ptrace_hold__seize(struct ptrace_hold **out, pid_t pid, bool follow, request_fn on_request, void *ctx);
+/* Takes over pid, seized and stopped by launch__start, and lets it run. Returns 0 or -errno. */
+int ptrace_hold__adopt(struct ptrace_hold **out, pid_t pid, bool follow, request_fn on_request, void *ctx);
 /* A descriptor that becomes readable when some thread of the target changed state. */
-int tracee__fd(const struct tracee *t);
+int ptrace_hold__fd(const struct ptrace_hold *t);
 /*
  * Deals with every pending state change. Returns 0, or -ESRCH once the first process is gone
  * or has exec'd another program (its wait status in *status if it exited, else untouched).
  */
-int tracee__handle(struct tracee *t, int *status);
+int ptrace_hold__handle(struct ptrace_hold *t, int *status);
 /* Takes the oldest queued process event. Returns false if there is none. */
-bool tracee__next_event(struct tracee *t, struct proc_event *ev);
+bool ptrace_hold__next_event(struct ptrace_hold *t, struct proc_event *ev);
 /* Marks that the BPF side signalled tid: its next REQUEST_SIGNAL is ours, not the target's. */
-void tracee__expect_signal(struct tracee *t, pid_t tid);
+void ptrace_hold__expect_signal(struct ptrace_hold *t, pid_t tid);
 /* Stops / resumes every thread of process pid, or of every process if pid is 0. */
-int tracee__stop(struct tracee *t, pid_t pid);
-int tracee__resume(struct tracee *t, pid_t pid);
+int ptrace_hold__stop(struct ptrace_hold *t, pid_t pid);
+int ptrace_hold__resume(struct ptrace_hold *t, pid_t pid);
 /* Lets the stopped process pid run one system call at a time until its loader has mapped
  * libpython (PROC_LOADED). Returns 0 or -errno. */
-int tracee__watch_loader(struct tracee *t, pid_t pid);
+int ptrace_hold__watch_loader(struct ptrace_hold *t, pid_t pid);
 /* While stopped: the tids of the held threads of pid and their FS bases (x86-64:
  * pthread_self()). Returns how many, at most max. */
-int tracee__fs_bases(struct tracee *t, pid_t pid, pid_t *tids, uint64_t *bases, int max);
+int ptrace_hold__fs_bases(struct ptrace_hold *t, pid_t pid, pid_t *tids, uint64_t *bases, int max);
 /*
  * While pid is stopped: runs one system call in one of its threads through the syscall
  * instruction at insn (inject.h), preferring a thread stopped outside a system call and never
@@ -74,8 +74,8 @@ int tracee__fs_bases(struct tracee *t, pid_t pid, pid_t *tids, uint64_t *bases, 
  * fits).
  */
 struct inject_call;
-int tracee__inject(struct tracee *t, pid_t pid, uint64_t insn, struct inject_call *call);
+int ptrace_hold__inject(struct ptrace_hold *t, pid_t pid, uint64_t insn, struct inject_call *call);
 /* Lets go of every thread and frees t. NULL-safe. */
-void tracee__release(struct tracee *t);
+void ptrace_hold__release(struct ptrace_hold *t);
 
-#endif /* __PYUPROF_TRACEE_H */
+#endif /* __PYUPROF_PTRACE_HOLD_H */

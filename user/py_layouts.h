@@ -3,8 +3,8 @@
  * Per-version CPython layout table: what the BPF side reads (struct py_offsets) plus what only
  * user space needs to walk interpreters and threads and to sanity-check a live target.
  */
-#ifndef __PYUPROF_PY_OFFSETS_H
-#define __PYUPROF_PY_OFFSETS_H
+#ifndef __PYUPROF_PY_LAYOUTS_H
+#define __PYUPROF_PY_LAYOUTS_H
 
 #include <linux/types.h>
 #include <stddef.h>
@@ -84,4 +84,4 @@ const struct py_offsets_entry *py_offsets__at(size_t i);
 int py_offsets__check_debug_offsets(const struct py_offsets_entry *e, const void *buf, size_t len,
 				    char *why, size_t why_len);
 
-#endif /* __PYUPROF_PY_OFFSETS_H */
+#endif /* __PYUPROF_PY_LAYOUTS_H */

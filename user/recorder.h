@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Dispatch of ring-buffer records to the profile builder, and what was learnt on the way. */
-#ifndef __PYUPROF_EVENTS_H
-#define __PYUPROF_EVENTS_H
+#ifndef __PYUPROF_RECORDER_H
+#define __PYUPROF_RECORDER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -10,7 +10,7 @@
 #include "profile.h"
 #include "py_target.h"
 #include "run_info.h"
-#include "tracee.h"
+#include "ptrace_hold.h"
 
 #define CODE_CHECKS 8 /* code objects whose type is checked: all must be "code" */
 #define BOOTSTRAP_CODES 8 /* threading's _bootstrap(_inner) code objects remembered */
@@ -19,7 +19,7 @@ struct recorder {
 	struct profile *prof;
 	const char *target_version; /* for messages */
 	struct hook_state *hooks;
-	struct tracee *held; /* NULL unless the target is held under ptrace */
+	struct ptrace_hold *held; /* NULL unless the target is held under ptrace */
 	uint64_t stop_ns; /* once set, the recording window is closed: later calls are ignored */
 	pid_t live_pid;	  /* 0 when replaying a raw recording */
 	const struct py_target *target; /* live: where thread names are read; else NULL */
@@ -34,4 +34,4 @@ struct recorder {
 /* ring_buffer_sample_fn, and raw_read's: ctx is a struct recorder. */
 int recorder__handle(void *ctx, void *data, size_t size);
 
-#endif /* __PYUPROF_EVENTS_H */
+#endif /* __PYUPROF_RECORDER_H */

@@ -9,7 +9,7 @@
 #include <linux/types.h>
 #include <stdio.h>
 #include <string.h>
-#include "events.h"
+#include "recorder.h"
 #include "log.h"
 #include "pystr.h"
 #include "pyuprof.h"
@@ -94,9 +94,9 @@ static int on_code(struct recorder *r, const struct ev_code *e)
 	char qualname[FUNCNAME_BYTES * 4 + 8] = "";
 	int err;
 
-	pystr_to_utf8(e->filename, sizeof(e->filename), e->filename_len, e->filename_kind,
+	pystr__to_utf8(e->filename, sizeof(e->filename), e->filename_len, e->filename_kind,
 		      filename, sizeof(filename));
-	pystr_to_utf8(e->name, sizeof(e->name), e->name_len, e->name_kind, name, sizeof(name));
+	pystr__to_utf8(e->name, sizeof(e->name), e->name_len, e->name_kind, name, sizeof(name));
 	if (r->checks_ok + r->checks_bad < CODE_CHECKS) {
 		if (strncmp(e->type_name, "code", sizeof(e->type_name)))
 			r->checks_bad++;
@@ -114,7 +114,7 @@ static int on_code(struct recorder *r, const struct ev_code *e)
 	err = profile__code(r->prof, e->code, filename, name, e->firstlineno);
 	if (err || e->qualname_kind == STR_UNREADABLE)
 		return err;
-	pystr_to_utf8(e->qualname, sizeof(e->qualname), e->qualname_len, e->qualname_kind,
+	pystr__to_utf8(e->qualname, sizeof(e->qualname), e->qualname_len, e->qualname_kind,
 		      qualname, sizeof(qualname));
 	return profile__qualname(r->prof, e->code, qualname);
 }
@@ -156,7 +156,7 @@ static int note_thread(struct recorder *r, const void *data)
 		}
 	}
 	if (r->raw) {
-		err = raw_record(r->raw, &t, sizeof(t));
+		err = raw__record(r->raw, &t, sizeof(t));
 		if (err)
 			return err;
 	}
@@ -182,7 +182,7 @@ int recorder__handle(void *ctx, void *data, size_t size)
 	}
 	/* a Thread object's address only matters live: its name is in the RAW_THREAD */
 	if (r->raw && c->type != EV_THREAD) {
-		err = raw_record(r->raw, data, (uint32_t)size);
+		err = raw__record(r->raw, data, (uint32_t)size);
 		if (err)
 			return r->err = err;
 	}
@@ -221,9 +221,9 @@ int recorder__handle(void *ctx, void *data, size_t size)
 	case EV_REQUEST: {
 		const struct ev_request *q = data;
 
-		hook_request(r->hooks, q);
+		hook__request(r->hooks, q);
 		if (q->signalled && r->held)
-			tracee__expect_signal(r->held, (pid_t)q->tid);
+			ptrace_hold__expect_signal(r->held, (pid_t)q->tid);
 		break;
 	}
 	default:

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include "py_offsets.h"
+#include "py_layouts.h"
 
 /*
  * Patch ranges span the whole minor version: CPython keeps these structs stable within a minor

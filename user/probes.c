@@ -25,19 +25,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "log.h"
-#include "tracer.h"
+#include "probes.h"
 #include "tramp.h"
 #include "uprobe_multi.h"
 #include "pyuprof.skel.h" /* after the shared headers it refers to */
 
 /*
- * Records handled per tracer__consume at most: a target whose threads produce records as fast
+ * Records handled per probes__consume at most: a target whose threads produce records as fast
  * as they are handled (a loaded machine) would otherwise keep one consume call going for ever,
  * and the caller would never see its signal, deadline or stop again.
  */
 #define CONSUME_BUDGET 65536
 
-struct tracer {
+struct probes {
 	struct pyuprof_bpf *skel;
 	struct ring_buffer *rb;
 	ring_buffer_sample_fn handler;
@@ -49,14 +49,14 @@ struct tracer {
 };
 
 /* The probes of one link: one file, entries or uretprobes; entries first. */
-struct probes {
+struct link_probes {
 	const char *path;
 	bool ret;
 	uint64_t *offsets, *ref_ctrs, *cookies;
 	uint32_t n;
 };
 
-static void add(struct probes *p, uint64_t offset, uint64_t ref_ctr, enum probe_role role)
+static void add(struct link_probes *p, uint64_t offset, uint64_t ref_ctr, enum probe_role role)
 {
 	p->offsets[p->n] = offset;
 	p->ref_ctrs[p->n] = ref_ctr;
@@ -65,12 +65,12 @@ static void add(struct probes *p, uint64_t offset, uint64_t ref_ctr, enum probe_
 
 static bool tracer_cpu_clock;
 
-void tracer__set_cpu_clock(bool on)
+void probes__set_cpu_clock(bool on)
 {
 	tracer_cpu_clock = on;
 }
 
-static int alloc_set(struct probes *p, const char *path, bool ret, size_t cap)
+static int alloc_set(struct link_probes *p, const char *path, bool ret, size_t cap)
 {
 	p->path = path;
 	p->ret = ret;
@@ -85,12 +85,12 @@ static int alloc_set(struct probes *p, const char *path, bool ret, size_t cap)
  * Every probe for t, in detach order: the trampoline's (entry, then return), the interpreter
  * object's (the entry first), then the uretprobe. Sets with no probe have n 0.
  */
-static int probes_of(struct probes set[NSETS], const struct py_target *t, enum exits exits,
+static int probes_of(struct link_probes set[NSETS], const struct py_target *t, enum exits exits,
 		     const char *tramp_path)
 {
 	bool hook = t->offsets->bpf.PyInterpreterState_eval_frame != 0;
 	size_t cap = (size_t)t->nret + t->nsetter_ret + t->nperf_ret + 4;
-	struct probes *lib = &set[1];
+	struct link_probes *lib = &set[1];
 	int i, err;
 
 	err = alloc_set(&set[0], tramp_path, false, 2);
@@ -138,7 +138,7 @@ static int probes_of(struct probes set[NSETS], const struct py_target *t, enum e
 	return 0;
 }
 
-static void probes_free(struct probes set[NSETS])
+static void link_probes_free(struct link_probes set[NSETS])
 {
 	for (int i = 0; i < NSETS; i++) {
 		free(set[i].offsets);
@@ -148,7 +148,7 @@ static void probes_free(struct probes set[NSETS])
 }
 
 /* One perf-event link per probe, in reverse detach order (links go last first). */
-static int attach_each(struct tracer *tr, pid_t pid, const struct probes set[NSETS])
+static int attach_each(struct probes *tr, pid_t pid, const struct link_probes set[NSETS])
 {
 	uint32_t total = 0, i;
 	int s;
@@ -174,14 +174,14 @@ static int attach_each(struct tracer *tr, pid_t pid, const struct probes set[NSE
 	return 0;
 }
 
-static int attach_multi(struct tracer *tr, pid_t pid, const struct probes set[NSETS])
+static int attach_multi(struct probes *tr, pid_t pid, const struct link_probes set[NSETS])
 {
 	int s, fd;
 
 	for (s = 0; s < NSETS; s++) {
 		if (!set[s].n)
 			continue;
-		fd = uprobe_multi_attach(bpf_program__fd(tr->skel->progs.on_probe), pid,
+		fd = uprobe_multi__attach(bpf_program__fd(tr->skel->progs.on_probe), pid,
 					 set[s].path, set[s].offsets, set[s].ref_ctrs,
 					 set[s].cookies, set[s].n, set[s].ret);
 		if (fd < 0)
@@ -191,7 +191,7 @@ static int attach_multi(struct tracer *tr, pid_t pid, const struct probes set[NS
 	return 0;
 }
 
-static void close_multi(struct tracer *tr)
+static void close_multi(struct probes *tr)
 {
 	for (int s = 0; s < NSETS; s++) {
 		if (tr->multi_fd[s] >= 0)
@@ -218,7 +218,7 @@ static void pidns_of_self(__u64 *dev, __u64 *ino)
 }
 
 /* Opens, configures and loads the skeleton; multi: for uprobe_multi links. */
-static int load(struct tracer *tr, const struct py_target *t, enum exits exits,
+static int load(struct probes *tr, const struct py_target *t, enum exits exits,
 		uint64_t hook_value, unsigned ringbuf_mb, bool multi)
 {
 	struct pyuprof_bpf *skel = tr->skel = pyuprof_bpf__open();
@@ -261,7 +261,7 @@ static int load(struct tracer *tr, const struct py_target *t, enum exits exits,
 /* libbpf stops a consume call at a callback's error, the record just handled consumed */
 static int on_sample(void *ctx, void *data, size_t size)
 {
-	struct tracer *tr = ctx;
+	struct probes *tr = ctx;
 	int err = tr->handler(tr->handler_ctx, data, size);
 
 	if (err)
@@ -269,12 +269,12 @@ static int on_sample(void *ctx, void *data, size_t size)
 	return ++tr->handled >= CONSUME_BUDGET ? -EAGAIN : 0;
 }
 
-int tracer__start(struct tracer **out, const struct py_target *t, enum exits exits,
+int probes__start(struct probes **out, const struct py_target *t, enum exits exits,
 		  const char *tramp_path, uint64_t hook_value, unsigned ringbuf_mb,
 		  ring_buffer_sample_fn handler, void *ctx)
 {
-	struct tracer *tr = calloc(1, sizeof(*tr));
-	struct probes set[NSETS] = { 0 };
+	struct probes *tr = calloc(1, sizeof(*tr));
+	struct link_probes set[NSETS] = { 0 };
 	int err, s;
 
 	if (!tr)
@@ -312,12 +312,12 @@ int tracer__start(struct tracer **out, const struct py_target *t, enum exits exi
 		err = -errno;
 		goto fail;
 	}
-	probes_free(set);
+	link_probes_free(set);
 	*out = tr;
 	return 0;
 fail:
-	probes_free(set);
-	tracer__free(tr);
+	link_probes_free(set);
+	probes__free(tr);
 	return err;
 }
 
@@ -327,12 +327,12 @@ static const char *const exit_names[] = {
 	[EXITS_USDT] = "usdt",
 };
 
-const char *exits_name(enum exits e)
+const char *exits__name(enum exits e)
 {
 	return (unsigned)e < sizeof(exit_names) / sizeof(*exit_names) ? exit_names[e] : "?";
 }
 
-int exits_parse(const char *s)
+int exits__parse(const char *s)
 {
 	for (unsigned i = 0; i < sizeof(exit_names) / sizeof(*exit_names); i++)
 		if (!strcmp(s, exit_names[i]))
@@ -340,12 +340,12 @@ int exits_parse(const char *s)
 	return -1;
 }
 
-int tracer__epoll_fd(struct tracer *tr)
+int probes__epoll_fd(struct probes *tr)
 {
 	return ring_buffer__epoll_fd(tr->rb);
 }
 
-int tracer__consume(struct tracer *tr)
+int probes__consume(struct probes *tr)
 {
 	int n;
 
@@ -355,24 +355,24 @@ int tracer__consume(struct tracer *tr)
 	return n == -EAGAIN && tr->handled >= CONSUME_BUDGET ? (int)tr->handled : n;
 }
 
-void tracer__signal_requests(struct tracer *tr, bool on)
+void probes__signal_requests(struct probes *tr, bool on)
 {
 	tr->skel->bss->signal_requests = on;
 }
 
-void tracer__stop_hook(struct tracer *tr)
+void probes__stop_hook(struct probes *tr)
 {
 	tr->skel->bss->hook_enabled = 0;
 	tr->skel->bss->tramp_watch = 0;
 	tr->skel->bss->signal_requests = 0;
 }
 
-void tracer__stop_tramp_watch(struct tracer *tr)
+void probes__stop_tramp_watch(struct probes *tr)
 {
 	tr->skel->bss->tramp_watch = 0;
 }
 
-void tracer__detach(struct tracer *tr)
+void probes__detach(struct probes *tr)
 {
 	int i;
 
@@ -383,21 +383,21 @@ void tracer__detach(struct tracer *tr)
 		bpf_link__destroy(tr->links[i]);
 	tr->nlinks = 0;
 	/* no program runs any more: what is in the ring buffer is all there will be */
-	while (tr->rb && tracer__consume(tr) == CONSUME_BUDGET)
+	while (tr->rb && probes__consume(tr) == CONSUME_BUDGET)
 		;
 }
 
-void tracer__counters(struct tracer *tr, struct pyuprof_stats *out)
+void probes__counters(struct probes *tr, struct pyuprof_stats *out)
 {
 	*out = tr->skel->bss->stats;
 }
 
-void tracer__exit_counters(struct tracer *tr, struct pyuprof_exit_stats *out)
+void probes__exit_counters(struct probes *tr, struct pyuprof_exit_stats *out)
 {
 	*out = tr->skel->bss->exit_stats;
 }
 
-int tracer__run_time(struct tracer *tr, uint64_t *run_ns, uint64_t *runs)
+int probes__run_time(struct probes *tr, uint64_t *run_ns, uint64_t *runs)
 {
 	struct bpf_prog_info info;
 	__u32 len = sizeof(info);
@@ -412,11 +412,11 @@ int tracer__run_time(struct tracer *tr, uint64_t *run_ns, uint64_t *runs)
 	return 0;
 }
 
-void tracer__free(struct tracer *tr)
+void probes__free(struct probes *tr)
 {
 	if (!tr)
 		return;
-	tracer__detach(tr);
+	probes__detach(tr);
 	ring_buffer__free(tr->rb);
 	pyuprof_bpf__destroy(tr->skel);
 	free(tr->links);
