@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "log.h"
 #include "outputs.h"
+#include "probes.h"
 #include "proc.h"
 #include "raw.h"
 #include "record.h"
@@ -21,7 +22,6 @@
 #include "session.h"
 #include "summary.h"
 #include "top.h"
-#include "probes.h"
 
 /* CAP_BPF and CAP_PERFMON (BPF programs, uprobes), CAP_SYS_PTRACE (the target's memory, and
  * stopping it around writes). Root has them all. */

@@ -4,11 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
-#include "recorder.h"
 #include "hook.h"
 #include "log.h"
 #include "outputs.h"
 #include "raw.h"
+#include "recorder.h"
 #include "report.h"
 #include "summary.h"
 

@@ -19,14 +19,14 @@
 #include "launch.h"
 #include "log.h"
 #include "outputs.h"
+#include "probes.h"
 #include "proc.h"
+#include "ptrace_hold.h"
 #include "py_image.h"
 #include "seed.h"
 #include "session.h"
 #include "summary.h"
 #include "top.h"
-#include "ptrace_hold.h"
-#include "probes.h"
 
 static volatile sig_atomic_t exiting;
 static volatile pid_t child_pid;
@@ -61,7 +61,6 @@ void session__install_signals(void)
 	launch__ignore_sigpipe();
 }
 
-
 static int exit_status_of(int st)
 {
 	if (WIFEXITED(st))
@@ -70,7 +69,6 @@ static int exit_status_of(int st)
 		return 128 + WTERMSIG(st);
 	return 1;
 }
-
 
 static struct proc_rec *find_proc(const struct session *s, pid_t pid)
 {
@@ -116,8 +114,6 @@ static bool on_request(void *ctx, pid_t pid, pid_t tid)
 		probes__stop_tramp_watch(pr->tr);
 	return pr->hooks.wait_all;
 }
-
-
 
 /* calib_record_fn: the snippet is launched and recorded as a target is, by this file's code */
 static int record_calibration(void *ctx, char **argv, struct calib_run *run)
@@ -563,7 +559,6 @@ void session__stop(struct session *s, uint64_t stop_ns)
 	s->detach_ns = clock__mono_ns() - t0;
 }
 
-
 /* "out.prof" -> "out.PID.prof", "p.pb.gz" -> "p.PID.pb.gz"; another name gets ".PID" at its
  * end. */
 static char *process_path(const char *base, pid_t pid)
@@ -626,7 +621,6 @@ int session__write_processes(struct session *s, const char *base, uint64_t stop_
 	*merged = m;
 	return 0;
 }
-
 
 int session__end(struct session *s)
 {

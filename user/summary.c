@@ -163,7 +163,6 @@ void summary__notes(const struct profile *p, const struct hook_state *h,
 		     (unsigned long long)p->n.open_at_stop);
 }
 
-
 /* A trace's viewers slow down with its size (speedscope gave up on 143 MB): say it. */
 static void print_trace_size(const struct outputs *out)
 {
@@ -178,7 +177,6 @@ static void print_trace_size(const struct outputs *out)
 		     "--trace-min-us N leaves out the calls shorter than N microseconds%s",
 		     env.trace_min_us ? " (a larger N than this run's)" : "");
 }
-
 
 /* Following: one line per process, in the order they were met. */
 static void print_processes(struct proc_rec *const *procs, uint32_t nprocs)
@@ -197,8 +195,6 @@ static void print_processes(struct proc_rec *const *procs, uint32_t nprocs)
 		     pr->written ? "; wrote " : "", pr->written ? pr->written : "");
 	}
 }
-
-
 
 int summary__conclude(struct outputs *out, struct profile *p, const struct hook_state *h,
 		      const struct pyuprof_stats *bs, const char *version, bool exit_probe,
