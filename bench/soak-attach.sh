@@ -83,6 +83,16 @@ for label in $PYS; do
 				sleep "$(secs "$(rand_ms 0 500)")"
 			fi
 			grep -q '^pyuprof: recording' "$tmp/rec.err" || early=$((early + 1))
+			# a background job of a script starts with SIGINT ignored, and env resets it
+			# only just before it runs pyuprof: a SIGINT sent before that is lost (and
+			# pyuprof then records until killed): wait until it would be taken
+			if [[ $how == INT ]]; then
+				for ((i = 0; i < 200; i++)); do
+					ign=$(awk '/^SigIgn/ {print $2}' "/proc/$rec/status" 2>/dev/null) || break
+					[[ -n $ign ]] && (((16#$ign & 2) == 0)) && break
+					sleep 0.005
+				done
+			fi
 			kill "-$how" "$rec" 2>/dev/null || true
 		fi
 		hung=0
