@@ -30,7 +30,8 @@ trap '[[ -n $target ]] && kill "$target" 2>/dev/null; rm -rf "$tmp"' EXIT
 rand_ms() { echo $(($1 + RANDOM % ($2 - $1 + 1))); }
 secs() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
 fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
-rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+# (0 for a zombie too, which has a status but no VmRSS: an empty field shifted the columns)
+rss_kb() { awk '/^VmRSS/ {r = $2} END {print r + 0}' "/proc/$1/status" 2>/dev/null || echo 0; }
 traced() { awk '/^TracerPid/ {print $2}' "/proc/$1/status" 2>/dev/null; }
 state() { sed -n 's/^State:[[:space:]]*\([A-Za-z]\).*/\1/p' "/proc/$1/status" 2>/dev/null; }
 
