@@ -30,7 +30,8 @@ trap '[[ -n $target ]] && kill "$target" 2>/dev/null; rm -rf "$tmp"' EXIT
 rand_ms() { echo $(($1 + RANDOM % ($2 - $1 + 1))); }
 secs() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
 fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
-rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+# (0 for a zombie too, which has a status but no VmRSS: an empty field shifted the columns)
+rss_kb() { awk '/^VmRSS/ {r = $2} END {print r + 0}' "/proc/$1/status" 2>/dev/null || echo 0; }
 traced() { awk '/^TracerPid/ {print $2}' "/proc/$1/status" 2>/dev/null; }
 state() { sed -n 's/^State:[[:space:]]*\([A-Za-z]\).*/\1/p' "/proc/$1/status" 2>/dev/null; }
 
@@ -45,6 +46,9 @@ for label in $PYS; do
 	deaths=0 wrong=0 bad_exit=0 early=0 profiles=0
 	: >"$tmp/samples"
 	t0=$(date +%s)
+	# (no -e in the cycles: every step is checked, and under heavy load bash itself once lost
+	# track of a command substitution's child, which -e turned into the soak's end)
+	set +e
 	for ((c = 0; c < CYCLES; c++)); do
 		how=$(echo d INT TERM KILL | cut -d' ' -f$((RANDOM % 4 + 1)))
 		ends[$how]=$((ends[$how] + 1))
@@ -83,6 +87,16 @@ for label in $PYS; do
 				sleep "$(secs "$(rand_ms 0 500)")"
 			fi
 			grep -q '^pyuprof: recording' "$tmp/rec.err" || early=$((early + 1))
+			# a background job of a script starts with SIGINT ignored, and env resets it
+			# only just before it runs pyuprof: a SIGINT sent before that is lost (and
+			# pyuprof then records until killed): wait until it would be taken
+			if [[ $how == INT ]]; then
+				for ((i = 0; i < 200; i++)); do
+					ign=$(awk '/^SigIgn/ {print $2}' "/proc/$rec/status" 2>/dev/null) || break
+					[[ -n $ign ]] && (((16#$ign & 2) == 0)) && break
+					sleep 0.005
+				done
+			fi
 			kill "-$how" "$rec" 2>/dev/null || true
 		fi
 		hung=0
@@ -148,6 +162,7 @@ for label in $PYS; do
 		fi
 		echo "$c $pfd $prss $(fds "$target") $(rss_kb "$target")" >>"$tmp/samples"
 	done
+	set -e
 	secs_taken=$(($(date +%s) - t0))
 	touch "$tmp/stop"
 	tst=0
