@@ -277,12 +277,8 @@ static bool alone_ok(const struct py_target *t, const struct hook_pending *p, in
 int hook__service(const struct py_target *t, struct hook_state *h, pid_t tid)
 {
 	int i, n = 0, err = 0, e, had = h->n, foreign = h->foreign, several = -1;
-	bool entry_all = false;
+	bool entry_all = false, needed_all = false;
 
-	if (!tid && h->wait_all) {
-		h->waited_all++;
-		h->wait_all = false;
-	}
 	for (i = 0; i < h->npending; i++) {
 		struct hook_pending *p = &h->pending[i];
 
@@ -290,10 +286,14 @@ int hook__service(const struct py_target *t, struct hook_state *h, pid_t tid)
 			h->pending[n++] = *p; /* another thread's: kept for its own stop */
 			continue;
 		}
-		if (tid && !alone_ok(t, p, &several)) {
-			h->pending[n++] = *p;
-			h->wait_all = true;
-			continue;
+		if (!alone_ok(t, p, &several)) {
+			if (tid) {
+				h->pending[n++] = *p;
+				h->wait_all = true;
+				continue;
+			}
+			/* done now with the whole process stopped, whichever way it came */
+			needed_all = true;
 		}
 		/* an address from the request is used only while it is still the target's */
 		if (p->what == REQ_RECURSION)
@@ -309,6 +309,10 @@ int hook__service(const struct py_target *t, struct hook_state *h, pid_t tid)
 			err = e;
 	}
 	h->npending = n;
+	if (!tid) {
+		h->waited_all += needed_all;
+		h->wait_all = false;
+	}
 	/* <= 3.10: a call bypassed the trampoline, and no interpreter took it this time (each
 	 * had someone else's hook): asking again would only stop the thread again */
 	if (entry_all && h->n == had && h->foreign > foreign)
