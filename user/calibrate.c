@@ -25,9 +25,10 @@
 
 /*
  * argv: OUT CLOCK N R; OUT is a descriptor it inherits (a file already unlinked: nothing is
- * left behind whatever happens to pyuprof, and the snippet needs no right to any path). Functions called through a local (LOAD_FAST) so that the loops differ
- * only by the call. Each loop function is itself one call, in every loop alike. The loops are
- * timed by the thread's CPU time whatever the recording's clock (CLOCK is passed for the
+ * left behind whatever happens to pyuprof, and the snippet needs no right to any path).
+ * Functions are called through a local (LOAD_FAST) so that the loops differ only by the call.
+ * Each loop function is itself one call, in every loop alike. The loops are timed by the
+ * thread's CPU time whatever the recording's clock (CLOCK is passed for the
  * record): the probes' work is the thread's own, while the time a thread waits for a CPU on a
  * loaded machine (pyuprof's consumer among the contenders) changes from one second to the
  * next, and subtracting it as measured at the start over-compensated by up to 5x on the test
@@ -257,8 +258,8 @@ int calibrate__figures(const struct calib_timings *plain, const struct calib_tim
 	return 0;
 }
 
-int calibrate__run(const char *python, uid_t uid, gid_t gid, bool cpu_clock, calib_record_fn record,
-	      void *ctx, struct calibration *out, char *why, size_t why_len)
+int calibrate__run(const char *python, uid_t uid, gid_t gid, bool cpu_clock,
+		   calib_record_fn record, void *ctx, struct calibration *out, char *why, size_t why_len)
 {
 	char plain_path[] = "/tmp/pyuprof-calib-XXXXXX", probed_path[] = "/tmp/pyuprof-calib-XXXXXX";
 	char n_arg[16], r_arg[16], uid_arg[16], gid_arg[16], plain_arg[16], probed_arg[16];

@@ -59,8 +59,8 @@ void calibrate__watch(struct calib_run *run, struct profile *p);
  * setpriv if that is not pyuprof's own); cpu_clock: times are thread CPU times. Returns 0
  * with *out filled, or -errno with why set (then nothing is to be subtracted).
  */
-int calibrate__run(const char *python, uid_t uid, gid_t gid, bool cpu_clock, calib_record_fn record,
-	      void *ctx, struct calibration *out, char *why, size_t why_len);
+int calibrate__run(const char *python, uid_t uid, gid_t gid, bool cpu_clock,
+		   calib_record_fn record, void *ctx, struct calibration *out, char *why, size_t why_len);
 
 /*
  * The figures from the two runs' timings and the median recorded durations of the empty and

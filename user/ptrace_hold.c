@@ -150,7 +150,8 @@ bool ptrace_hold__next_event(struct ptrace_hold *t, struct proc_event *ev)
 	return true;
 }
 
-static int create(struct ptrace_hold **out, pid_t pid, bool follow, request_fn on_request, void *ctx)
+static int create(struct ptrace_hold **out, pid_t pid, bool follow, request_fn on_request,
+		  void *ctx)
 {
 	struct ptrace_hold *t = calloc(1, sizeof(*t));
 	sigset_t chld;
@@ -194,7 +195,8 @@ static pid_t tracer_of(pid_t tid)
 	return tracer;
 }
 
-int ptrace_hold__seize(struct ptrace_hold **out, pid_t pid, bool follow, request_fn on_request, void *ctx)
+int ptrace_hold__seize(struct ptrace_hold **out, pid_t pid, bool follow, request_fn on_request,
+		       void *ctx)
 {
 	struct ptrace_hold *t;
 	char path[64];
@@ -259,7 +261,8 @@ fail:
 	return err;
 }
 
-int ptrace_hold__adopt(struct ptrace_hold **out, pid_t pid, bool follow, request_fn on_request, void *ctx)
+int ptrace_hold__adopt(struct ptrace_hold **out, pid_t pid, bool follow, request_fn on_request,
+		       void *ctx)
 {
 	struct ptrace_hold *t;
 	struct held *h;

@@ -44,9 +44,11 @@ struct proc_event {
 };
 
 /* Seizes every thread of pid (attach mode). Returns 0 or -errno (EPERM: already traced). */
-int ptrace_hold__seize(struct ptrace_hold **out, pid_t pid, bool follow, request_fn on_request, void *ctx);
+int ptrace_hold__seize(struct ptrace_hold **out, pid_t pid, bool follow, request_fn on_request,
+		       void *ctx);
 /* Takes over pid, seized and stopped by launch__start, and lets it run. Returns 0 or -errno. */
-int ptrace_hold__adopt(struct ptrace_hold **out, pid_t pid, bool follow, request_fn on_request, void *ctx);
+int ptrace_hold__adopt(struct ptrace_hold **out, pid_t pid, bool follow, request_fn on_request,
+		       void *ctx);
 /* A descriptor that becomes readable when some thread of the target changed state. */
 int ptrace_hold__fd(const struct ptrace_hold *t);
 /*
