@@ -51,7 +51,16 @@ $(OUTPUT)/libpyuprof.a: $(USER_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(OUTPUT)/pyuprof: $(OUTPUT)/user/main.o $(OUTPUT)/libpyuprof.a
+# The layout table's offsets must fit the BPF programs' read windows (scripts/check-layouts.c)
+$(OUTPUT)/check-layouts: scripts/check-layouts.c $(OUTPUT)/user/py_layouts.o
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $^ -o $@
+
+$(OUTPUT)/layouts.checked: $(OUTPUT)/check-layouts
+	$(call msg,CHECK,layout table against the BPF read windows)
+	$(Q)$< && touch $@
+
+$(OUTPUT)/pyuprof: $(OUTPUT)/user/main.o $(OUTPUT)/libpyuprof.a | $(OUTPUT)/layouts.checked
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $^ $(LDLIBS) -o $@
 

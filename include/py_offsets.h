@@ -50,4 +50,14 @@ struct py_offsets {
 	__u32 PyThreadState_c_recursion_remaining; /* 3.12 only: budget to compensate; 0 = none */
 };
 
+/*
+ * The BPF programs read a frame, a code object, a thread state and a str each through one
+ * fixed window, and take the fields below out of it: every entry of the table must leave each
+ * field inside its window. The build checks that (py_layouts__check_windows).
+ */
+#define FRAME_WINDOW 72	 /* frame_code, frame_back, frame_owner */
+#define CODE_WINDOW 128	 /* PyCodeObject_* */
+#define TSTATE_WINDOW 80 /* PyThreadState_interp, _cframe, _current_frame */
+#define STR_WINDOW 40	 /* PyUnicode_length, PyUnicode_state */
+
 #endif /* __PY_OFFSETS_H */

@@ -5,7 +5,7 @@
  * rewrites it; the rest of this file is hand-written), which reads the DWARF of the pyenv builds
  * and checks it again against their machine code and Debian's; `gen-py-offsets.py --check` fails
  * when this file and the builds disagree. For 3.13 the target's own _Py_DebugOffsets can be
- * compared with its entry as well (py_offsets__check_debug_offsets).
+ * compared with its entry as well (py_layouts__check_debug_offsets).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -503,26 +503,26 @@ static const struct py_offsets_entry table[] = {
 	},
 };
 
-const char *py_offsets__supported(void)
+const char *py_layouts__supported(void)
 {
 	return "3.8, 3.9, 3.10, 3.11, 3.12, 3.13";
 }
 
-size_t py_offsets__count(void)
+size_t py_layouts__count(void)
 {
 	return sizeof(table) / sizeof(table[0]);
 }
 
-const struct py_offsets_entry *py_offsets__at(size_t i)
+const struct py_offsets_entry *py_layouts__at(size_t i)
 {
-	return i < py_offsets__count() ? &table[i] : NULL;
+	return i < py_layouts__count() ? &table[i] : NULL;
 }
 
-const struct py_offsets_entry *py_offsets__find(unsigned major, unsigned minor, unsigned patch)
+const struct py_offsets_entry *py_layouts__find(unsigned major, unsigned minor, unsigned patch)
 {
 	size_t i;
 
-	for (i = 0; i < py_offsets__count(); i++) {
+	for (i = 0; i < py_layouts__count(); i++) {
 		const struct py_offsets_entry *e = &table[i];
 
 		if (e->major == major && e->minor == minor && e->patch_min <= patch &&
@@ -598,7 +598,7 @@ static uint64_t get_u64(const void *buf, size_t pos)
 	return v;
 }
 
-int py_offsets__check_debug_offsets(const struct py_offsets_entry *e, const void *buf, size_t len,
+int py_layouts__check_debug_offsets(const struct py_offsets_entry *e, const void *buf, size_t len,
 				    char *why, size_t why_len)
 {
 	const struct debug_layout *l = NULL;
@@ -648,6 +648,50 @@ int py_offsets__check_debug_offsets(const struct py_offsets_entry *e, const void
 			snprintf(why, why_len, "%s is %llu, the table says %u", f->name,
 				 (unsigned long long)want, have);
 			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Each field the BPF programs read through a window, with its size there (bpf/ FIELD uses). */
+static const struct window_field {
+	const char *name;
+	size_t entry_off; /* offsetof(struct py_offsets, ...) */
+	unsigned size;
+	unsigned window;
+	const char *window_name;
+} window_fields[] = {
+#define W(f, size, window) { #f, offsetof(struct py_offsets, f), size, window, #window }
+	W(frame_code, 8, FRAME_WINDOW),
+	W(frame_back, 8, FRAME_WINDOW),
+	W(frame_owner, 1, FRAME_WINDOW),
+	W(PyCodeObject_co_flags, 4, CODE_WINDOW),
+	W(PyCodeObject_co_firstlineno, 4, CODE_WINDOW),
+	W(PyCodeObject_co_filename, 8, CODE_WINDOW),
+	W(PyCodeObject_co_name, 8, CODE_WINDOW),
+	W(PyCodeObject_co_nlocalsplus, 4, CODE_WINDOW),
+	W(PyCodeObject_co_stacksize, 4, CODE_WINDOW),
+	W(PyThreadState_interp, 8, TSTATE_WINDOW),
+	W(PyThreadState_cframe, 8, TSTATE_WINDOW),
+	W(PyThreadState_current_frame, 8, TSTATE_WINDOW),
+	W(PyUnicode_length, 8, STR_WINDOW),
+	W(PyUnicode_state, 4, STR_WINDOW),
+#undef W
+};
+
+int py_layouts__check_windows(const struct py_offsets *o, char *why, size_t why_len)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(window_fields) / sizeof(window_fields[0]); i++) {
+		const struct window_field *f = &window_fields[i];
+		unsigned at;
+
+		memcpy(&at, (const char *)o + f->entry_off, sizeof(at));
+		if (at + f->size > f->window) {
+			snprintf(why, why_len, "%s at %u (%u bytes) ends past %s (%u bytes)", f->name,
+				 at, f->size, f->window_name, f->window);
+			return -ERANGE;
 		}
 	}
 	return 0;

@@ -66,14 +66,14 @@ enum dict_kind {
 };
 
 /* Returns the entry for major.minor.patch, or NULL (errno = ENOTSUP) if unsupported. */
-const struct py_offsets_entry *py_offsets__find(unsigned major, unsigned minor, unsigned patch);
+const struct py_offsets_entry *py_layouts__find(unsigned major, unsigned minor, unsigned patch);
 
 /* "3.8, 3.9, 3.10, 3.11, 3.12, 3.13": for error messages. */
-const char *py_offsets__supported(void);
+const char *py_layouts__supported(void);
 
 /* Table access for tests: the number of entries and entry i. */
-size_t py_offsets__count(void);
-const struct py_offsets_entry *py_offsets__at(size_t i);
+size_t py_layouts__count(void);
+const struct py_offsets_entry *py_layouts__at(size_t i);
 
 /*
  * 3.13+: compare the entry with the target's own _Py_DebugOffsets (the first bytes of
@@ -81,7 +81,15 @@ const struct py_offsets_entry *py_offsets__at(size_t i);
  * field that both describe agrees, -EINVAL on a disagreement (the first one is described in
  * why), -ENODATA when buf does not start with the "xdebugpy" cookie.
  */
-int py_offsets__check_debug_offsets(const struct py_offsets_entry *e, const void *buf, size_t len,
+int py_layouts__check_debug_offsets(const struct py_offsets_entry *e, const void *buf, size_t len,
 				    char *why, size_t why_len);
+
+/*
+ * Whether every field the BPF programs take out of a window (include/py_offsets.h) lies inside
+ * it: 0, or -ERANGE with the first field that does not described in why. The build runs it on
+ * every entry (scripts/check-layouts.c): a field past its window would read a neighbour on the
+ * BPF stack, or past FIELD's mask another offset, with no error anywhere.
+ */
+int py_layouts__check_windows(const struct py_offsets *o, char *why, size_t why_len);
 
 #endif /* __PYUPROF_PY_LAYOUTS_H */

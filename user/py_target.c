@@ -94,7 +94,7 @@ static int check_debug_offsets(struct elf_file *ef, const struct py_target *t, c
 	if (t->minor < 13 || elf_file__sym(ef, "_PyRuntime", &vaddr, NULL) ||
 	    elf_file__read(ef, vaddr, buf, sizeof(buf)))
 		return 0;
-	err = py_offsets__check_debug_offsets(t->offsets, buf, sizeof(buf), detail,
+	err = py_layouts__check_debug_offsets(t->offsets, buf, sizeof(buf), detail,
 					      sizeof(detail));
 	if (err == -EINVAL) {
 		snprintf(why, why_len, "Python %s's _Py_DebugOffsets disagree with pyuprof's table (%s)",
@@ -121,10 +121,10 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n, co
 		return -ENOEXEC;
 	}
 	detect_version(ef, t);
-	t->offsets = py_offsets__find(t->major, t->minor, t->patch);
+	t->offsets = py_layouts__find(t->major, t->minor, t->patch);
 	if (!t->offsets) {
 		snprintf(why, why_len, "Python %s is not supported (supported: %s)", t->version,
-			 py_offsets__supported());
+			 py_layouts__supported());
 		err = -ENOTSUP;
 		goto out;
 	}

@@ -56,30 +56,30 @@ static int vcmp(const struct py_offsets_entry *a, const struct py_offsets_entry 
 
 static void test_sorted(void)
 {
-	size_t i, n = py_offsets__count();
+	size_t i, n = py_layouts__count();
 
 	CHECK(n >= 6);
 	for (i = 0; i < n; i++) {
-		const struct py_offsets_entry *e = py_offsets__at(i);
+		const struct py_offsets_entry *e = py_layouts__at(i);
 
 		CHECK(e != NULL);
 		if (!e)
 			return;
 		CHECK(e->patch_min <= e->patch_max);
 		if (i)
-			CHECK(vcmp(py_offsets__at(i - 1), e) < 0);
+			CHECK(vcmp(py_layouts__at(i - 1), e) < 0);
 	}
-	CHECK(py_offsets__at(n) == NULL);
+	CHECK(py_layouts__at(n) == NULL);
 }
 
 static void test_no_overlap(void)
 {
-	size_t i, j, n = py_offsets__count();
+	size_t i, j, n = py_layouts__count();
 
 	for (i = 0; i < n; i++)
 		for (j = i + 1; j < n; j++) {
-			const struct py_offsets_entry *a = py_offsets__at(i);
-			const struct py_offsets_entry *b = py_offsets__at(j);
+			const struct py_offsets_entry *a = py_layouts__at(i);
+			const struct py_offsets_entry *b = py_layouts__at(j);
 
 			if (a->major == b->major && a->minor == b->minor)
 				CHECK(a->patch_max < b->patch_min || b->patch_max < a->patch_min);
@@ -94,7 +94,7 @@ static void test_find_supported(void)
 
 	for (minor = 8; minor <= 13; minor++)
 		for (i = 0; i < sizeof(patches) / sizeof(patches[0]); i++) {
-			const struct py_offsets_entry *e = py_offsets__find(3, minor, patches[i]);
+			const struct py_offsets_entry *e = py_layouts__find(3, minor, patches[i]);
 
 			CHECK(e != NULL);
 			if (e)
@@ -102,7 +102,7 @@ static void test_find_supported(void)
 				      e->patch_min <= patches[i] && patches[i] <= e->patch_max);
 		}
 	/* The builds the numbers were read from, and Debian's 3.11.2. */
-	CHECK(py_offsets__find(3, 11, 2) == py_offsets__find(3, 11, 7));
+	CHECK(py_layouts__find(3, 11, 2) == py_layouts__find(3, 11, 7));
 }
 
 static void test_find_unsupported(void)
@@ -115,14 +115,14 @@ static void test_find_unsupported(void)
 
 	for (i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
 		errno = 0;
-		CHECK(py_offsets__find(versions[i][0], versions[i][1], versions[i][2]) == NULL);
+		CHECK(py_layouts__find(versions[i][0], versions[i][1], versions[i][2]) == NULL);
 		CHECK(errno == ENOTSUP);
 	}
 }
 
 static void test_supported_string(void)
 {
-	CHECK(!strcmp(py_offsets__supported(), "3.8, 3.9, 3.10, 3.11, 3.12, 3.13"));
+	CHECK(!strcmp(py_layouts__supported(), "3.8, 3.9, 3.10, 3.11, 3.12, 3.13"));
 }
 
 /* Which argument holds what, and how the caller frame is found (cpython-internals.md 1, 9.3). */
@@ -131,7 +131,7 @@ static void test_calling_convention(void)
 	unsigned minor;
 
 	for (minor = 8; minor <= 13; minor++) {
-		const struct py_offsets *b = &py_offsets__find(3, minor, 0)->bpf;
+		const struct py_offsets *b = &py_layouts__find(3, minor, 0)->bpf;
 
 		CHECK(b->eval_frame_arg == (minor >= 9 ? 1u : 0u));
 		CHECK(b->has_tstate_arg == (minor >= 9 ? 1u : 0u));
@@ -151,7 +151,7 @@ static void test_zero_fields(void)
 	unsigned minor;
 
 	for (minor = 8; minor <= 13; minor++) {
-		const struct py_offsets_entry *e = py_offsets__find(3, minor, 0);
+		const struct py_offsets_entry *e = py_layouts__find(3, minor, 0);
 		const struct py_offsets *b = &e->bpf;
 		int iframe = minor >= 11, cframe = minor == 11 || minor == 12;
 
@@ -184,11 +184,35 @@ static void test_zero_fields(void)
 /* The numbers a wrong value of would corrupt the target rather than just mislabel a frame. */
 static void test_write_targets(void)
 {
-	CHECK(py_offsets__find(3, 11, 7)->bpf.PyInterpreterState_eval_frame == 1424);
-	CHECK(py_offsets__find(3, 12, 1)->bpf.PyInterpreterState_eval_frame == 1744);
-	CHECK(py_offsets__find(3, 13, 0)->bpf.PyInterpreterState_eval_frame == 8472);
-	CHECK(py_offsets__find(3, 12, 1)->bpf.PyThreadState_c_recursion_remaining == 36);
-	CHECK(py_offsets__find(3, 12, 1)->c_recursion_bonus == 8500);
+	CHECK(py_layouts__find(3, 11, 7)->bpf.PyInterpreterState_eval_frame == 1424);
+	CHECK(py_layouts__find(3, 12, 1)->bpf.PyInterpreterState_eval_frame == 1744);
+	CHECK(py_layouts__find(3, 13, 0)->bpf.PyInterpreterState_eval_frame == 8472);
+	CHECK(py_layouts__find(3, 12, 1)->bpf.PyThreadState_c_recursion_remaining == 36);
+	CHECK(py_layouts__find(3, 12, 1)->c_recursion_bonus == 8500);
+}
+
+/* Every entry's window fields fit (what the build checks); one byte past a window is caught. */
+static void test_windows(void)
+{
+	struct py_offsets b;
+	char why[160] = "";
+	size_t i;
+
+	for (i = 0; i < py_layouts__count(); i++)
+		CHECK(py_layouts__check_windows(&py_layouts__at(i)->bpf, why, sizeof(why)) == 0);
+	b = py_layouts__find(3, 11, 0)->bpf;
+	b.frame_owner = FRAME_WINDOW - 1; /* the last byte: a 1-byte field fits */
+	CHECK(py_layouts__check_windows(&b, why, sizeof(why)) == 0);
+	b.frame_owner = FRAME_WINDOW;
+	CHECK(py_layouts__check_windows(&b, why, sizeof(why)) == -ERANGE);
+	CHECK(strstr(why, "frame_owner at 72") && strstr(why, "FRAME_WINDOW"));
+	b = py_layouts__find(3, 8, 0)->bpf;
+	b.PyCodeObject_co_name = CODE_WINDOW - 4; /* an 8-byte pointer half outside */
+	CHECK(py_layouts__check_windows(&b, why, sizeof(why)) == -ERANGE);
+	CHECK(strstr(why, "PyCodeObject_co_name") != NULL);
+	b = py_layouts__find(3, 13, 0)->bpf;
+	b.PyUnicode_state = STR_WINDOW;
+	CHECK(py_layouts__check_windows(&b, why, sizeof(why)) == -ERANGE);
 }
 
 /* ---- 3.13 _Py_DebugOffsets ------------------------------------------------------------- */
@@ -294,7 +318,7 @@ static char why[256]; /* the checker's reason, printed on unexpected results */
 static int check(const struct py_offsets_entry *e, const void *buf, size_t len)
 {
 	why[0] = 0;
-	return py_offsets__check_debug_offsets(e, buf, len, why, sizeof(why));
+	return py_layouts__check_debug_offsets(e, buf, len, why, sizeof(why));
 }
 
 static void put_u64(unsigned char *buf, unsigned pos, uint64_t v)
@@ -312,7 +336,7 @@ static uint64_t get_u64(const unsigned char *buf, unsigned pos)
 
 static void test_debug_offsets_real(const unsigned char *real)
 {
-	const struct py_offsets_entry *e313 = py_offsets__find(3, 13, 0);
+	const struct py_offsets_entry *e313 = py_layouts__find(3, 13, 0);
 	unsigned char buf[DEBUG_SIZE];
 	size_t i;
 	int err;
@@ -348,12 +372,12 @@ static void test_debug_offsets_real(const unsigned char *real)
 		CHECK(check(e313, buf, DEBUG_SIZE) == 0);
 	}
 	/* The 3.12 entry does not describe a 3.13 runtime. */
-	CHECK(check(py_offsets__find(3, 12, 1), real, DEBUG_SIZE) == -EINVAL);
+	CHECK(check(py_layouts__find(3, 12, 1), real, DEBUG_SIZE) == -EINVAL);
 }
 
 static void test_debug_offsets_rejects(const unsigned char *real)
 {
-	const struct py_offsets_entry *e313 = py_offsets__find(3, 13, 0);
+	const struct py_offsets_entry *e313 = py_layouts__find(3, 13, 0);
 	unsigned char buf[DEBUG_SIZE];
 
 	memcpy(buf, real, DEBUG_SIZE);
@@ -401,6 +425,8 @@ int main(void)
 	report("fields a version lacks are 0", NULL);
 	test_write_targets();
 	report("offsets pyuprof writes through", NULL);
+	test_windows();
+	report("fields fit the windows the BPF programs read", NULL);
 
 	if (lib)
 		err = read_pyruntime(lib, real, sizeof(real));

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Reading frames and code objects: each code object's identity sent once (and remembered in a
+ * per-CPU cache before the map), a starting thread's Thread object, where a frame's callee
+ * starts (3.11) and which frame was running when the eval function was entered.
+ */
+#ifndef __PYUPROF_FRAMES_BPF_H
+#define __PYUPROF_FRAMES_BPF_H
+
+const volatile __u32 ob_type_off = 8, tp_name_off = 24; /* PyObject.ob_type, tp_name */
+/* 3.11: words of a _PyInterpreterFrame before its locals (CPython's FRAME_SPECIALS_SIZE) */
+const volatile __u32 frame_specials = 0;
+const volatile __u32 localsplus_off = 0; /* the frame's first local (self of a method) */
+const volatile __u32 qualname_off = 0; /* 3.11+: PyCodeObject.co_qualname; 0 = none */
+/* threading's _bootstrap and _bootstrap_inner, once seen (note_code): their self is sent */
+__u64 bootstrap_codes[2] = {};
+
+/* code object address -> tag of its identity fields, to notice a new object at an old address */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_CODE_OBJECTS);
+	__type(key, __u64);
+	__type(value, __u64);
+} codes SEC(".maps");
+
+/*
+ * A per-CPU direct-mapped cache in front of codes, and of raised_tstates' last hit: an entry
+ * looks up three code objects (its own, its caller's, their caller's), and a hash-map lookup
+ * (hashing, bucket walk, LRU bookkeeping) costs several times an array access, which the
+ * verifier inlines. A slot holds an address and its tag; a hit is what codes would answer.
+ */
+#define CODE_CACHE_SLOTS 512
+struct entry_cache {
+	__u64 addr[CODE_CACHE_SLOTS];
+	__u64 tag[CODE_CACHE_SLOTS];
+	struct {
+		__u64 tstate, tid;
+	} raised; /* the last thread state known to have its budget raised */
+	struct {
+		__u64 tstate, ns;
+	} hook; /* the last thread state whose interpreter had a hook, and when it was read */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct entry_cache);
+} entry_cache SEC(".maps");
+
+static __always_inline __u32 cache_slot(__u64 addr)
+{
+	/* code objects are 16-byte aligned heap objects */
+	return (__u32)((addr >> 4) ^ (addr >> 13)) & (CODE_CACHE_SLOTS - 1);
+}
+
+static __always_inline struct entry_cache *get_cache(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&entry_cache, &zero);
+}
+
+/* A tag of the fields that make up a code object's identity. */
+static __always_inline __u64 code_tag(const void *cw)
+{
+	return FIELD(cw, off.PyCodeObject_co_filename, __u64) * 31 ^
+	       FIELD(cw, off.PyCodeObject_co_name, __u64) * 7 ^
+	       (__u64)FIELD(cw, off.PyCodeObject_co_firstlineno, __s32);
+}
+
+/*
+ * A thread entering threading's bootstrap: its Thread (self) is sent at once, and the
+ * consumer woken, so that user space reads the thread's name while the object still exists
+ * (a short thread is gone long before a batched wake-up).
+ */
+static __always_inline void note_thread(__u64 frame, __u64 code, __u32 tid, __u64 now)
+{
+	struct ev_thread *e;
+	__u64 self;
+
+	if (bpf_probe_read_user(&self, sizeof(self), (void *)(frame + localsplus_off)) || !self)
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		/* counted with the calls: struct pyuprof_stats is part of the raw format */
+		__sync_fetch_and_add(&stats.lost_calls, 1);
+		return;
+	}
+	e->type = EV_THREAD;
+	e->tid = tid;
+	e->ts_ns = now;
+	e->code = code;
+	e->self = self;
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+/* Sends the identity of the code object at addr (window cw already read), then remembers it. */
+static __always_inline void note_code(__u64 addr, const void *cw, __u32 tid, __u64 now,
+				      struct entry_cache *cc)
+{
+	__u64 tag = code_tag(cw), *known, type;
+	__u32 slot = cache_slot(addr);
+	struct ev_code *e;
+	int bslot;
+
+	if (cc && cc->addr[slot] == addr && cc->tag[slot] == tag)
+		return;
+	known = bpf_map_lookup_elem(&codes, &addr);
+	if (known && *known == tag) {
+		if (cc) {
+			cc->addr[slot] = addr;
+			cc->tag[slot] = tag;
+		}
+		return;
+	}
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		/* not remembered: the next entry of this code object tries again */
+		__sync_fetch_and_add(&stats.lost_codes, 1);
+		return;
+	}
+	e->type = EV_CODE;
+	e->tid = tid;
+	e->ts_ns = now;
+	e->code = addr;
+	e->firstlineno = FIELD(cw, off.PyCodeObject_co_firstlineno, __s32);
+	e->co_flags = FIELD(cw, off.PyCodeObject_co_flags, __u32);
+	/* for user space's check that the layout fits: the type, while the object is alive */
+	__builtin_memset(e->type_name, 0, sizeof(e->type_name));
+	if (!bpf_probe_read_user(&type, sizeof(type), (void *)(addr + ob_type_off)) &&
+	    !bpf_probe_read_user(&type, sizeof(type), (void *)(type + tp_name_off)))
+		bpf_probe_read_user_str(e->type_name, sizeof(e->type_name), (void *)type);
+	e->filename_kind = copy_str(e->filename, FILENAME_BYTES,
+				    FIELD(cw, off.PyCodeObject_co_filename, __u64), &e->filename_len);
+	e->name_kind = copy_str(e->name, FUNCNAME_BYTES, FIELD(cw, off.PyCodeObject_co_name, __u64),
+				&e->name_len);
+	/* beyond CODE_WINDOW, and read once per code object: a read of its own */
+	e->qualname_len = 0;
+	e->qualname_kind = STR_UNREADABLE;
+	if (qualname_off && !read_user(&type, sizeof(type), addr + qualname_off))
+		e->qualname_kind = copy_str(e->qualname, FUNCNAME_BYTES, type, &e->qualname_len);
+	bslot = bootstrap_slot(e->name, e->name_len, e->name_kind);
+	if (bslot >= 0)
+		bootstrap_codes[bslot] = addr;
+	/* submit before remembering, so an entry naming this code never precedes its identity */
+	bpf_ringbuf_submit(e, wakeup_flags());
+	bpf_map_update_elem(&codes, &addr, &tag, BPF_ANY);
+	if (cc) {
+		cc->addr[slot] = addr;
+		cc->tag[slot] = tag;
+	}
+}
+
+/* Whether the identity of the code object at addr was sent (its tag unchecked). */
+static __always_inline bool code_known(__u64 addr, struct entry_cache *cc)
+{
+	__u32 slot = cache_slot(addr);
+
+	if (cc && cc->addr[slot] == addr)
+		return true;
+	if (!bpf_map_lookup_elem(&codes, &addr))
+		return false;
+	if (cc) { /* its tag is not known here: the entry's own check refreshes it */
+		cc->addr[slot] = addr;
+		cc->tag[slot] = 0;
+	}
+	return true;
+}
+
+/*
+ * 3.11: where the next frame pushed on the thread's data stack would start, were it pushed
+ * while this one (read into fw, its code into cw) is the last there: CPython's own size,
+ * co_nlocalsplus + co_stacksize + the frame's fixed part, in words. 0 for a frame elsewhere (a
+ * generator's), and on every other version: 3.12+ clears a returning frame inside its
+ * activation, after pointing the thread at the activation's entry shim, so a __del__ run by
+ * that clearing starts where a call from the frame would, called from the shim (seen in the
+ * threads and asyncio fixtures); before 3.11 there is no data stack.
+ */
+static __always_inline __u64 next_frame(__u64 frame, const void *fw, const void *cw)
+{
+	__s64 words;
+
+	if (!off.PyCodeObject_co_nlocalsplus || FIELD(fw, off.frame_owner, __u8) != 0)
+		return 0;
+	words = (__s64)FIELD(cw, off.PyCodeObject_co_nlocalsplus, __s32) +
+		FIELD(cw, off.PyCodeObject_co_stacksize, __s32) + frame_specials;
+	return words > 0 ? frame + words * 8 : 0;
+}
+
+/* The frame that was running when the eval function was entered (internals 9.3). */
+static __always_inline __u64 caller_frame(const void *fw, const void *tw)
+{
+	__u64 cframe, caller = 0;
+
+	switch (off.caller_mode) {
+	case CALLER_FROM_F_BACK:
+		return FIELD(fw, off.frame_back, __u64);
+	case CALLER_FROM_TSTATE:
+		return FIELD(tw, off.PyThreadState_current_frame, __u64);
+	default:
+		cframe = FIELD(tw, off.PyThreadState_cframe, __u64);
+		if (cframe)
+			read_user(&caller, sizeof(caller), cframe + off.PyCFrame_current_frame);
+		return caller;
+	}
+}
+
+#endif /* __PYUPROF_FRAMES_BPF_H */

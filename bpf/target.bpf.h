@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What every part of the BPF side shares: the target's identity and layout (set by user space
+ * before load), the counters user space reads, the ring buffer, and how the target is read.
+ * Included once, by pyuprof.bpf.c, like the other *.bpf.h parts: they define the object's maps
+ * and globals, so the skeleton sees one program.
+ */
+#ifndef __PYUPROF_TARGET_BPF_H
+#define __PYUPROF_TARGET_BPF_H
+
+const volatile struct py_offsets off = {};
+const volatile __u32 targ_tgid = 0; /* as pyuprof sees it: in its own PID namespace */
+/* pyuprof's PID namespace (nsfs device and inode) when it is not the initial one, else 0 */
+const volatile __u64 pidns_dev = 0, pidns_ino = 0;
+const volatile __u32 cpu_clock = 0; /* --clock cpu: events carry the thread's CPU time */
+
+/* What the programs count, read by user space (and written into the raw format) */
+struct pyuprof_stats stats = {};
+struct pyuprof_exit_stats exit_stats = {};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, DEFAULT_RINGBUF_MB << 20);
+} events SEC(".maps");
+
+/*
+ * Waking the consumer for every record costs more than the record itself: wake it only once
+ * this much is waiting (it also polls every 100 ms on its own).
+ */
+#define WAKEUP_BYTES (1 << 20)
+
+static __always_inline __u64 wakeup_flags(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= WAKEUP_BYTES ?
+		       BPF_RB_FORCE_WAKEUP :
+		       BPF_RB_NO_WAKEUP;
+}
+
+/*
+ * A field of a window read from the target (the windows: include/py_offsets.h). The mask gives
+ * the verifier a bound; it never changes an offset of the table, which the build checks to fit
+ * its window (py_layouts__check_windows).
+ */
+#define FIELD_MASK 0x7f
+#define FIELD(buf, o, type) (*(type *)((char *)(buf) + ((o) & FIELD_MASK)))
+_Static_assert(FRAME_WINDOW <= FIELD_MASK + 1 && CODE_WINDOW <= FIELD_MASK + 1 &&
+		       TSTATE_WINDOW <= FIELD_MASK + 1 && STR_WINDOW <= FIELD_MASK + 1,
+	       "a window larger than FIELD's mask");
+
+/* The current thread's id as pyuprof sees it, if it is the target's, else 0. */
+static __always_inline __u32 current_tid(void)
+{
+	struct bpf_pidns_info ns;
+	__u64 id;
+
+	if (pidns_ino) {
+		/* run inside a container: the ids of the namespace pyuprof was given them in */
+		if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)))
+			return 0;
+		return ns.tgid == targ_tgid ? ns.pid : 0;
+	}
+	id = bpf_get_current_pid_tgid();
+	if ((id >> 32) != targ_tgid)
+		return 0;
+	return (__u32)id;
+}
+
+static __always_inline int read_user(void *dst, __u32 size, __u64 src)
+{
+	if (!src || bpf_probe_read_user(dst, size, (const void *)src)) {
+		__sync_fetch_and_add(&stats.read_fail, 1);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The timestamp of an event read at now (bpf_ktime_get_ns): that, or with --clock cpu the
+ * thread's CPU time: what the scheduler has accounted to it, plus its current slice (it runs:
+ * we are in its context). exec_start is the scheduler's clock (sched_clock, less IRQ time where
+ * CONFIG_IRQ_TIME_ACCOUNTING is set), not ktime: their offset is constant between two events
+ * of a slice and cancels in a call's duration; across slices the accounted sum carries on.
+ */
+static __always_inline __u64 event_ts(__u64 now)
+{
+	struct task_struct *task;
+
+	if (!cpu_clock)
+		return now;
+	task = (struct task_struct *)bpf_get_current_task();
+	return BPF_CORE_READ(task, se.sum_exec_runtime) + now - BPF_CORE_READ(task, se.exec_start);
+}
+
+#endif /* __PYUPROF_TARGET_BPF_H */
