@@ -75,6 +75,38 @@ static const char record_examples[] =
 	"Exit status: the program's own in launch mode (128+N if killed by signal N); "
 	"0 in attach mode; 1 if pyuprof failed; 64 on a usage error.";
 
+/*
+ * The outputs record and report share (an argp child of both): argp sorts options by group and
+ * name, so they show among each command's own "Output" options.
+ */
+static const struct argp_option output_options[] = {
+	{ "svg", OPT_SVG, "FILE", 0, "Also draw the call graph (graphviz) as SVG", 2 },
+	{ "node-thres", OPT_NODE_THRES, "PCT", 0,
+	  "Leave out of the call graph functions under PCT% of the total time (default "
+	  STR(DEFAULT_NODE_THRES) ")", 2 },
+	{ "edge-thres", OPT_EDGE_THRES, "PCT", 0,
+	  "Leave out of the call graph calls under PCT% of the total time (default "
+	  STR(DEFAULT_EDGE_THRES) ")", 2 },
+	{ "flamegraph", OPT_FLAMEGRAPH, "FILE", 0,
+	  "Also draw an interactive flame graph (SVG) of the exact stacks", 2 },
+	{ "threads", OPT_THREADS, NULL, 0,
+	  "One root per thread in the flame graph and collapsed stacks, named as threading "
+	  "names it, else by the kernel (default: merged)", 2 },
+	{ "collapsed", OPT_COLLAPSED, "FILE", 0,
+	  "Also write folded stacks (self time in µs) for flamegraph.pl, inferno, speedscope", 2 },
+	{ "pprof", OPT_PPROF, "FILE", 0,
+	  "Also write a pprof profile (gzipped profile.proto: calls and self wall time per "
+	  "call path) for go tool pprof, Pyroscope, Parca", 2 },
+	{ "trace", OPT_TRACE, "FILE", 0,
+	  "Also write a Chrome trace (JSON; gzip if FILE ends in .gz) for Perfetto", 2 },
+	{ "trace-min-us", OPT_TRACE_MIN, "N", 0,
+	  "Leave calls shorter than N µs out of the trace (default 0)", 2 },
+	{ "no-compensation", OPT_NO_COMPENSATION, NULL, 0,
+	  "Times as recorded, the probes' own cost included (default: the cost of a call's "
+	  "probes, calibrated at the start of the recording, is subtracted)", 2 },
+	{},
+};
+
 static const struct argp_option record_options[] = {
 	{ NULL, 0, NULL, 0, "Target:", 1 },
 	{ "pid", 'p', "PID", 0, "Attach to the running Python process PID", 1 },
@@ -90,32 +122,6 @@ static const struct argp_option record_options[] = {
 	{ "output", 'o', "FILE", 0, "Write the pstats profile to FILE (default pyuprof-PID.prof)", 2 },
 	{ "top", OPT_TOP, "N", 0, "Print the top N functions by cumulative time (default "
 	  STR(DEFAULT_TOP) ", 0 for none)", 2 },
-#define OUTPUT_OPTIONS                                                                          \
-	{ "svg", OPT_SVG, "FILE", 0, "Also draw the call graph (graphviz) as SVG", 2 },         \
-	{ "node-thres", OPT_NODE_THRES, "PCT", 0,                                               \
-	  "Leave out of the call graph functions under PCT% of the total time (default "        \
-	  STR(DEFAULT_NODE_THRES) ")", 2 },                                                     \
-	{ "edge-thres", OPT_EDGE_THRES, "PCT", 0,                                               \
-	  "Leave out of the call graph calls under PCT% of the total time (default "            \
-	  STR(DEFAULT_EDGE_THRES) ")", 2 },                                                     \
-	{ "flamegraph", OPT_FLAMEGRAPH, "FILE", 0,                                              \
-	  "Also draw an interactive flame graph (SVG) of the exact stacks", 2 },                \
-	{ "threads", OPT_THREADS, NULL, 0,                                                      \
-	  "One root per thread in the flame graph and collapsed stacks, named as threading "    \
-	  "names it, else by the kernel (default: merged)", 2 },                                \
-	{ "collapsed", OPT_COLLAPSED, "FILE", 0,                                                \
-	  "Also write folded stacks (self time in µs) for flamegraph.pl, inferno, speedscope", 2 }, \
-	{ "pprof", OPT_PPROF, "FILE", 0,                                                        \
-	  "Also write a pprof profile (gzipped profile.proto: calls and self wall time per "    \
-	  "call path) for go tool pprof, Pyroscope, Parca", 2 },                                \
-	{ "trace", OPT_TRACE, "FILE", 0,                                                        \
-	  "Also write a Chrome trace (JSON; gzip if FILE ends in .gz) for Perfetto", 2 },       \
-	{ "trace-min-us", OPT_TRACE_MIN, "N", 0,                                                \
-	  "Leave calls shorter than N µs out of the trace (default 0)", 2 },                    \
-	{ "no-compensation", OPT_NO_COMPENSATION, NULL, 0,                                      \
-	  "Times as recorded, the probes' own cost included (default: the cost of a call's "   \
-	  "probes, calibrated at the start of the recording, is subtracted)", 2 }
-	OUTPUT_OPTIONS,
 	{ "clock", OPT_CLOCK, "wall|cpu", 0,
 	  "Time calls by wall time (default) or by their thread's CPU time, leaving out time "
 	  "spent blocked (sleep, I/O, locks, the GIL). Not with --trace", 2 },
@@ -179,15 +185,10 @@ static double parse_pct(struct argp_state *state, const char *what, const char *
 	return v;
 }
 
-/* Options of every command that writes outputs; returns ARGP_ERR_UNKNOWN for the rest. */
+/* The shared output options (output_options). */
 static error_t output_parse(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
-	case 'o':
-		if (!*arg)
-			usage_error(state, "empty output path");
-		env.output = arg;
-		break;
 	case OPT_SVG:
 		env.svg = arg;
 		break;
@@ -219,6 +220,28 @@ static error_t output_parse(int key, char *arg, struct argp_state *state)
 	case OPT_EDGE_THRES:
 		env.edge_thres = parse_pct(state, "--edge-thres", arg);
 		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp output_argp = { .options = output_options, .parser = output_parse };
+
+static const struct argp_child output_children[] = {
+	{ &output_argp, 0, NULL, 0 },
+	{},
+};
+
+/* Options several commands have, each with its own help text (-o, --top, -q, -v, --debug). */
+static error_t common_parse(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'o':
+		if (!*arg)
+			usage_error(state, "empty output path");
+		env.output = arg;
+		break;
 	case OPT_TOP:
 		env.top = (unsigned)parse_long(state, "--top value", arg, 0, 100000);
 		break;
@@ -242,9 +265,13 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	char *end;
 	long v;
 
-	if (output_parse(key, arg, state) == 0)
-		return 0;
 	switch (key) {
+	case 'o':
+	case OPT_TOP:
+	case 'q':
+	case 'v':
+	case OPT_DEBUG:
+		return common_parse(key, arg, state);
 	case 'p':
 		env.pid = (pid_t)parse_long(state, "PID", arg, 1, INT_MAX);
 		break;
@@ -312,6 +339,7 @@ static const struct argp record_argp = {
 	.parser = record_parse,
 	.args_doc = "[-- COMMAND [ARGS...]]",
 	.doc = NULL,
+	.children = output_children,
 };
 
 static const struct argp_option report_options[] = {
@@ -319,7 +347,6 @@ static const struct argp_option report_options[] = {
 	{ "output", 'o', "FILE", 0, "Write the pstats profile to FILE", 2 },
 	{ "top", OPT_TOP, "N", 0, "Print the top N functions by cumulative time (default "
 	  STR(DEFAULT_TOP) ", 0 for none)", 2 },
-	OUTPUT_OPTIONS,
 	{ NULL, 0, NULL, 0, "Messages:", 3 },
 	{ "quiet", 'q', NULL, 0, "Print nothing but errors", 3 },
 	{ "verbose", 'v', NULL, 0, "Print progress details", 3 },
@@ -329,9 +356,13 @@ static const struct argp_option report_options[] = {
 
 static error_t report_parse(int key, char *arg, struct argp_state *state)
 {
-	if (output_parse(key, arg, state) == 0)
-		return 0;
 	switch (key) {
+	case 'o':
+	case OPT_TOP:
+	case 'q':
+	case 'v':
+	case OPT_DEBUG:
+		return common_parse(key, arg, state);
 	case ARGP_KEY_ARG:
 		if (env.input)
 			usage_error(state, "one raw recording at a time");
@@ -351,6 +382,7 @@ static const struct argp report_argp = {
 	.options = report_options,
 	.parser = report_parse,
 	.args_doc = "FILE.raw",
+	.children = output_children,
 	.doc = "Draw the outputs of `pyuprof record` again from a raw recording (--raw): the same "
 	       "files, byte for byte. Needs neither root nor the target.\v"
 	       "Example:\n  pyuprof report run.raw -o run.prof --flamegraph run.svg",
@@ -374,9 +406,10 @@ static error_t top_parse(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'p':
 	case OPT_RINGBUF:
+		return record_parse(key, arg, state);
 	case 'v':
 	case OPT_DEBUG:
-		return record_parse(key, arg, state);
+		return common_parse(key, arg, state);
 	case OPT_INTERVAL:
 		errno = 0;
 		env.interval = strtod(arg, &end);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* One place that knows every output a run may write, and the order they are finished in. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include "log.h"
@@ -13,28 +14,64 @@
 #include "out_pstats.h"
 #include "outputs.h"
 
-/* The outputs, in the order they are opened and written. */
-#define FOR_EACH_OUTPUT(o, X)                                                                    \
-	X(o, prof) X(o, svg) X(o, flamegraph) X(o, collapsed) X(o, pprof) X(o, trace) X(o, raw)
+/* What the writers of a run's outputs take, besides the file they write. */
+struct write_args {
+	struct outputs *o;
+	struct profile *p;
+	double node_thres, edge_thres;
+	bool per_thread;
+};
+
+static int write_pstats(const struct write_args *a, struct outfile *out);
+static int write_callgraph(const struct write_args *a, struct outfile *out);
+static int write_flamegraph(const struct write_args *a, struct outfile *out);
+static int write_collapsed(const struct write_args *a, struct outfile *out);
+static int write_pprof(const struct write_args *a, struct outfile *out);
+static int write_trace(const struct write_args *a, struct outfile *out);
+
+/* Each output: where its path comes from, how it is written. */
+static const struct output_desc {
+	size_t path; /* offsetof(struct output_paths, ...) */
+	/* NULL: streamed into its file while recording (the raw events), only committed */
+	int (*write)(const struct write_args *a, struct outfile *out);
+} output_table[OUTPUT_N] = {
+	[OUTPUT_PSTATS] = { offsetof(struct output_paths, prof), write_pstats },
+	[OUTPUT_CALLGRAPH] = { offsetof(struct output_paths, svg), write_callgraph },
+	[OUTPUT_FLAMEGRAPH] = { offsetof(struct output_paths, flamegraph), write_flamegraph },
+	[OUTPUT_COLLAPSED] = { offsetof(struct output_paths, collapsed), write_collapsed },
+	[OUTPUT_PPROF] = { offsetof(struct output_paths, pprof), write_pprof },
+	[OUTPUT_TRACE] = { offsetof(struct output_paths, trace), write_trace },
+	[OUTPUT_RAW] = { offsetof(struct output_paths, raw), NULL },
+};
+
+static const char *path_of(const struct output_paths *paths, enum output_kind k)
+{
+	const char *path;
+
+	memcpy(&path, (const char *)paths + output_table[k].path, sizeof(path));
+	return path;
+}
 
 int outputs__open(struct outputs *o, const struct output_paths *paths, const char **failed)
 {
-	int err;
+	int k, err;
 
 	memset(o, 0, sizeof(*o));
 	o->paths = *paths;
-#define OPEN(o, name)                                                                            \
-	o->name.fd = -1;                                                                         \
-	if (o->paths.name) {                                                                     \
-		err = outfile__open(&o->name, o->paths.name);                                    \
-		if (err) {                                                                       \
-			*failed = o->paths.name;                                                 \
-			outputs__abort(o);                                                       \
-			return err;                                                              \
-		}                                                                                \
+	for (k = 0; k < OUTPUT_N; k++)
+		o->file[k].fd = -1;
+	for (k = 0; k < OUTPUT_N; k++) {
+		const char *path = path_of(paths, k);
+
+		if (!path)
+			continue;
+		err = outfile__open(&o->file[k], path);
+		if (err) {
+			*failed = path;
+			outputs__abort(o);
+			return err;
+		}
 	}
-	FOR_EACH_OUTPUT(o, OPEN)
-#undef OPEN
 	return 0;
 }
 
@@ -43,7 +80,7 @@ int outputs__start_trace(struct outputs *o, struct profile *p, uint32_t pid, uin
 {
 	if (!o->paths.trace)
 		return 0;
-	o->ct = chrome_trace__open(&o->trace, p, pid, base_ns, (uint64_t)min_us * 1000);
+	o->ct = chrome_trace__open(&o->file[OUTPUT_TRACE], p, pid, base_ns, (uint64_t)min_us * 1000);
 	if (!o->ct)
 		return -ENOMEM;
 	p->on_call = chrome_trace__on_call;
@@ -51,7 +88,7 @@ int outputs__start_trace(struct outputs *o, struct profile *p, uint32_t pid, uin
 	return 0;
 }
 
-static int write_pstats(struct profile *p, struct outfile *out)
+static int encode_pstats(struct profile *p, struct outfile *out)
 {
 	struct marshal_buf b;
 	int err;
@@ -61,6 +98,54 @@ static int write_pstats(struct profile *p, struct outfile *out)
 	if (!err)
 		err = outfile__write(out, b.data, b.len);
 	marshal__free(&b);
+	return err;
+}
+
+static int write_pstats(const struct write_args *a, struct outfile *out)
+{
+	return encode_pstats(a->p, out);
+}
+
+static int write_callgraph(const struct write_args *a, struct outfile *out)
+{
+	return callgraph__write(a->p, a->node_thres, a->edge_thres, &a->o->run, out);
+}
+
+static int write_flamegraph(const struct write_args *a, struct outfile *out)
+{
+	const struct run_info *run = &a->o->run;
+	char title[RUN_COMMAND_LEN + 48] = "pyuprof";
+	size_t n = strlen(title);
+
+	if (run->command[0])
+		n += snprintf(title + n, sizeof(title) - n, ": %s", run->command);
+	if (run->pid)
+		snprintf(title + n, sizeof(title) - n, " (pid %u)", run->pid);
+	return flamegraph__write(a->p, a->per_thread, title, out);
+}
+
+static int write_collapsed(const struct write_args *a, struct outfile *out)
+{
+	return collapsed__write(a->p, a->per_thread, out);
+}
+
+static int write_pprof(const struct write_args *a, struct outfile *out)
+{
+	return pprof__write(a->p, out);
+}
+
+/* The trace streamed its calls while recording: only its end is written here. */
+static int write_trace(const struct write_args *a, struct outfile *out)
+{
+	struct outputs *o = a->o;
+	int err;
+
+	if (!o->ct)
+		return -EINVAL; /* asked for, never started (outputs__start_trace) */
+	a->p->on_call = NULL;
+	err = chrome_trace__close(o->ct, a->p, o->run.command, &o->trace_events);
+	o->ct = NULL;
+	o->trace_bytes = out->bytes;
 	return err;
 }
 
@@ -80,49 +165,18 @@ static int finish(struct outfile *out, const char *path, int err)
 int outputs__write(struct outputs *o, struct profile *p, double node_thres, double edge_thres,
 		   bool per_thread)
 {
-	int err = 0, e;
+	struct write_args a = { o, p, node_thres, edge_thres, per_thread };
+	int k, err = 0, e;
 
 	if (!p->n.calls)
 		return -ENODATA; /* nothing recorded: the caller says so, nothing is written */
-	if (o->ct) {
-		p->on_call = NULL;
-		e = chrome_trace__close(o->ct, p, o->run.command, &o->trace_events);
-		o->trace_bytes = o->trace.bytes;
-		e = finish(&o->trace, o->paths.trace, e);
-		o->ct = NULL;
-		err = err ? err : e;
-	}
-	if (o->paths.prof) {
-		e = finish(&o->prof, o->paths.prof, write_pstats(p, &o->prof));
-		err = err ? err : e;
-	}
-	if (o->paths.svg) {
-		e = finish(&o->svg, o->paths.svg, callgraph__write(p, node_thres, edge_thres, &o->run, &o->svg));
-		err = err ? err : e;
-	}
-	if (o->paths.flamegraph) {
-		char title[RUN_COMMAND_LEN + 48] = "pyuprof";
-		size_t n = strlen(title);
+	for (k = 0; k < OUTPUT_N; k++) {
+		const char *path = path_of(&o->paths, k);
 
-		if (o->run.command[0])
-			n += snprintf(title + n, sizeof(title) - n, ": %s", o->run.command);
-		if (o->run.pid)
-			snprintf(title + n, sizeof(title) - n, " (pid %u)", o->run.pid);
-		e = finish(&o->flamegraph, o->paths.flamegraph,
-			   flamegraph__write(p, per_thread, title, &o->flamegraph));
-		err = err ? err : e;
-	}
-	if (o->paths.collapsed) {
-		e = finish(&o->collapsed, o->paths.collapsed,
-			   collapsed__write(p, per_thread, &o->collapsed));
-		err = err ? err : e;
-	}
-	if (o->paths.pprof) {
-		e = finish(&o->pprof, o->paths.pprof, pprof__write(p, &o->pprof));
-		err = err ? err : e;
-	}
-	if (o->paths.raw) {
-		e = finish(&o->raw, o->paths.raw, 0);
+		if (!path)
+			continue;
+		e = output_table[k].write ? output_table[k].write(&a, &o->file[k]) : 0;
+		e = finish(&o->file[k], path, e);
 		err = err ? err : e;
 	}
 	return err;
@@ -134,7 +188,7 @@ int outputs__write_pstats(const char *path, struct profile *p)
 	int err = outfile__open(&f, path);
 
 	if (!err)
-		err = write_pstats(p, &f);
+		err = encode_pstats(p, &f);
 	return finish(&f, path, err);
 }
 
@@ -150,11 +204,12 @@ int outputs__write_pprof(const char *path, struct profile *p)
 
 void outputs__abort(struct outputs *o)
 {
+	int k;
+
 	if (o->ct) {
 		chrome_trace__close(o->ct, NULL, NULL, NULL);
 		o->ct = NULL;
 	}
-#define ABORT(o, name) outfile__abort(&o->name);
-	FOR_EACH_OUTPUT(o, ABORT)
-#undef ABORT
+	for (k = 0; k < OUTPUT_N; k++)
+		outfile__abort(&o->file[k]);
 }

@@ -19,9 +19,21 @@ struct output_paths {
 	const char *prof, *svg, *flamegraph, *collapsed, *pprof, *trace, *raw;
 };
 
+/* The outputs, in the order they are opened and written (outputs.c: their table). */
+enum output_kind {
+	OUTPUT_PSTATS,
+	OUTPUT_CALLGRAPH,
+	OUTPUT_FLAMEGRAPH,
+	OUTPUT_COLLAPSED,
+	OUTPUT_PPROF,
+	OUTPUT_TRACE,
+	OUTPUT_RAW,
+	OUTPUT_N
+};
+
 struct outputs {
 	struct output_paths paths;
-	struct outfile prof, svg, flamegraph, collapsed, pprof, trace, raw;
+	struct outfile file[OUTPUT_N]; /* fd -1 where not asked for */
 	struct chrome_trace *ct;
 	struct run_info run; /* for titles and legends: set before outputs__write */
 	uint64_t trace_bytes, trace_events; /* the trace written (bytes before compression) */

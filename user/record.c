@@ -44,17 +44,17 @@ static int raw_begin_recording(struct outputs *out, const struct session *s,
 	rh.start_ns = start_ns;
 	rh.flags = root->exits == EXITS_USDT ? RAW_FLAG_EXIT_PROBE : 0;
 	snprintf(rh.python, sizeof(rh.python), "%s", root->version);
-	err = raw__begin(&out->raw, &rh);
+	err = raw__begin(&out->file[OUTPUT_RAW], &rh);
 	if (!err) {
 		memcpy(rc.command, out->run.command, sizeof(rc.command));
-		err = raw__record(&out->raw, &rc, sizeof(rc));
+		err = raw__record(&out->file[OUTPUT_RAW], &rc, sizeof(rc));
 	}
-	root->rec.raw = &out->raw;
+	root->rec.raw = &out->file[OUTPUT_RAW];
 	if (!err && s->cal.comp.call_ns) {
 		struct raw_calib cal = { .type = RAW_CALIB, .call_ns = s->cal.comp.call_ns,
 					 .inside_ns = s->cal.comp.inside_ns };
 
-		err = raw__record(&out->raw, &cal, sizeof(cal));
+		err = raw__record(&out->file[OUTPUT_RAW], &cal, sizeof(cal));
 	}
 	return err;
 }
@@ -129,7 +129,8 @@ int record__run(void)
 		goto cleanup;
 	if (!env.output && !env.live) {
 		snprintf(default_prof, sizeof(default_prof), "pyuprof-%d.prof", s.pid);
-		snprintf(out.prof.path, sizeof(out.prof.path), "%s", default_prof);
+		snprintf(out.file[OUTPUT_PSTATS].path, sizeof(out.file[OUTPUT_PSTATS].path), "%s",
+			 default_prof);
 		out.paths.prof = default_prof;
 	}
 	out.run.pid = (uint32_t)s.pid;
@@ -190,7 +191,7 @@ int record__run(void)
 	if (env.raw) {
 		re.stop_ns = stop_ns;
 		re.stats = bstats;
-		err = raw__record(&out.raw, &re, sizeof(re));
+		err = raw__record(&out.file[OUTPUT_RAW], &re, sizeof(re));
 	}
 	if (!err && s.follow)
 		err = session__write_processes(&s, out.paths.prof, stop_ns, &merged);
