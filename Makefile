@@ -44,6 +44,16 @@ $(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user deps
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
+# The flame graph's stylesheet and script, linked in as they are (user/flamegraph_assets.c): the
+# script sits in a CDATA section, the stylesheet in plain XML text.
+FLAMEGRAPH_ASSETS := user/assets/flamegraph.css user/assets/flamegraph.js
+$(OUTPUT)/user/flamegraph_assets.o: $(FLAMEGRAPH_ASSETS) $(OUTPUT)/assets.checked
+
+$(OUTPUT)/assets.checked: $(FLAMEGRAPH_ASSETS) | $(OUTPUT)
+	$(Q)if grep -q ']]>' user/assets/flamegraph.js; then echo "flamegraph.js holds ]]>" >&2; exit 1; fi
+	$(Q)if grep -q '[<&]' user/assets/flamegraph.css; then echo "flamegraph.css holds < or &" >&2; exit 1; fi
+	$(Q)touch $@
+
 # Only the modules that touch the skeleton wait for it.
 $(OUTPUT)/user/probes.o: $(OUTPUT)/pyuprof.skel.h
 

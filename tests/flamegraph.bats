@@ -25,7 +25,8 @@ require_browser() {
 		fi
 		skip "$why"
 	fi
-	[[ -d $BROWSER_DIR/node_modules/playwright-core ]] && return 0
+	[[ -d $BROWSER_DIR/node_modules/playwright-core && -d $BROWSER_DIR/node_modules/eslint ]] &&
+		return 0
 	if ! npm ci --prefix "$BROWSER_DIR" --no-audit --no-fund --loglevel=error \
 		>"$BATS_TEST_TMPDIR/npm.log" 2>&1; then
 		echo "npm ci --prefix $BROWSER_DIR failed:"
@@ -138,6 +139,26 @@ EOF
 		--threads MainThread,thread-2
 	# names with markup and broken UTF-8 must not break the script either
 	node "$BROWSER_DIR/flamegraph.test.mjs" "$BATS_TEST_TMPDIR/escape.svg" --search '<lambda>'
+}
+
+@test "flamegraph: the SVG embeds user/assets' script and stylesheet as they are; ESLint passes" {
+	[[ -x $REPO/build/tests/test_flamegraph ]] || {
+		[[ ${CI:-} == true ]] && { echo "test_flamegraph is not built"; return 1; }
+		skip_unless_ci "build/tests/test_flamegraph is not built (make unit)"
+	}
+	require_browser
+	require_some_py
+	PYUPROF_FG_SAVE="$BATS_TEST_TMPDIR" "$REPO/build/tests/test_flamegraph" >/dev/null
+	run -0 "$PY" - "$BATS_TEST_TMPDIR/browser-merged.svg" "$REPO/user/assets" <<'PYEOF'
+import sys
+svg, assets = open(sys.argv[1]).read(), sys.argv[2]
+js, css = open(assets + "/flamegraph.js").read(), open(assets + "/flamegraph.css").read()
+assert "<script><![CDATA[\n" + js + "]]></script>" in svg, "script differs"
+assert "<style>\n" + css + "</style>" in svg, "stylesheet differs"
+PYEOF
+	cd "$REPO"
+	"$BROWSER_DIR/node_modules/.bin/eslint" -c "$BROWSER_DIR/eslint.config.js" \
+		user/assets/flamegraph.js tests/browser/flamegraph.test.mjs
 }
 
 @test "flamegraph: record --flamegraph --collapsed on recursion.py agree with the .prof" {
