@@ -6,7 +6,7 @@ ARCH    ?= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 VMLINUX := vmlinux/$(ARCH)/vmlinux.h
 CLANG   ?= clang
 BPFTOOL ?= $(or $(shell command -v bpftool 2>/dev/null),/usr/sbin/bpftool)
-PKGS    := libbpf libelf zlib capstone libgvc libcgraph
+PKGS    := libbpf libelf zlib capstone
 CFLAGS  ?= -g -O2 -Wall -Wextra
 # Recursively expanded: pkg-config runs after the deps target has installed it.
 ALL_CFLAGS = $(CFLAGS) -D_GNU_SOURCE -Iinclude -Iuser -I$(OUTPUT) $(shell pkg-config --cflags $(PKGS))

@@ -249,3 +249,65 @@ assert legend[3].startswith("box: name, file:line, total %"), legend[3]
 PYEOF
 	echo "$output"
 }
+
+# fake_dot MODE: a directory holding a `dot` that nobody can run, first in PATH. MODE ok: it
+# answers with an SVG naming the uid it runs as and its NoNewPrivs; fail: it complains and exits 1.
+fake_dot() {
+	FAKE_DIR=$(mktemp -d /tmp/pyuprof-fake-dot.XXXXXX)
+	chmod 755 "$FAKE_DIR"
+	if [[ $1 == ok ]]; then
+		printf '#!/bin/sh\ncat >/dev/null\necho "<svg>uid=$(id -u) $(grep NoNewPrivs /proc/self/status | tr -d "\\t")</svg>"\n' \
+			>"$FAKE_DIR/dot"
+	else
+		printf '#!/bin/sh\necho "Error: <stdin>: syntax error in line 1" >&2\nexit 1\n' \
+			>"$FAKE_DIR/dot"
+	fi
+	chmod 755 "$FAKE_DIR/dot"
+}
+
+# a raw recording of recursion.py, for report (which needs neither root nor the target)
+record_raw() {
+	cd "$BATS_TEST_TMPDIR" || return 1
+	run -0 --separate-stderr "$PYUPROF" record -q -o p.prof --raw r.raw -- \
+		"$PY" "$TARGETS/recursion.py"
+}
+
+@test "callgraph: graphviz's dot runs as a child, as nobody, with no new privileges" {
+	require_bpf
+	require_some_py
+	record_raw
+	fake_dot ok
+	PATH="$FAKE_DIR:$PATH" run -0 --separate-stderr "$PYUPROF" report r.raw --svg g.svg --top 0
+	rm -rf "$FAKE_DIR"
+	run -0 cat g.svg
+	[[ $output == "<svg>uid=65534 NoNewPrivs:1</svg>" ]]
+	# pyuprof itself maps none of graphviz's libraries
+	run -0 ldd "$PYUPROF"
+	[[ $output != *libgvc* && $output != *libcgraph* ]]
+}
+
+@test "callgraph: dot failing is one error line with its message; no SVG is left" {
+	require_bpf
+	require_some_py
+	record_raw
+	fake_dot fail
+	PATH="$FAKE_DIR:$PATH" run -1 --separate-stderr "$PYUPROF" report r.raw --svg g.svg \
+		-o q.prof --top 0
+	rm -rf "$FAKE_DIR"
+	echo "$stderr"
+	[[ $stderr == *"pyuprof: graphviz: Error: <stdin>: syntax error in line 1"* ]]
+	[[ $stderr == *"cannot write g.svg: Input/output error"* ]]
+	[[ ! -e g.svg ]]
+	[[ -s q.prof ]] # the other outputs are written
+}
+
+@test "callgraph: --svg without dot in PATH fails before recording, in one line" {
+	require_bpf
+	require_some_py
+	cd "$BATS_TEST_TMPDIR"
+	run -1 --separate-stderr env PATH=/nonexistent "$PYUPROF" record -o p.prof --svg g.svg -- \
+		"$PY" -c 'open("ran", "w")'
+	[[ $stderr == "pyuprof: --svg needs graphviz's dot, which is not in PATH (apt-get install graphviz)" ]]
+	[[ ! -e g.svg && ! -e p.prof && ! -e ran ]]
+	[[ -z $(ls -A | grep -E "prof|svg|ran") ]] # no temporary file either
+}

@@ -3,19 +3,17 @@
  * Call-graph SVG with gprof2dot's rules for a pstats profile (its PstatsParser, prune() and
  * DotWriter): a box per function with name, file:line, total %, (self %), total time and
  * calls; an edge per caller->callee pair with its total % and calls; colours from its
- * "temperature" map by total %; functions and edges under the thresholds left out. graphviz's
- * dot lays the graph out and its core renderer writes the SVG. Nodes and edges are added in
- * sorted order, so one profile always gives the same bytes.
+ * "temperature" map by total %; functions and edges under the thresholds left out. The graph is
+ * written in DOT and graphviz's dot lays it out and renders the SVG, in a child process
+ * (dot_render.c). Nodes and edges are written in sorted order, so one profile always gives the
+ * same bytes.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <graphviz/cgraph.h>
-#include <graphviz/gvc.h>
-#include "log.h"
+#include "dot_render.h"
 #include "out_callgraph.h"
 #include "strbuf.h"
 
@@ -259,6 +257,7 @@ enum attr_id {
 	N_LABEL, N_COLOR, N_TOOLTIP,
 	E_FONTNAME, E_FONTSIZE,
 	E_LABEL, E_COLOR, E_FONTCOLOR, E_PENWIDTH, E_LABELDISTANCE, E_ARROWSIZE,
+	G_LABEL, G_LABELLOC, G_LABELJUST, G_FONTSIZE, /* the legend's */
 	NATTRS
 };
 
@@ -268,49 +267,58 @@ enum attr_id {
  * is a default too; so is the white text (its node_fgcolor is the white background).
  */
 static const struct attr_decl {
-	int kind;
+	const char *kind; /* the DOT statement that declares it: graph, node or edge */
 	const char *name, *value;
 } attrs[NATTRS] = {
-	[G_FONTNAME] = { AGRAPH, "fontname", "Arial" },
-	[G_RANKSEP] = { AGRAPH, "ranksep", "0.25" },
-	[G_NODESEP] = { AGRAPH, "nodesep", "0.125" },
-	[N_FONTNAME] = { AGNODE, "fontname", "Arial" },
-	[N_SHAPE] = { AGNODE, "shape", "box" },
-	[N_STYLE] = { AGNODE, "style", "filled" },
-	[N_FONTCOLOR] = { AGNODE, "fontcolor", "#ffffff" },
-	[N_FONTSIZE] = { AGNODE, "fontsize", "10.00" },
-	[N_WIDTH] = { AGNODE, "width", "0" },
-	[N_HEIGHT] = { AGNODE, "height", "0" },
-	[N_LABEL] = { AGNODE, "label", "" },
-	[N_COLOR] = { AGNODE, "color", "" },
-	[N_TOOLTIP] = { AGNODE, "tooltip", "" },
-	[E_FONTNAME] = { AGEDGE, "fontname", "Arial" },
-	[E_FONTSIZE] = { AGEDGE, "fontsize", "10.00" },
-	[E_LABEL] = { AGEDGE, "label", "" },
-	[E_COLOR] = { AGEDGE, "color", "" },
-	[E_FONTCOLOR] = { AGEDGE, "fontcolor", "" },
-	[E_PENWIDTH] = { AGEDGE, "penwidth", "" },
-	[E_LABELDISTANCE] = { AGEDGE, "labeldistance", "" },
-	[E_ARROWSIZE] = { AGEDGE, "arrowsize", "" },
+	[G_FONTNAME] = { "graph", "fontname", "Arial" },
+	[G_RANKSEP] = { "graph", "ranksep", "0.25" },
+	[G_NODESEP] = { "graph", "nodesep", "0.125" },
+	[N_FONTNAME] = { "node", "fontname", "Arial" },
+	[N_SHAPE] = { "node", "shape", "box" },
+	[N_STYLE] = { "node", "style", "filled" },
+	[N_FONTCOLOR] = { "node", "fontcolor", "#ffffff" },
+	[N_FONTSIZE] = { "node", "fontsize", "10.00" },
+	[N_WIDTH] = { "node", "width", "0" },
+	[N_HEIGHT] = { "node", "height", "0" },
+	[N_LABEL] = { "node", "label", "" },
+	[N_COLOR] = { "node", "color", "" },
+	[N_TOOLTIP] = { "node", "tooltip", "" },
+	[E_FONTNAME] = { "edge", "fontname", "Arial" },
+	[E_FONTSIZE] = { "edge", "fontsize", "10.00" },
+	[E_LABEL] = { "edge", "label", "" },
+	[E_COLOR] = { "edge", "color", "" },
+	[E_FONTCOLOR] = { "edge", "fontcolor", "" },
+	[E_PENWIDTH] = { "edge", "penwidth", "" },
+	[E_LABELDISTANCE] = { "edge", "labeldistance", "" },
+	[E_ARROWSIZE] = { "edge", "arrowsize", "" },
+	[G_LABEL] = { NULL, "label", NULL },
+	[G_LABELLOC] = { NULL, "labelloc", NULL },
+	[G_LABELJUST] = { NULL, "labeljust", NULL },
+	[G_FONTSIZE] = { NULL, "fontsize", NULL },
 };
 
-/* Non-zero on failure. cgraph (2.43) takes char * but copies: the cast only drops const. */
-static int set(void *obj, Agsym_t *sym, const char *value)
+/*
+ * One attribute of a DOT statement: name="value". In a quoted DOT string only \" is an escape
+ * (dot keeps every other backslash for the label's own escapes, which sb_text wrote); the
+ * value is what graphviz's agxset() would have been given.
+ */
+static void put_attr(struct strbuf *dot, enum attr_id id, const char *value, bool last)
 {
-	return agxset(obj, sym, (char *)value);
+	const char *q;
+
+	strbuf__printf(dot, "%s=\"", attrs[id].name);
+	for (; (q = strchr(value, '"')); value = q + 1)
+		strbuf__printf(dot, "%.*s\\\"", (int)(q - value), value);
+	strbuf__printf(dot, "%s\"%s", value, last ? "];\n" : ", ");
 }
 
-static int add_node(Agraph_t *g, Agsym_t **sym, const struct func *f, uint32_t rank,
-		    const struct selection *sel, struct strbuf *b, Agnode_t **node)
+static int add_node(struct strbuf *dot, const struct func *f, uint32_t rank,
+		    const struct selection *sel, struct strbuf *b)
 {
 	double w = ratio(f->st.total_ns, sel->total_ns);
 	const char *base = strrchr(f->filename, '/');
-	char name[16], rgb[8];
+	char rgb[8];
 
-	snprintf(name, sizeof(name), "n%u", rank);
-	*node = agnode(g, name, 1);
-	if (!*node)
-		return -ENOMEM;
 	/* name, file:line, total %, (self %), total time, calls: gprof2dot's order */
 	strbuf__clear(b);
 	sb_text(b, func__label(f), false);
@@ -326,25 +334,23 @@ static int add_node(Agraph_t *g, Agsym_t **sym, const struct func *f, uint32_t r
 	if (b->err)
 		return b->err;
 	temperature(w, rgb);
-	if (set(*node, sym[N_LABEL], b->s) || set(*node, sym[N_COLOR], rgb))
-		return -ENOMEM;
+	strbuf__printf(dot, "n%u [", rank);
+	put_attr(dot, N_LABEL, b->s, false);
+	put_attr(dot, N_COLOR, rgb, false);
 	strbuf__clear(b);
 	sb_text(b, f->filename, true);
 	if (b->err)
 		return b->err;
-	return set(*node, sym[N_TOOLTIP], b->s) ? -ENOMEM : 0;
+	put_attr(dot, N_TOOLTIP, b->s, true);
+	return dot->err;
 }
 
-static int add_edge(Agraph_t *g, Agsym_t **sym, const struct edge *e, Agnode_t *caller,
-		    Agnode_t *callee, const struct selection *sel, struct strbuf *b)
+static int add_edge(struct strbuf *dot, const struct edge *e, uint32_t caller, uint32_t callee,
+		    const struct selection *sel, struct strbuf *b)
 {
 	double w = ratio(e->st.total_ns, sel->total_ns), pen = w * 4.0 > 0.5 ? w * 4.0 : 0.5;
 	char rgb[8], num[32];
-	Agedge_t *ae;
 
-	ae = agedge(g, caller, callee, NULL, 1);
-	if (!ae)
-		return -ENOMEM;
 	/*
 	 * gprof2dot reads a caller entry (nc, cc, tt, ct) and shows cc alone, the primitive calls
 	 * of the pair: "3x" on a recursive self-loop beside a box of 47,880 calls. Both, then:
@@ -362,22 +368,24 @@ static int add_edge(Agraph_t *g, Agsym_t **sym, const struct edge *e, Agnode_t *
 	if (b->err)
 		return b->err;
 	temperature(w, rgb);
-	if (set(ae, sym[E_LABEL], b->s) || set(ae, sym[E_COLOR], rgb) ||
-	    set(ae, sym[E_FONTCOLOR], rgb))
-		return -ENOMEM;
+	strbuf__printf(dot, "n%u -> n%u [", caller, callee);
+	put_attr(dot, E_LABEL, b->s, false);
+	put_attr(dot, E_COLOR, rgb, false);
+	put_attr(dot, E_FONTCOLOR, rgb, false);
 	/* the pen from 0.5 to 4 points with the weight, the arrow head with its square root */
 	snprintf(num, sizeof(num), "%.2f", pen);
-	if (set(ae, sym[E_PENWIDTH], num) || set(ae, sym[E_LABELDISTANCE], num))
-		return -ENOMEM;
+	put_attr(dot, E_PENWIDTH, num, false);
+	put_attr(dot, E_LABELDISTANCE, num, false);
 	snprintf(num, sizeof(num), "%.2f", 0.5 * root(pen));
-	return set(ae, sym[E_ARROWSIZE], num) ? -ENOMEM : 0;
+	put_attr(dot, E_ARROWSIZE, num, true);
+	return dot->err;
 }
 
 /*
  * The legend above the graph: the run, what 100% is, what was left out by which threshold,
  * and how to read a box and an arrow. Left-aligned lines ("\l"). Returns 0 or -ENOMEM.
  */
-static int add_legend(Agraph_t *g, const struct profile *p, const struct selection *sel,
+static int add_legend(struct strbuf *dot, const struct profile *p, const struct selection *sel,
 		      double node_thres, double edge_thres, const struct run_info *run,
 		      struct strbuf *b)
 {
@@ -410,112 +418,55 @@ static int add_legend(Agraph_t *g, const struct profile *p, const struct selecti
 			 "in a call of the same pair); colour and width grow with total %%\\l");
 	if (b->err)
 		return b->err;
-	if (!agattr(g, AGRAPH, (char *)"label", b->s) ||
-	    !agattr(g, AGRAPH, (char *)"labelloc", (char *)"t") ||
-	    !agattr(g, AGRAPH, (char *)"labeljust", (char *)"l") ||
-	    !agattr(g, AGRAPH, (char *)"fontsize", (char *)"11"))
-		return -ENOMEM;
-	return 0;
+	strbuf__printf(dot, "graph [");
+	put_attr(dot, G_LABEL, b->s, false);
+	put_attr(dot, G_LABELLOC, "t", false);
+	put_attr(dot, G_LABELJUST, "l", false);
+	put_attr(dot, G_FONTSIZE, "11", true);
+	return dot->err;
 }
 
-static int build(Agraph_t *g, const struct profile *p, const struct selection *sel,
+/* The graph in DOT: the declarations, the legend, the nodes, the edges. */
+static int build(struct strbuf *dot, const struct profile *p, const struct selection *sel,
 		 double node_thres, double edge_thres, const struct run_info *run)
 {
-	Agsym_t *sym[NATTRS];
 	struct strbuf b = { 0 };
-	Agnode_t **nodes;
 	uint32_t i;
-	int err = 0;
+	int err;
 
+	strbuf__printf(dot, "digraph callgraph {\n");
 	for (i = 0; i < NATTRS; i++) {
-		sym[i] = agattr(g, attrs[i].kind, (char *)attrs[i].name, (char *)attrs[i].value);
-		if (!sym[i])
-			return -ENOMEM;
+		if (!attrs[i].kind)
+			continue; /* set by the legend alone */
+		strbuf__printf(dot, "%s [", attrs[i].kind);
+		put_attr(dot, i, attrs[i].value, true);
 	}
-	err = add_legend(g, p, sel, node_thres, edge_thres, run, &b);
-	nodes = err ? NULL : calloc((size_t)sel->nnodes + 1, sizeof(*nodes));
-	if (!nodes) {
-		free(b.s);
-		return err ? err : -ENOMEM;
-	}
+	err = add_legend(dot, p, sel, node_thres, edge_thres, run, &b);
 	for (i = 0; i < sel->nnodes && !err; i++)
-		err = add_node(g, sym, &p->funcs[sel->nodes[i]], i, sel, &b, &nodes[i]);
+		err = add_node(dot, &p->funcs[sel->nodes[i]], i, sel, &b);
 	for (i = 0; i < sel->nedges && !err; i++) {
 		const struct edge *e = &p->edges[sel->edges[i]];
 
-		err = add_edge(g, sym, e, nodes[sel->rank[e->caller]], nodes[sel->rank[e->callee]],
-			       sel, &b);
+		err = add_edge(dot, e, sel->rank[e->caller], sel->rank[e->callee], sel, &b);
 	}
-	free(nodes);
+	strbuf__printf(dot, "}\n");
 	free(b.s);
-	return err;
-}
-
-/* graphviz reports through agerr(), to stderr unless told otherwise: keep our log's shape. */
-static int graphviz_msg(char *msg)
-{
-	size_t n = strlen(msg);
-
-	while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
-		n--;
-	if (n)
-		vlog("graphviz: %.*s", (int)n, msg);
-	return 0;
+	return err ? err : dot->err;
 }
 
 int callgraph__write(const struct profile *p, double node_thres_pct, double edge_thres_pct,
 		    const struct run_info *run, struct outfile *out)
 {
-	agusererrf prev_errf = agseterrf(graphviz_msg);
 	struct selection sel = { 0 };
-	bool laid_out = false;
-	unsigned int len = 0;
-	GVC_t *gvc = NULL;
-	Agraph_t *g = NULL;
-	char *svg = NULL;
+	struct strbuf dot = { 0 };
 	int err;
 
-	/* agerrors() is the worst level seen in the process: count only ours */
-	agreseterrors();
 	err = select_graph(p, node_thres_pct / 100.0, edge_thres_pct / 100.0, &sel);
-	if (err)
-		goto cleanup;
-	/*
-	 * The context first: it declares the defaults (label "\N") that new graphs inherit. One
-	 * per call, freed at the end; graphviz 2.43's pango plugin then keeps a stale pointer to
-	 * the last font name, which a second call in the same process compares (valgrind shows
-	 * it in the unit test); with a single font that changes nothing, and pyuprof draws once.
-	 */
-	gvc = gvContext();
-	if (gvc)
-		g = agopen((char *)"callgraph", Agdirected, NULL);
-	if (!g) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	err = build(g, p, &sel, node_thres_pct / 100.0, edge_thres_pct / 100.0, run);
-	if (err)
-		goto cleanup;
-	if (gvLayout(gvc, g, "dot")) {
-		err = -EIO;
-		goto cleanup;
-	}
-	laid_out = true;
-	if (gvRenderData(gvc, g, "svg", &svg, &len) || !svg) {
-		err = -EIO;
-		goto cleanup;
-	}
-	err = outfile__write(out, svg, len);
-cleanup:
-	gvFreeRenderData(svg);
-	if (laid_out && gvFreeLayout(gvc, g) && !err)
-		err = -EIO;
-	if (g && agclose(g) && !err)
-		err = -EIO;
-	/* its count of errors (not warnings) reported since agreseterrors() */
-	if (gvc && gvFreeContext(gvc) && !err)
-		err = -EIO;
-	agseterrf(prev_errf);
+	if (!err)
+		err = build(&dot, p, &sel, node_thres_pct / 100.0, edge_thres_pct / 100.0, run);
+	if (!err)
+		err = dot_render__svg(dot.s, dot.len, out);
+	strbuf__free(&dot);
 	selection__free(&sel);
 	return err;
 }

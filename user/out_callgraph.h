@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The call graph as SVG, drawn the way `gprof2dot -f pstats --node-label=total-time-percentage
- * --node-label=self-time-percentage --node-label=total-time | dot -Tsvg` draws our .prof, but
- * laid out and rendered in-process by graphviz's libgvc.
+ * --node-label=self-time-percentage --node-label=total-time | dot -Tsvg` draws our .prof: our
+ * DOT, graphviz's dot run as an unprivileged child (dot_render.h).
  */
 #ifndef __PYUPROF_OUT_CALLGRAPH_H
 #define __PYUPROF_OUT_CALLGRAPH_H
@@ -16,7 +16,7 @@
  * run (run may be NULL), what 100% is and what was left out. Functions are named by their
  * qualified names where known. Functions under
  * node_thres_pct % of the total time and calls under edge_thres_pct % are left out. Returns 0,
- * -ENOMEM, -EIO (graphviz failed), -ENODATA (no function reaches node_thres_pct), or the error
+ * -ENOMEM, -EIO (dot failed; its messages said), -ENODATA (no function reaches node_thres_pct), or the error
  * of outfile__write().
  */
 int callgraph__write(const struct profile *p, double node_thres_pct, double edge_thres_pct,

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include "dot_render.h"
 #include "log.h"
 #include "marshal.h"
 #include "out_callgraph.h"
@@ -60,6 +61,12 @@ int outputs__open(struct outputs *o, const struct output_paths *paths, const cha
 	o->paths = *paths;
 	for (k = 0; k < OUTPUT_N; k++)
 		o->file[k].fd = -1;
+	*failed = NULL;
+	if (paths->svg) {
+		err = dot_render__check(); /* said; nothing opened yet */
+		if (err)
+			return err;
+	}
 	for (k = 0; k < OUTPUT_N; k++) {
 		const char *path = path_of(paths, k);
 

@@ -39,7 +39,8 @@ struct outputs {
 	uint64_t trace_bytes, trace_events; /* the trace written (bytes before compression) */
 };
 
-/* Opens every output named in paths. Returns 0, or -errno with the path in *failed. */
+/* Opens every output named in paths. Returns 0, or -errno with the path in *failed (NULL when
+ * what failed was said already: --svg without graphviz's dot). */
 int outputs__open(struct outputs *o, const struct output_paths *paths, const char **failed);
 
 /* Starts streaming the trace (if asked for) from p's calls; base_ns is its time 0. */

@@ -115,7 +115,8 @@ int record__run(void)
 		paths.prof = tmp_prof;
 	err = outputs__open(&out, &paths, &failed);
 	if (err) {
-		elog("cannot write %s: %s", failed, strerror(-err));
+		if (failed)
+			elog("cannot write %s: %s", failed, strerror(-err));
 		return 1;
 	}
 	session__install_signals();

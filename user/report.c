@@ -53,7 +53,8 @@ int report__run(void)
 
 	err = outputs__open(&out, &paths, &failed);
 	if (err) {
-		elog("cannot write %s: %s", failed, strerror(-err));
+		if (failed)
+			elog("cannot write %s: %s", failed, strerror(-err));
 		return 1;
 	}
 	rec.prof = profile__new();
