@@ -7,7 +7,7 @@
 
 enum log_level log_level = LOG_INFO;
 
-void log_msg(enum log_level level, const char *fmt, ...)
+void log__msg(enum log_level level, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -20,7 +20,7 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	va_end(ap);
 }
 
-const char *errstr(int err)
+const char *log__errstr(int err)
 {
 	static char buf[128];
 
@@ -31,7 +31,7 @@ const char *errstr(int err)
 	return buf;
 }
 
-int libbpf_print_fn(enum libbpf_print_level level, const char *fmt, va_list args)
+int log__libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
 	if (level == LIBBPF_DEBUG && log_level < LOG_DEBUG)
 		return 0;

@@ -13,17 +13,17 @@ enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_VERBOSE, LOG_DEBUG };
 
 extern enum log_level log_level;
 
-void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#define elog(...) log_msg(LOG_ERROR, __VA_ARGS__)
-#define wlog(...) log_msg(LOG_WARN, __VA_ARGS__)
-#define ilog(...) log_msg(LOG_INFO, __VA_ARGS__)
-#define vlog(...) log_msg(LOG_VERBOSE, __VA_ARGS__)
-#define dlog(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+void log__msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define elog(...) log__msg(LOG_ERROR, __VA_ARGS__)
+#define wlog(...) log__msg(LOG_WARN, __VA_ARGS__)
+#define ilog(...) log__msg(LOG_INFO, __VA_ARGS__)
+#define vlog(...) log__msg(LOG_VERBOSE, __VA_ARGS__)
+#define dlog(...) log__msg(LOG_DEBUG, __VA_ARGS__)
 
 /* Text for a negative errno, including libbpf's own codes. */
-const char *errstr(int err);
+const char *log__errstr(int err);
 
 /* For libbpf_set_print: libbpf's debug output only with --debug. */
-int libbpf_print_fn(enum libbpf_print_level level, const char *fmt, va_list args);
+int log__libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args);
 
 #endif /* __PYUPROF_LOG_H */

@@ -28,7 +28,7 @@ int main(int argc, char **argv)
 
 	log_level = env.debug ? LOG_DEBUG : env.verbose ? LOG_VERBOSE : env.quiet ? LOG_ERROR
 										: LOG_INFO;
-	libbpf_set_print(libbpf_print_fn);
+	libbpf_set_print(log__libbpf_print);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (commands[i].cmd == cmd)
 			return commands[i].run();

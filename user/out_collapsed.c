@@ -187,7 +187,7 @@ void fold__free(struct fold *f)
 	memset(f, 0, sizeof(*f));
 }
 
-uint32_t fold_next(const struct fold *f, uint32_t i)
+uint32_t fold__next(const struct fold *f, uint32_t i)
 {
 	if (f->nodes[i].first_child != CT_NONE)
 		return f->nodes[i].first_child;
@@ -258,7 +258,7 @@ int collapsed__write(const struct profile *p, bool per_thread, struct outfile *o
 		err = -ENOMEM;
 		goto out;
 	}
-	for (i = fold_next(&f, 0); i != CT_NONE && !err; i = fold_next(&f, i)) {
+	for (i = fold__next(&f, 0); i != CT_NONE && !err; i = fold__next(&f, i)) {
 		const struct fold_node *n = &f.nodes[i];
 
 		path.len = n->depth > 1 ? off[n->depth - 1] : 0;

@@ -35,7 +35,7 @@ int fold__build(const struct profile *p, bool per_thread, struct fold *f);
 void fold__free(struct fold *f);
 
 /* The next node of a depth-first walk from node 0 (parents before children), or CT_NONE. */
-uint32_t fold_next(const struct fold *f, uint32_t i);
+uint32_t fold__next(const struct fold *f, uint32_t i);
 
 /*
  * A thread's label: its name, "thread-TID" when the name is unknown, and " (TID)" added when

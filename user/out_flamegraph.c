@@ -268,7 +268,7 @@ int flamegraph__write(const struct profile *p, bool per_thread, const char *titl
 		}
 		kept++;
 		l.maxd = f.nodes[i].depth > l.maxd ? f.nodes[i].depth : l.maxd;
-		i = fold_next(&f, i);
+		i = fold__next(&f, i);
 	}
 
 	put_head(&b, &l, title, kept, dropped);
@@ -285,7 +285,7 @@ int flamegraph__write(const struct profile *p, bool per_thread, const char *titl
 		}
 		put_frame(&b, &l, i, x);
 		strbuf__flush(&b, 1 << 16);
-		i = fold_next(&f, i);
+		i = fold__next(&f, i);
 	}
 	strbuf__printf(&b, "</g>\n<g id=\"tip\" class=\"h\"><rect rx=\"3\"/><text y=\"0\"/></g>\n"
 		      "<script><![CDATA[\n%s]]></script>\n</svg>\n",

@@ -289,7 +289,7 @@ int probes__start(struct probes **out, const struct py_target *t, enum exits exi
 		if (!err)
 			err = attach_multi(tr, t->pid, set);
 		if (err) {
-			dlog("no uprobe_multi link (%s): one link per probe", errstr(err));
+			dlog("no uprobe_multi link (%s): one link per probe", log__errstr(err));
 			close_multi(tr);
 			pyuprof_bpf__destroy(tr->skel);
 			tr->skel = NULL;

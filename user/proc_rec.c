@@ -160,7 +160,7 @@ int proc_rec__start(struct proc_rec *pr, enum rec_start how, const struct proc_r
 	err = probes__start(&pr->tr, &pr->target, pr->exits, pr->tramp.path, pr->hooks.value,
 			    ringbuf_mb, recorder__handle, &pr->rec);
 	if (err) {
-		snprintf(why, why_len, "cannot attach probes: %s", errstr(err));
+		snprintf(why, why_len, "cannot attach probes: %s", log__errstr(err));
 		return err;
 	}
 	if (!writes)

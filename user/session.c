@@ -431,7 +431,7 @@ static int consume_all(struct session *s)
 			continue;
 		err = probes__consume(pr->tr);
 		if (err < 0) {
-			elog("reading events failed: %s", errstr(err));
+			elog("reading events failed: %s", log__errstr(err));
 			return err;
 		}
 		if (err > 0 && !s->t_first)
