@@ -87,7 +87,8 @@ int outputs__start_trace(struct outputs *o, struct profile *p, uint32_t pid, uin
 {
 	if (!o->paths.trace)
 		return 0;
-	o->ct = chrome_trace__open(&o->file[OUTPUT_TRACE], p, pid, base_ns, (uint64_t)min_us * 1000);
+	o->ct = chrome_trace__open(&o->file[OUTPUT_TRACE], p, pid, base_ns,
+				   (uint64_t)min_us * 1000);
 	if (!o->ct)
 		return -ENOMEM;
 	p->on_call = chrome_trace__on_call;

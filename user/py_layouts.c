@@ -689,8 +689,8 @@ int py_layouts__check_windows(const struct py_offsets *o, char *why, size_t why_
 
 		memcpy(&at, (const char *)o + f->entry_off, sizeof(at));
 		if (at + f->size > f->window) {
-			snprintf(why, why_len, "%s at %u (%u bytes) ends past %s (%u bytes)", f->name,
-				 at, f->size, f->window_name, f->window);
+			snprintf(why, why_len, "%s at %u (%u bytes) ends past %s (%u bytes)",
+				 f->name, at, f->size, f->window_name, f->window);
 			return -ERANGE;
 		}
 	}
