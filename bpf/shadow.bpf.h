@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Each thread's shadow of its activations of the eval function (task storage), and what it
+ * answers without a read of the target: the caller chain of a call from the top, the thread's
+ * current interpreter.
+ */
 #ifndef __PYUPROF_SHADOW_BPF_H
 #define __PYUPROF_SHADOW_BPF_H
 
