@@ -31,7 +31,8 @@ for label in $PYS; do
 		read -r a f d < <(sed -n "$pat/\1 \2 \3/p" "$tmp/err")
 		att+=("$a") first+=("$f") det+=("$d")
 	done
-	nret=$(sed -n 's/.*, \([0-9]*\) return sites.*/\1/p' "$tmp/err")
+	# the target's line: the calibration's snippet recording says its own first
+	nret=$(sed -n 's/.*, \([0-9]*\) return sites.*/\1/p' "$tmp/err" | tail -n 1)
 	kill "$target"
 	wait "$target" 2>/dev/null || true
 	target=
