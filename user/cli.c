@@ -135,7 +135,7 @@ static const struct argp_option record_options[] = {
 	  "Where calls and returns are probed: trampoline (pyuprof's code page in the target, "
 	  "set as the PEP 523 hook: ~1 us a call), uretprobe (the entry and a uretprobe: "
 	  "returns past 64 nested calls are closed from the callers), ret (the entry and the ret "
-	  "instruction, single-stepped: ~12 us), usdt (Debian's 3.11 frame exit). Default: "
+	  "instruction, single-stepped: ~10 us), usdt (Debian's 3.11 frame exit). Default: "
 	  "trampoline, usdt where the build has the probe; a trampoline that cannot be placed "
 	  "falls back to uretprobe, with a warning", 3 },
 	{ "quiet", 'q', NULL, 0,
