@@ -177,6 +177,32 @@ check_nothing_left() {
 	check_nothing_left
 }
 
+@test "cli: outputs onto a device or a FIFO go through it, which stays what it was" {
+	require_bpf
+	require_some_py
+	# a private null device, so that a regression replaces this node, not the machine's
+	mknod -m 666 "$WORK/null" c 1 3
+	run -0 --separate-stderr "$PYUPROF" record -q -o "$WORK/null" --flamegraph "$WORK/null" \
+		--collapsed "$WORK/null" -- "$PY" -c pass
+	[[ -c $WORK/null ]]
+	[[ -z $(ls -A "$WORK" | grep -v '^null$') ]] # no temporary file beside it
+	# a FIFO with a reader gets the whole profile; without one, one error line before anything runs
+	mkfifo "$WORK/fifo"
+	run -1 --separate-stderr "$PYUPROF" record -o "$WORK/fifo" -- "$PY" -c 'open("ran", "w")'
+	assert_one_error_line
+	[[ $stderr == *"cannot write $WORK/fifo: No such device or address"* && ! -e ran ]]
+	cat "$WORK/fifo" >"$WORK/got.prof" &
+	run -0 --separate-stderr "$PYUPROF" record -q -o "$WORK/fifo" -- "$PY" "$TARGETS/recursion.py"
+	wait
+	[[ -p $WORK/fifo ]]
+	run -0 "$PY" -c 'import pstats, sys; s = pstats.Stats(sys.argv[1]).stats
+assert any(k[2] == "fib" for k in s), s' "$WORK/got.prof"
+	# a directory is refused
+	run -1 --separate-stderr "$PYUPROF" record -o "$WORK" -- "$PY" -c pass
+	assert_one_error_line
+	[[ $stderr == *"Is a directory"* ]]
+}
+
 @test "cli: output in a read-only directory fails (1), target unharmed" {
 	require_some_py
 	command -v unshare >/dev/null || skip_unless_ci "no unshare"

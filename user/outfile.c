@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Temporary file + rename, so a reader never sees a partial profile; an existing file is
- * replaced in one step, and an existing symlink is replaced, not followed.
+ * replaced in one step, and an existing symlink to one is replaced, not followed. A character
+ * device or a FIFO (/dev/null, /dev/stdout, a named pipe) is written to as it is: renaming
+ * over it would put a regular file in its place, for a root pyuprof /dev/null's for the whole
+ * machine. Anything else that is not a regular file (a directory, a block device) is refused.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +37,7 @@ static void give_to_sudo_user(int fd)
 int outfile__open(struct outfile *o, const char *path)
 {
 	size_t len = strlen(path);
+	struct stat st;
 	mode_t mask;
 
 	o->fd = -1;
@@ -42,19 +46,34 @@ int outfile__open(struct outfile *o, const char *path)
 	o->bytes = 0;
 	if (snprintf(o->path, sizeof(o->path), "%s", path) >= (int)sizeof(o->path))
 		return -ENAMETOOLONG;
-	snprintf(o->tmp, sizeof(o->tmp), "%s.XXXXXX", path);
-	o->fd = mkostemp(o->tmp, O_CLOEXEC);
-	if (o->fd < 0) {
-		int err = -errno;
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode))
+			return -EISDIR;
+		if (!S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode))
+			return -EINVAL;
+		/* a FIFO nobody reads fails (ENXIO) instead of blocking the start */
+		o->fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		if (o->fd < 0 || fcntl(o->fd, F_SETFL, 0)) {
+			int err = -errno;
 
-		o->tmp[0] = 0;
-		return err;
+			outfile__abort(o);
+			return err;
+		}
+	} else {
+		snprintf(o->tmp, sizeof(o->tmp), "%s.XXXXXX", path);
+		o->fd = mkostemp(o->tmp, O_CLOEXEC);
+		if (o->fd < 0) {
+			int err = -errno;
+
+			o->tmp[0] = 0;
+			return err;
+		}
+		/* mkstemp makes 0600; a profile is an ordinary file */
+		mask = umask(0);
+		umask(mask);
+		fchmod(o->fd, 0666 & ~mask);
+		give_to_sudo_user(o->fd);
 	}
-	/* mkstemp makes 0600; a profile is an ordinary file */
-	mask = umask(0);
-	umask(mask);
-	fchmod(o->fd, 0666 & ~mask);
-	give_to_sudo_user(o->fd);
 	if (len > 3 && !strcmp(path + len - 3, ".gz")) {
 		int fd = dup(o->fd); /* gzclose closes its own */
 
@@ -108,12 +127,13 @@ int outfile__commit(struct outfile *o)
 		err = -EIO;
 	o->gz = NULL;
 
-	if (!err && fsync(o->fd) && errno != EINVAL)
+	/* (a device or pipe written as it is has no temporary file, nothing to sync or rename) */
+	if (!err && o->tmp[0] && fsync(o->fd) && errno != EINVAL)
 		err = -errno;
 	if (close(o->fd) && !err)
 		err = -errno;
 	o->fd = -1;
-	if (!err && rename(o->tmp, o->path))
+	if (!err && o->tmp[0] && rename(o->tmp, o->path))
 		err = -errno;
 	if (err)
 		outfile__abort(o);

@@ -2,8 +2,9 @@
 /*
  * Output files are written whole or not at all: into a temporary file next to the target path,
  * renamed over it only when every write and the close succeeded. Opening early checks that the
- * directory is writable before any recording starts. A name ending in ".gz" is written
- * gzip-compressed (zlib).
+ * directory is writable before any recording starts. A character device or FIFO is written to
+ * directly (there is nothing to replace); a directory or block device is refused. A name
+ * ending in ".gz" is written gzip-compressed (zlib).
  */
 #ifndef __PYUPROF_OUTFILE_H
 #define __PYUPROF_OUTFILE_H
@@ -13,7 +14,7 @@
 
 struct outfile {
 	char path[4096];
-	char tmp[4096 + 16];
+	char tmp[4096 + 16]; /* "": written directly (a device or FIFO), or nothing to remove */
 	int fd;
 	gzFile gz; /* set when the path ends in ".gz": what is written is compressed */
 	unsigned long long bytes; /* written so far, before compression */
