@@ -49,7 +49,7 @@ pick_python() {
 PY=$(pick_python)
 [[ -n $PY ]] || die "no Python found (looked for pyenv 3.12.* and /usr/bin/python3)"
 
-# 10 of the workload's 37 modules: about 1.5 million calls, 15 s recorded on our 2-core VM
+# 10 of the workload's 37 modules: about 1.7 million calls, 3-4 s recorded on our 2-core VM
 echo "demo: $PYUPROF record -o $OUT -- $PY examples/compiler_workload.py --files 10"
 "$PYUPROF" record -o "$OUT" -- "$PY" examples/compiler_workload.py --files 10
 echo
