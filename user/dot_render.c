@@ -20,20 +20,29 @@
 #define DOT "dot"
 #define NOBODY 65534 /* Debian's nobody and nogroup, when the passwd file has none */
 
-int dot_render__check(void)
+/* The first executable `dot` in PATH, into buf: 0, or -ENOENT. */
+static int find_dot(char *buf, size_t size)
 {
 	const char *path = getenv("PATH");
-	char buf[PATH_MAX];
 	const char *p, *end;
 
 	for (p = path ? path : ""; *p; p = *end ? end + 1 : end) {
 		end = strchrnul(p, ':');
 		if (end == p)
 			continue;
-		snprintf(buf, sizeof(buf), "%.*s/" DOT, (int)(end - p), p);
-		if (!access(buf, X_OK))
+		if (snprintf(buf, size, "%.*s/" DOT, (int)(end - p), p) < (int)size &&
+		    !access(buf, X_OK))
 			return 0;
 	}
+	return -ENOENT;
+}
+
+int dot_render__check(void)
+{
+	char buf[PATH_MAX];
+
+	if (!find_dot(buf, sizeof(buf)))
+		return 0;
 	elog("--svg needs graphviz's dot, which is not in PATH (apt-get install graphviz)");
 	return -ENOENT;
 }
@@ -55,7 +64,8 @@ static int write_all(int fd, const char *buf, size_t len)
 }
 
 /* In the child, before exec: only async-signal-safe calls; a failure exits 127. */
-static void __attribute__((noreturn)) run_dot(int in, int out, int err, uid_t uid, gid_t gid)
+static void __attribute__((noreturn)) run_dot(const char *path, pid_t parent, int in, int out,
+					      int err, uid_t uid, gid_t gid)
 {
 	static const int quiet[] = { SIGINT, SIGQUIT, SIGHUP, SIGTERM };
 	char *argv[] = { (char *)DOT, (char *)"-Tsvg", NULL };
@@ -63,7 +73,7 @@ static void __attribute__((noreturn)) run_dot(int in, int out, int err, uid_t ui
 
 	/* pyuprof's own end (its signals, a kill) is dot's: Ctrl-C at the end of a recording is
 	 * for pyuprof, which finishes its outputs */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL))
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
 		_exit(127);
 	for (i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++)
 		signal(quiet[i], SIG_IGN);
@@ -74,7 +84,7 @@ static void __attribute__((noreturn)) run_dot(int in, int out, int err, uid_t ui
 		_exit(127);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		_exit(127);
-	execvp(DOT, argv);
+	execve(path, argv, environ);
 	_exit(127);
 }
 
@@ -108,11 +118,14 @@ int dot_render__svg(const char *dot, size_t len, struct outfile *out)
 	struct passwd *pw = getpwnam("nobody");
 	uid_t uid = pw ? pw->pw_uid : NOBODY;
 	gid_t gid = pw ? pw->pw_gid : NOBODY;
-	int in = -1, msgs = -1, pipefd[2] = { -1, -1 }, err = 0, status;
-	char buf[65536];
-	pid_t pid, reaped;
+	int in = -1, msgs = -1, pipefd[2] = { -1, -1 }, err, status;
+	pid_t pid, reaped, parent = getpid();
+	char buf[65536], path[PATH_MAX];
 	ssize_t n;
 
+	err = find_dot(path, sizeof(path));
+	if (err)
+		return err;
 	in = memfd_create("pyuprof-dot-in", MFD_CLOEXEC);
 	msgs = memfd_create("pyuprof-dot-msgs", MFD_CLOEXEC);
 	if (in < 0 || msgs < 0 || pipe2(pipefd, O_CLOEXEC)) {
@@ -132,7 +145,7 @@ int dot_render__svg(const char *dot, size_t len, struct outfile *out)
 		goto out;
 	}
 	if (pid == 0)
-		run_dot(in, pipefd[1], msgs, uid, gid);
+		run_dot(path, parent, in, pipefd[1], msgs, uid, gid);
 	close(pipefd[1]);
 	pipefd[1] = -1;
 	/* read to the end whatever happens, so that dot never blocks on a full pipe */
