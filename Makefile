@@ -20,7 +20,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
 .PHONY: all deps demo demo-compile test test-asan asan fuzz fuzz-build unit bench bench-soak \
-	bench-soak-attach bench-fidelity vmlinux clean install
+	bench-soak-attach bench-soak-subprocesses bench-fidelity vmlinux clean install
 all: $(OUTPUT)/pyuprof
 
 # What the build needs; with `make test` also what the tests need (chromium, node, go, ...):
@@ -141,6 +141,10 @@ bench-soak: all
 # CYCLES (1000) attach/detach cycles per interpreter, pyuprof stopped in every way (SOAK.md)
 bench-soak-attach: all
 	$(Q)bench/soak-attach.sh
+
+# ROUNDS (300) --subprocesses recordings SIGKILLed midway; the fixture checks every result
+bench-soak-subprocesses: all
+	$(Q)bench/soak-subprocesses.sh
 
 vmlinux:
 	$(Q)scripts/gen-vmlinux.sh $(VMLINUX)
