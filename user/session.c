@@ -254,6 +254,11 @@ int session__start(struct session *s)
 			return err;
 		}
 		writes = pr->hooks.slot != 0;
+		/* before the program runs: its first call that asks for the hook (<= 3.10: the
+		 * interpreter's first, before the hook is set) must stop there, not run on unseen
+		 * by the trampoline while the request waits in the ring buffer */
+		if (writes || s->follow)
+			probes__signal_requests(pr->tr, true);
 		err = writes || s->follow ? ptrace_hold__adopt(&s->held, s->pid, s->follow, on_request, s)
 					  : launch__release(s->pid);
 		if (err) {
