@@ -233,7 +233,8 @@ static const struct argp_child output_children[] = {
 	{},
 };
 
-/* Options several commands have, each with its own help text (-o, --top, -q, -v, --debug). */
+/* Options several commands have, each with its own help text (-o, --top, -q, -v, --debug):
+ * what record's and report's parsers do not know themselves. */
 static error_t common_parse(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
@@ -266,12 +267,6 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	long v;
 
 	switch (key) {
-	case 'o':
-	case OPT_TOP:
-	case 'q':
-	case 'v':
-	case OPT_DEBUG:
-		return common_parse(key, arg, state);
 	case 'p':
 		env.pid = (pid_t)parse_long(state, "PID", arg, 1, INT_MAX);
 		break;
@@ -329,7 +324,7 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 				    env.trace ? "--trace" : "--raw");
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return common_parse(key, arg, state);
 	}
 	return 0;
 }
@@ -357,12 +352,6 @@ static const struct argp_option report_options[] = {
 static error_t report_parse(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
-	case 'o':
-	case OPT_TOP:
-	case 'q':
-	case 'v':
-	case OPT_DEBUG:
-		return common_parse(key, arg, state);
 	case ARGP_KEY_ARG:
 		if (env.input)
 			usage_error(state, "one raw recording at a time");
@@ -373,7 +362,7 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 			usage_error(state, "give the raw recording to report on (record it with --raw)");
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return common_parse(key, arg, state);
 	}
 	return 0;
 }

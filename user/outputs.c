@@ -23,12 +23,66 @@ struct write_args {
 	bool per_thread;
 };
 
-static int write_pstats(const struct write_args *a, struct outfile *out);
-static int write_callgraph(const struct write_args *a, struct outfile *out);
-static int write_flamegraph(const struct write_args *a, struct outfile *out);
-static int write_collapsed(const struct write_args *a, struct outfile *out);
-static int write_pprof(const struct write_args *a, struct outfile *out);
-static int write_trace(const struct write_args *a, struct outfile *out);
+static int encode_pstats(struct profile *p, struct outfile *out)
+{
+	struct marshal_buf b;
+	int err;
+
+	marshal__init(&b);
+	err = pstats__encode(p, &b);
+	if (!err)
+		err = outfile__write(out, b.data, b.len);
+	marshal__free(&b);
+	return err;
+}
+
+static int write_pstats(const struct write_args *a, struct outfile *out)
+{
+	return encode_pstats(a->p, out);
+}
+
+static int write_callgraph(const struct write_args *a, struct outfile *out)
+{
+	return callgraph__write(a->p, a->node_thres, a->edge_thres, &a->o->run, out);
+}
+
+static int write_flamegraph(const struct write_args *a, struct outfile *out)
+{
+	const struct run_info *run = &a->o->run;
+	char title[RUN_COMMAND_LEN + 48] = "pyuprof";
+	size_t n = strlen(title);
+
+	if (run->command[0])
+		n += snprintf(title + n, sizeof(title) - n, ": %s", run->command);
+	if (run->pid)
+		snprintf(title + n, sizeof(title) - n, " (pid %u)", run->pid);
+	return flamegraph__write(a->p, a->per_thread, title, out);
+}
+
+static int write_collapsed(const struct write_args *a, struct outfile *out)
+{
+	return collapsed__write(a->p, a->per_thread, out);
+}
+
+static int write_pprof(const struct write_args *a, struct outfile *out)
+{
+	return pprof__write(a->p, out);
+}
+
+/* The trace streamed its calls while recording: only its end is written here. */
+static int write_trace(const struct write_args *a, struct outfile *out)
+{
+	struct outputs *o = a->o;
+	int err;
+
+	if (!o->ct)
+		return -EINVAL; /* asked for, never started (outputs__start_trace) */
+	a->p->on_call = NULL;
+	err = chrome_trace__close(o->ct, a->p, o->run.command, &o->trace_events);
+	o->ct = NULL;
+	o->trace_bytes = out->bytes;
+	return err;
+}
 
 /* Each output: where its path comes from, how it is written. */
 static const struct output_desc {
@@ -94,67 +148,6 @@ int outputs__start_trace(struct outputs *o, struct profile *p, uint32_t pid, uin
 	p->on_call = chrome_trace__on_call;
 	p->on_call_ctx = o->ct;
 	return 0;
-}
-
-static int encode_pstats(struct profile *p, struct outfile *out)
-{
-	struct marshal_buf b;
-	int err;
-
-	marshal__init(&b);
-	err = pstats__encode(p, &b);
-	if (!err)
-		err = outfile__write(out, b.data, b.len);
-	marshal__free(&b);
-	return err;
-}
-
-static int write_pstats(const struct write_args *a, struct outfile *out)
-{
-	return encode_pstats(a->p, out);
-}
-
-static int write_callgraph(const struct write_args *a, struct outfile *out)
-{
-	return callgraph__write(a->p, a->node_thres, a->edge_thres, &a->o->run, out);
-}
-
-static int write_flamegraph(const struct write_args *a, struct outfile *out)
-{
-	const struct run_info *run = &a->o->run;
-	char title[RUN_COMMAND_LEN + 48] = "pyuprof";
-	size_t n = strlen(title);
-
-	if (run->command[0])
-		n += snprintf(title + n, sizeof(title) - n, ": %s", run->command);
-	if (run->pid)
-		snprintf(title + n, sizeof(title) - n, " (pid %u)", run->pid);
-	return flamegraph__write(a->p, a->per_thread, title, out);
-}
-
-static int write_collapsed(const struct write_args *a, struct outfile *out)
-{
-	return collapsed__write(a->p, a->per_thread, out);
-}
-
-static int write_pprof(const struct write_args *a, struct outfile *out)
-{
-	return pprof__write(a->p, out);
-}
-
-/* The trace streamed its calls while recording: only its end is written here. */
-static int write_trace(const struct write_args *a, struct outfile *out)
-{
-	struct outputs *o = a->o;
-	int err;
-
-	if (!o->ct)
-		return -EINVAL; /* asked for, never started (outputs__start_trace) */
-	a->p->on_call = NULL;
-	err = chrome_trace__close(o->ct, a->p, o->run.command, &o->trace_events);
-	o->ct = NULL;
-	o->trace_bytes = out->bytes;
-	return err;
 }
 
 /* Commits out if err is 0, reports a failure once. Returns err, or the commit's error. */

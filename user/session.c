@@ -254,9 +254,10 @@ int session__start(struct session *s)
 			return err;
 		}
 		writes = pr->hooks.slot != 0;
-		/* before the program runs: its first call that asks for the hook (<= 3.10: the
-		 * interpreter's first, before the hook is set) must stop there, not run on unseen
-		 * by the trampoline while the request waits in the ring buffer */
+		/* requests stop the asking thread from the program's first instruction: its first
+		 * call that asks for the hook (<= 3.10: the interpreter's first, before the hook is
+		 * set) must not run on past the trampoline while the request waits in the ring
+		 * buffer. Only while the target is held: unheld, the signal would reach it. */
 		if (writes || s->follow)
 			probes__signal_requests(pr->tr, true);
 		err = writes || s->follow ? ptrace_hold__adopt(&s->held, s->pid, s->follow, on_request, s)
@@ -284,17 +285,17 @@ int session__start(struct session *s)
 			elog("cannot record pid %d: %s", s->pid, why);
 			return err;
 		}
+		writes = pr->hooks.slot != 0;
+		if (writes || s->follow) /* before it runs on, as in launch mode */
+			probes__signal_requests(pr->tr, true);
 		ptrace_hold__resume(s->held, s->pid);
 		s->t_attached = clock__mono_ns();
-		writes = pr->hooks.slot != 0;
 		if (!writes && !s->follow) { /* nothing to write into it: no need to hold it */
 			ptrace_hold__release(s->held);
 			s->held = NULL;
 		}
 	}
 	pr->rec.held = s->held;
-	if (s->held)
-		probes__signal_requests(pr->tr, true);
 	return 0;
 }
 
