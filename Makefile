@@ -6,7 +6,7 @@ ARCH    ?= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 VMLINUX := vmlinux/$(ARCH)/vmlinux.h
 CLANG   ?= clang
 BPFTOOL ?= $(or $(shell command -v bpftool 2>/dev/null),/usr/sbin/bpftool)
-PKGS    := libbpf libelf zlib capstone
+PKGS    := libbpf libelf libdw zlib capstone
 CFLAGS  ?= -g -O2 -Wall -Wextra
 # Recursively expanded: pkg-config runs after the deps target has installed it.
 ALL_CFLAGS = $(CFLAGS) -D_GNU_SOURCE -Iinclude -Iuser -I$(OUTPUT) $(shell pkg-config --cflags $(PKGS))
@@ -15,7 +15,9 @@ Q       := $(if $(filter 1,$(V)),,@)
 msg      = $(if $(filter 1,$(V)),,@printf '  %-8s %s\n' "$(1)" "$(2)";)
 
 USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
-USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+USER_ASM  := $(wildcard user/*.S)
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) \
+	     $(patsubst user/%.S,$(OUTPUT)/user/%.o,$(USER_ASM))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
@@ -43,6 +45,11 @@ $(OUTPUT)/pyuprof.skel.h: $(OUTPUT)/pyuprof.bpf.o
 $(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user deps
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+# the trampoline's code, copied into targets (tramp_code.S): assembled, never run here
+$(OUTPUT)/user/%.o: user/%.S | $(OUTPUT)/user deps
+	$(call msg,AS,$@)
+	$(Q)$(CC) -c $< -o $@
 
 # The flame graph's stylesheet and script, linked in as they are (user/flamegraph_assets.c): the
 # script sits in a CDATA section, the stylesheet in plain XML text.

@@ -24,7 +24,7 @@ struct {
 } codes SEC(".maps");
 
 /*
- * A per-CPU direct-mapped cache in front of codes, and of raised_tstates' last hit: an entry
+ * A per-CPU direct-mapped cache in front of codes: an entry
  * looks up three code objects (its own, its caller's, their caller's), and a hash-map lookup
  * (hashing, bucket walk, LRU bookkeeping) costs several times an array access, which the
  * verifier inlines. A slot holds an address and its tag; a hit is what codes would answer.
@@ -33,9 +33,6 @@ struct {
 struct entry_cache {
 	__u64 addr[CODE_CACHE_SLOTS];
 	__u64 tag[CODE_CACHE_SLOTS];
-	struct {
-		__u64 tstate, tid;
-	} raised; /* the last thread state known to have its budget raised */
 	struct {
 		__u64 tstate, ns;
 	} hook; /* the last thread state whose interpreter had a hook, and when it was read */
@@ -177,6 +174,18 @@ static __always_inline bool code_known(__u64 addr, struct entry_cache *cc)
  * that clearing starts where a call from the frame would, called from the shim (seen in the
  * threads and asyncio fixtures); before 3.11 there is no data stack.
  */
+/* co_flags of a generator, a coroutine or an async generator (internals 2.1) */
+#define CO_GENERATOR_KINDS 0x3a0
+
+/* Whether code (read from the target) is a generator's, a coroutine's or an async generator's. */
+static __always_inline bool is_gen_code(__u64 code)
+{
+	__u32 flags = 0;
+
+	return code && !read_user(&flags, sizeof(flags), code + off.PyCodeObject_co_flags) &&
+	       (flags & CO_GENERATOR_KINDS);
+}
+
 static __always_inline __u64 next_frame(__u64 frame, const void *fw, const void *cw)
 {
 	__s64 words;

@@ -2,14 +2,12 @@
 /*
  * Asking user space to act on the target, which BPF cannot write (lockdown): keeping the
  * eval_frame hook in place (3.11+; the trampoline on <= 3.10, through note_direct), from the
- * entries and from probes on the two functions that reset it; and (3.12) raising each thread's
- * C recursion budget, which a hooked call spends twice as fast.
+ * entries and from probes on the two functions that reset it.
  */
 #ifndef __PYUPROF_HOOK_WATCH_BPF_H
 #define __PYUPROF_HOOK_WATCH_BPF_H
 
 const volatile __u64 hook_value = 0; /* the trampoline, or &_PyEval_EvalFrameDefault (3.11+) */
-const volatile __u32 want_recursion_bonus = 0; /* 3.12: ask for each thread's budget raise */
 
 /* How long an interpreter's eval_frame, once found switched, is not read again at entries */
 #define HOOK_CHECK_NS 1000000ULL
@@ -45,19 +43,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } perf_init_args SEC(".maps");
-
-struct tstate_key {
-	__u64 tstate;
-	__u64 tid;
-};
-
-/* 3.12 thread states whose C recursion budget was already raised */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct tstate_key);
-	__type(value, __u32);
-} raised_tstates SEC(".maps");
 
 static __always_inline void request(__u64 addr, __u32 what, __u32 tid, __u64 now)
 {
@@ -115,29 +100,6 @@ static __always_inline bool hook_check_due(const struct entry_cache *cc, __u64 t
 {
 	return off.PyInterpreterState_eval_frame && hook_enabled &&
 	       !(cc && cc->hook.tstate == tstate && now - cc->hook.ns < HOOK_CHECK_NS);
-}
-
-/*
- * 3.12 counts two units of its C recursion budget per Python call once calls are no longer
- * inlined, so a recursion that runs natively could raise RecursionError under us: ask for each
- * thread's budget to be raised once.
- */
-static __always_inline void raise_recursion_budget(__u64 tstate, __u32 tid, __u64 now,
-						   struct entry_cache *cc)
-{
-	struct tstate_key key = { .tstate = tstate, .tid = tid };
-	__u32 one = 1;
-
-	if (cc && cc->raised.tstate == tstate && cc->raised.tid == tid)
-		return;
-	if (!bpf_map_lookup_elem(&raised_tstates, &key)) {
-		bpf_map_update_elem(&raised_tstates, &key, &one, BPF_ANY);
-		request(tstate, REQ_RECURSION, tid, now);
-	}
-	if (cc) {
-		cc->raised.tstate = tstate;
-		cc->raised.tid = tid;
-	}
 }
 
 /* _PyInterpreterState_SetEvalFrameFunc(interp, func): remember interp for the return probe. */

@@ -24,7 +24,7 @@
 #include "strings.bpf.h"    /* copying str objects */
 #include "frames.bpf.h"	    /* frames and code objects; each code's identity sent once */
 #include "shadow.bpf.h"	    /* each thread's stack of activations */
-#include "hook_watch.bpf.h" /* requests to user space: the eval_frame hook, the C budget */
+#include "hook_watch.bpf.h" /* requests to user space: the eval_frame hook */
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -144,11 +144,9 @@ static __noinline int eval_entry(struct pt_regs *ctx, bool direct)
 			cc->hook.ns = now;
 		}
 	}
-	if (want_recursion_bonus)
-		raise_recursion_budget(tstate, tid, now, cc);
 	/* 3.11+: calling a generator function runs a frame that only builds the generator */
 	if (off.interp_frame && FIELD(fw, off.frame_owner, __u8) == 0 &&
-	    (FIELD(cw, off.PyCodeObject_co_flags, __u32) & 0x3a0))
+	    (FIELD(cw, off.PyCodeObject_co_flags, __u32) & CO_GENERATOR_KINDS))
 		flags |= CALL_GEN_CREATE;
 
 	note_code(code, cw, tid, now, cc);
@@ -201,6 +199,10 @@ static __noinline int eval_entry(struct pt_regs *ctx, bool direct)
 			continue;
 		}
 		chain_code[i] = FIELD(fw, off.frame_code, __u64);
+		/* a generator's frame (3.11+: its owner; before: its code's flags) */
+		if (off.interp_frame ? FIELD(fw, off.frame_owner, __u8) == 1 :
+				       is_gen_code(chain_code[i]))
+			flags |= CALL_CHAIN_GEN(i);
 		caller = FIELD(fw, off.frame_back, __u64);
 		/* rare: a frame never entered through the eval function (inlined) */
 		if (chain_code[i] && !code_known(chain_code[i], cc) &&

@@ -47,7 +47,6 @@ struct py_offsets {
 	__u32 PyCFrame_current_frame;	     /* 3.11, 3.12 */
 	__u32 PyThreadState_current_frame;   /* 3.13 */
 	__u32 PyInterpreterState_eval_frame; /* 3.11+: the PEP 523 hook we switch; 0 = never write */
-	__u32 PyThreadState_c_recursion_remaining; /* 3.12 only: budget to compensate; 0 = none */
 };
 
 /*

@@ -59,6 +59,13 @@ enum probe_role {
 /* Entered past the uretprobe depth limit: no return will be seen, user space closes it from
  * the caller chain at the thread's next event */
 #define CALL_NO_RETURN (1u << 2)
+/*
+ * 3.11+: chain[i] (CALL_CHAIN_GEN(0), (1)) is a generator's or coroutine's frame. A throw into
+ * a generator that delegates (yield from, await) links the delegating generators' frames into
+ * the chain without running them, and throws into the innermost: such a frame that was not
+ * entered is no call and no caller (cProfile's caller is the thrower).
+ */
+#define CALL_CHAIN_GEN(i) (1u << (3 + (i)))
 
 #define CHAIN_LEN 2 /* ancestors of the entered frame reported with their code objects */
 
@@ -140,7 +147,7 @@ _Static_assert(sizeof(struct ev_code) == 56 + FILENAME_BYTES + 2 * FUNCNAME_BYTE
 enum request_kind {
 	REQ_HOOK_ENTRY = 1,  /* an interpreter's eval_frame is NULL at an entry: switch it */
 	REQ_HOOK_SETTER = 2, /* the target's own setter just stored NULL: switch it back */
-	REQ_RECURSION = 3,   /* 3.12: a thread state whose C recursion budget is to be raised */
+	/* 3: was the 3.12 C recursion budget raise; the trampoline hands the budget back now */
 	REQ_HOOK_YIELD = 4,  /* 3.12+: the perf trampoline starts and refuses any other hook */
 };
 

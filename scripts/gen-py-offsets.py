@@ -30,9 +30,6 @@ DEFAULT_BINARIES = ["/usr/bin/python3.11"]
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLE_FILE = os.path.join(REPO, "user", "py_layouts.c")
 
-# 3.12.1 starts every thread with a C recursion budget of 1500 (two units per eval call); 3.13.0
-# (and later 3.12 releases) start with 10000. The bonus tops the budget up to this value.
-C_BUDGET_TARGET = 10000
 
 CALLER_FROM_F_BACK, CALLER_FROM_CFRAME, CALLER_FROM_TSTATE = 0, 1, 2
 CALLER_MODE_NAMES = {0: "CALLER_FROM_F_BACK", 1: "CALLER_FROM_CFRAME", 2: "CALLER_FROM_TSTATE"}
@@ -105,6 +102,17 @@ OFFSETS = [
     ("PyFunctionObject_func_code", False,
      {8: (None, None), 13: ("PyFunctionObject", "func_code")},
      "only needed for the 3.13 class-call hole"),
+    # 3.12+: the C recursion budget each activation of the eval function takes, and the
+    # Python depth, which the trampoline reads to hand that budget back (tramp.c)
+    ("PyThreadState_py_recursion_remaining", False,
+     {8: (None, None), 12: ("PyThreadState", "py_recursion_remaining")},
+     "no C recursion budget before 3.12"),
+    ("PyThreadState_py_recursion_limit", False,
+     {8: (None, None), 12: ("PyThreadState", "py_recursion_limit")},
+     "no C recursion budget before 3.12"),
+    ("PyThreadState_c_recursion_remaining", False,
+     {8: (None, None), 12: ("PyThreadState", "c_recursion_remaining")},
+     "no C recursion budget before 3.12"),
     # A threading.Thread's name (thread_name.c): self in its _bootstrap frame, then `_name` in
     # the instance's attribute table (a dict, or 3.11+ values keyed by the type's shared keys)
     ("PyFrame_localsplus", False, {8: ("PyFrameObject", "f_localsplus"),
@@ -150,15 +158,16 @@ BPF_ORDER = ["eval_frame_arg", "interp_frame", "caller_mode", "has_tstate_arg", 
              "PyCodeObject_co_stacksize", "PyUnicode_length",
              "PyUnicode_state", "PyASCIIObject_size", "PyCompactUnicodeObject_size",
              "PyThreadState_interp", "PyThreadState_cframe", "PyCFrame_current_frame",
-             "PyThreadState_current_frame", "PyInterpreterState_eval_frame",
-             "PyThreadState_c_recursion_remaining"]
+             "PyThreadState_current_frame", "PyInterpreterState_eval_frame"]
 USER_ORDER = ["PyInterpreterState_hook", "PyObject_ob_type", "PyTypeObject_tp_name", "PyRuntime_interpreters_head",
               "PyRuntime_main_interpreter", "PyInterpreterState_next",
               "PyInterpreterState_threads_head", "PyThreadState_next",
               "PyThreadState_native_thread_id", "PyThreadState_thread_id", "PyThreadState_frame",
               "PyInterpreterFrame_size",
               "PyCodeObject_co_qualname", "PyHeapTypeObject_spec_cache_init",
-              "PyFunctionObject_func_code", "c_recursion_bonus", "dict_kind",
+              "PyFunctionObject_func_code", "PyThreadState_py_recursion_remaining",
+              "PyThreadState_py_recursion_limit", "PyThreadState_c_recursion_remaining",
+              "eval_c_units", "dict_kind",
               "PyFrame_localsplus", "PyTypeObject_tp_basicsize", "PyTypeObject_tp_dictoffset",
               "PyTypeObject_tp_flags", "PyHeapTypeObject_ht_cached_keys", "PyDictObject_ma_keys",
               "PyDictObject_ma_values",
@@ -321,7 +330,7 @@ class Dwarf:
         return [p.strip() for p in m.group(1).split(",")]
 
 
-def derive_entry(dw, budget):
+def derive_entry(dw, units):
     """The table entry for one minor from DWARF: {field: (value, provenance)}."""
     minor, e, wanted = dw.minor, {}, []
     params = dw.params()
@@ -367,21 +376,11 @@ def derive_entry(dw, budget):
                 else "offsetof(%s, %s)" % (short_type(t), path))
         e[field] = (dw.get(t, path), "gdb: " + what)
 
-    # The C recursion budget (3.12+): compensate only where it is below the target.
-    if dw.has("PyThreadState", "c_recursion_remaining") and budget is not None \
-            and budget < C_BUDGET_TARGET:
-        wanted.append(("PyThreadState", "c_recursion_remaining"))
-        e["PyThreadState_c_recursion_remaining"] = (
-            dw.get("PyThreadState", "c_recursion_remaining"),
-            "gdb: offsetof(PyThreadState, c_recursion_remaining)")
-        e["c_recursion_bonus"] = (C_BUDGET_TARGET - budget,
-                                  "%d - %d, the budget _PyThreadState_New stores" %
-                                  (C_BUDGET_TARGET, budget))
-    else:
-        why = ("no C recursion budget before 3.12" if budget is None
-               else "budget is already %d" % budget)
-        e["PyThreadState_c_recursion_remaining"] = (0, why)
-        e["c_recursion_bonus"] = (0, why)
+    # The units of C budget an activation of the eval function takes (PY_EVAL_C_STACK_UNITS),
+    # read from its machine code: the DWARF has no trace of a macro.
+    e["eval_c_units"] = ((units, "_PyEval_EvalFrameDefault: lea -%d(...) stored to "
+                          "c_recursion_remaining" % units) if units
+                         else (0, "no C recursion budget before 3.12"))
     dw.cross_check(wanted)
     return e
 
@@ -711,13 +710,20 @@ class Binary:
                                 return m[0]
         return None
 
-    def c_budget(self, offset):
-        """The immediate _PyThreadState_New stores to tstate->c_recursion_remaining."""
-        for insn in self.code.get("_PyThreadState_New", []):
-            if insn[1] == "movl" and len(insn[2]) == 2 and insn[2][0].startswith("$"):
-                m = mem(insn[2][1])
-                if m and m[0] == offset and m[1] != "%rsp":
-                    return int(insn[2][0][1:], 0)
+    def eval_c_units(self, offset):
+        """The units of C recursion budget the eval function takes at its entry: the N of its
+        first `lea -N(%rA),%rB` stored to tstate->c_recursion_remaining (PY_EVAL_C_STACK_UNITS)."""
+        out = gdb_run(self.path, [("e", "disassemble _PyEval_EvalFrameDefault,+512")])
+        ins = parse_disasm(out.get("e", ""))
+        for j, (_, mnem, ops, _) in enumerate(ins):
+            m = mem(ops[0]) if mnem == "lea" and len(ops) == 2 else None
+            if not m or m[0] >= 0 or m[1] in ("%rip", "%rsp"):
+                continue
+            for nxt in ins[j + 1:j + 12]:
+                if nxt[1] == "mov" and len(nxt[2]) == 2 and nxt[2][0] == ops[1] and \
+                        mem(nxt[2][1]) and mem(nxt[2][1])[0] == offset and \
+                        mem(nxt[2][1])[1] != "%rsp":
+                    return -m[0]
         return None
 
     def type_name_facts(self, add):
@@ -864,12 +870,13 @@ def build_entries(root, log):
         version, lib = builds[minor]
         log("reading DWARF of %s" % lib)
         dw = Dwarf(lib, minor)
-        budget = None
+        units = None
         if dw.has("PyThreadState", "c_recursion_remaining"):
-            budget = binary(lib).c_budget(dw.get("PyThreadState", "c_recursion_remaining"))
-            if budget is None:
-                raise CheckError("%s: no C recursion budget store in _PyThreadState_New" % lib)
-        entries[minor] = (version, lib, derive_entry(dw, budget))
+            units = binary(lib).eval_c_units(dw.get("PyThreadState", "c_recursion_remaining"))
+            if units is None:
+                raise CheckError("%s: no C recursion budget taken at the entry of "
+                                 "_PyEval_EvalFrameDefault" % lib)
+        entries[minor] = (version, lib, derive_entry(dw, units))
     return entries
 
 

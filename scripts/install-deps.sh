@@ -8,11 +8,11 @@
 set -euo pipefail
 
 what=${1:-build}
-# build: the compiler and BPF tool chain, the libraries pyuprof links (libbpf, libelf, zlib,
-# capstone), graphviz (its dot renders --svg, run as a child: user/dot_render.h), and python3
+# build: the compiler and BPF tool chain, the libraries pyuprof links (libbpf, libelf, libdw,
+# zlib, capstone), graphviz (its dot renders --svg, run as a child: user/dot_render.h), and python3
 # for make demo's pstats check
-build=(clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libcapstone-dev graphviz pkg-config
-       make gcc python3)
+build=(clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libcapstone-dev graphviz
+       pkg-config make gcc python3)
 # test: bats; Debian's static python3.11 (one of the interpreters tested); the real consumers
 # of the outputs: xmllint (SVG), Chromium driven from node (the flame graph), go tool pprof;
 # tmux (pyuprof top, driven as a user types); clang's runtimes (make test's ASan build and

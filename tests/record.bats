@@ -129,6 +129,14 @@ for_each_py() {
 @test "record: generators on 3.13 matches cProfile" { check_fixture generators 3.13; }
 @test "record: generators on deb3.11 matches cProfile" { check_fixture generators deb3.11; }
 
+@test "record: throw_delegating on 3.8 matches cProfile" { check_fixture throw_delegating 3.8; }
+@test "record: throw_delegating on 3.9 matches cProfile" { check_fixture throw_delegating 3.9; }
+@test "record: throw_delegating on 3.10 matches cProfile" { check_fixture throw_delegating 3.10; }
+@test "record: throw_delegating on 3.11 matches cProfile" { check_fixture throw_delegating 3.11; }
+@test "record: throw_delegating on 3.12 matches cProfile" { check_fixture throw_delegating 3.12; }
+@test "record: throw_delegating on 3.13 matches cProfile" { check_fixture throw_delegating 3.13; }
+@test "record: throw_delegating on deb3.11 matches cProfile" { check_fixture throw_delegating deb3.11; }
+
 @test "record: async_coroutines on 3.8 matches cProfile" { check_fixture async_coroutines 3.8; }
 @test "record: async_coroutines on 3.9 matches cProfile" { check_fixture async_coroutines 3.9; }
 @test "record: async_coroutines on 3.10 matches cProfile" { check_fixture async_coroutines 3.10; }

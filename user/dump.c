@@ -401,7 +401,7 @@ int dump__run(pid_t pid, bool json)
 	/* whether each thread runs, as the kernel saw it just before the stop (which shows as
 	 * "t"); a thread that is "R" is running Python or C code, not blocked */
 	nrun = running_threads(pid, running, DUMP_MAX_THREADS);
-	err = ptrace_hold__seize(&held, pid, false, NULL, NULL);
+	err = ptrace_hold__seize(&held, pid, &(struct hold_cfg){ 0 });
 	t0 = clock__mono_ns();
 	if (!err)
 		err = ptrace_hold__stop(held, pid);

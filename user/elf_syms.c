@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* libelf symbol tables and program headers; Capstone for finding ret instructions. */
+/* libelf symbol tables and program headers; Capstone for finding ret and call instructions;
+ * libdw for the call frame information (how large a function's frame is at a call). */
 #include <capstone/capstone.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -13,6 +16,8 @@
 struct elf_file {
 	int fd;
 	Elf *elf;
+	Dwarf_CFI *cfi; /* read at the first CFA asked for; NULL if the file has none */
+	bool cfi_read;
 };
 
 struct elf_file *elf_file__open(const char *path)
@@ -47,6 +52,8 @@ void elf_file__close(struct elf_file *ef)
 {
 	if (!ef)
 		return;
+	if (ef->cfi)
+		dwarf_cfi_end(ef->cfi);
 	if (ef->elf)
 		elf_end(ef->elf);
 	if (ef->fd >= 0)
@@ -259,9 +266,15 @@ int elf_file__usdt(struct elf_file *ef, const char *provider, const char *name,
 	return -ENOENT;
 }
 
-int elf_file__ret_sites(struct elf_file *ef, uint64_t vaddr, uint64_t size, uint64_t **offs)
+/*
+ * The addresses (vaddrs) of every instruction id of the function [vaddr, vaddr + size), or with
+ * after, of the instruction that follows each (a call's return address). Returns the count
+ * (>= 0) or -errno; *out is malloc'd.
+ */
+static int sweep(struct elf_file *ef, uint64_t vaddr, uint64_t size, unsigned id, bool after,
+		 uint64_t **out, uint64_t **targets)
 {
-	uint64_t *out = NULL, *grown, addr, file_off;
+	uint64_t *found = NULL, *to = NULL, *grown, addr;
 	size_t n = 0, cap = 0, left;
 	const uint8_t *code;
 	uint8_t *bytes;
@@ -271,9 +284,6 @@ int elf_file__ret_sites(struct elf_file *ef, uint64_t vaddr, uint64_t size, uint
 
 	if (!size || size > (64u << 20))
 		return -EINVAL;
-	err = elf_file__vaddr_to_offset(ef, vaddr, &file_off);
-	if (err)
-		return err;
 	bytes = malloc(size);
 	if (!bytes)
 		return -ENOMEM;
@@ -284,6 +294,8 @@ int elf_file__ret_sites(struct elf_file *ef, uint64_t vaddr, uint64_t size, uint
 		err = -EINVAL;
 		goto out_free;
 	}
+	if (targets)
+		cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
 	insn = cs_malloc(cs);
 	if (!insn) {
 		cs_close(&cs);
@@ -304,28 +316,89 @@ int elf_file__ret_sites(struct elf_file *ef, uint64_t vaddr, uint64_t size, uint
 			err = -EILSEQ;
 			break;
 		}
-		if (insn->id != X86_INS_RET)
+		if (insn->id != id)
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 8;
-			grown = realloc(out, cap * sizeof(*out));
+			grown = realloc(found, cap * sizeof(*found));
 			if (!grown) {
 				err = -ENOMEM;
 				break;
 			}
-			out = grown;
+			found = grown;
+			grown = targets ? realloc(to, cap * sizeof(*to)) : NULL;
+			if (targets && !grown) {
+				err = -ENOMEM;
+				break;
+			}
+			to = grown;
 		}
-		out[n++] = insn->address - vaddr + file_off;
+		if (targets) /* a direct call's target; 0 for one through a register or memory */
+			to[n] = insn->detail && insn->detail->x86.op_count == 1 &&
+					insn->detail->x86.operands[0].type == X86_OP_IMM ?
+				(uint64_t)insn->detail->x86.operands[0].imm : 0;
+		found[n++] = insn->address + (after ? insn->size : 0);
 	}
 	cs_free(insn, 1);
 	cs_close(&cs);
 	if (!err) {
-		*offs = out;
-		out = NULL;
+		*out = found;
+		found = NULL;
+		if (targets) {
+			*targets = to;
+			to = NULL;
+		}
 		err = (int)n;
 	}
 out_free:
-	free(out);
+	free(found);
+	free(to);
 	free(bytes);
+	return err;
+}
+
+int elf_file__ret_sites(struct elf_file *ef, uint64_t vaddr, uint64_t size, uint64_t **offs)
+{
+	uint64_t file_off;
+	int n, i, err = elf_file__vaddr_to_offset(ef, vaddr, &file_off);
+
+	if (err)
+		return err;
+	n = sweep(ef, vaddr, size, X86_INS_RET, false, offs, NULL);
+	for (i = 0; i < n; i++)
+		(*offs)[i] = (*offs)[i] - vaddr + file_off;
+	return n;
+}
+
+int elf_file__calls(struct elf_file *ef, uint64_t vaddr, uint64_t size, uint64_t **ras,
+		    uint64_t **targets)
+{
+	return sweep(ef, vaddr, size, X86_INS_CALL, true, ras, targets);
+}
+
+int elf_file__cfa_offset(struct elf_file *ef, uint64_t pc, int64_t *off)
+{
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Op *ops;
+	size_t nops;
+	int err = -ENOENT;
+
+	if (!ef->cfi_read) {
+		ef->cfi = dwarf_getcfi_elf(ef->elf); /* .eh_frame (or .debug_frame) */
+		ef->cfi_read = true;
+	}
+	if (!ef->cfi || dwarf_cfi_addrframe(ef->cfi, pc, &frame))
+		return -ENOENT;
+	/* the usual rule without a frame pointer: CFA = rsp + offset */
+	if (!dwarf_frame_cfa(frame, &ops, &nops) && nops == 1 && ops[0].atom == DW_OP_bregx &&
+	    ops[0].number == 7 /* rsp */) {
+		*off = (int64_t)ops[0].number2;
+		err = 0;
+	} else if (!dwarf_frame_cfa(frame, &ops, &nops) && nops == 1 &&
+		   ops[0].atom == DW_OP_breg7) {
+		*off = (int64_t)ops[0].number;
+		err = 0;
+	}
+	free(frame);
 	return err;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * ELF files through libelf: symbol lookup (.symtab, then .dynsym: Debian's python3.11 is stripped),
- * virtual address to file offset (uprobes take file offsets), reads of initialised data, and the
- * ret instructions of a function (Capstone).
+ * virtual address to file offset (uprobes take file offsets), reads of initialised data, the
+ * ret and call instructions of a function (Capstone), and the size of a function's frame at a
+ * given instruction (the call frame information, through libdw).
  */
 #ifndef __PYUPROF_ELF_SYMS_H
 #define __PYUPROF_ELF_SYMS_H
@@ -48,5 +49,15 @@ int elf_file__usdt(struct elf_file *ef, const char *provider, const char *name,
  * disassembling it. Returns the count (>= 0) or -errno; *offs is malloc'd.
  */
 int elf_file__ret_sites(struct elf_file *ef, uint64_t vaddr, uint64_t size, uint64_t **offs);
+
+/* The return address (vaddr) of every call instruction of the function [vaddr, vaddr + size),
+ * and its target (0 for a call through a register or memory). Returns the count (>= 0) or
+ * -errno; *ras and *targets are malloc'd. */
+int elf_file__calls(struct elf_file *ef, uint64_t vaddr, uint64_t size, uint64_t **ras,
+		    uint64_t **targets);
+
+/* How far above rsp the canonical frame address is at instruction pc (vaddr), by the file's
+ * call frame information. Returns 0, or -ENOENT if it gives none in the form CFA = rsp + k. */
+int elf_file__cfa_offset(struct elf_file *ef, uint64_t pc, int64_t *off);
 
 #endif /* __PYUPROF_ELF_SYMS_H */

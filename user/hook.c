@@ -15,7 +15,6 @@
 #include "log.h"
 #include "proc.h"
 
-#define MAX_THREADS 8192 /* a bound on thread-list walks in the target */
 
 static uint64_t first_interp(const struct py_target *t)
 {
@@ -47,28 +46,19 @@ void hook__setup(struct hook_state *h, const struct py_target *t, uint64_t tramp
 }
 
 /*
- * Whether addr is an interpreter of the target now, or (tstate) a thread state of one: a
- * request names them as they were when it was made, and one serviced later must not write
- * into memory that has been freed since.
+ * Whether addr is an interpreter of the target now: a request names it as it was when it was
+ * made, and one serviced later must not write into memory that has been freed since.
  */
-static bool live(const struct py_target *t, uint64_t addr, bool tstate)
+static bool live(const struct py_target *t, uint64_t addr)
 {
-	const struct py_offsets_entry *o = t->offsets;
-	uint64_t interp, ts;
-	int i, j;
+	uint64_t interp;
+	int i;
 
 	for (interp = first_interp(t), i = 0; interp && i < MAX_HOOKED_INTERPS; i++) {
-		if (!tstate && interp == addr)
+		if (interp == addr)
 			return true;
-		if (tstate && !proc__read(t->pid, interp + o->PyInterpreterState_threads_head, &ts,
-					 sizeof(ts)))
-			for (j = 0; ts && j < MAX_THREADS; j++) {
-				if (ts == addr)
-					return true;
-				if (proc__read(t->pid, ts + o->PyThreadState_next, &ts, sizeof(ts)))
-					break;
-			}
-		if (proc__read(t->pid, interp + o->PyInterpreterState_next, &interp, sizeof(interp)))
+		if (proc__read(t->pid, interp + t->offsets->PyInterpreterState_next, &interp,
+			       sizeof(interp)))
 			break;
 	}
 	return false;
@@ -97,32 +87,6 @@ static int switch_interp(const struct py_target *t, struct hook_state *h, uint64
 	if (!listed(h->interp, h->n, interp) && h->n < MAX_HOOKED_INTERPS)
 		h->interp[h->n++] = interp;
 	return 0;
-}
-
-/* Adds the bonus to one thread's C recursion budget, once. The target must be stopped. */
-static int raise_budget(const struct py_target *t, struct hook_state *h, uint64_t tstate,
-			uint64_t tid)
-{
-	uint64_t slot = tstate + t->offsets->bpf.PyThreadState_c_recursion_remaining, *seen;
-	int32_t remaining;
-	int err;
-
-	seen = u64_map__upsert(&h->raised, hash_u64(tstate) ^ tid);
-	if (!seen)
-		return -ENOMEM;
-	if (*seen)
-		return 0;
-	err = proc__read(t->pid, slot, &remaining, sizeof(remaining));
-	if (err)
-		return err;
-	remaining += (int32_t)t->offsets->c_recursion_bonus;
-	err = proc__write(t->pid, slot, &remaining, sizeof(remaining));
-	/* marked only once written: a failed write is tried again at the next request */
-	if (!err) {
-		*seen = 1;
-		h->budgets_raised++;
-	}
-	return err;
 }
 
 /* Switches every interpreter of the target that has no hook (address unknown to the asker). */
@@ -173,61 +137,13 @@ int hook__preinit(const struct py_target *t, struct hook_state *h)
 
 int hook__install(const struct py_target *t, struct hook_state *h)
 {
-	const struct py_offsets_entry *o = t->offsets;
-	uint64_t interp, tstate, tid;
-	int err = 0, i, j;
-
-	if (!h->slot)
-		return 0;
-	for (interp = first_interp(t), i = 0; interp && i < MAX_HOOKED_INTERPS && !err; i++) {
-		err = switch_interp(t, h, interp);
-		if (proc__read(t->pid, interp + o->PyInterpreterState_threads_head, &tstate,
-			      sizeof(tstate)))
-			tstate = 0;
-		for (j = 0; o->c_recursion_bonus && tstate && j < MAX_THREADS && !err; j++) {
-			tid = 0;
-			proc__read(t->pid, tstate + o->PyThreadState_native_thread_id, &tid,
-				  sizeof(tid));
-			err = raise_budget(t, h, tstate, tid);
-			if (proc__read(t->pid, tstate + o->PyThreadState_next, &tstate,
-				      sizeof(tstate)))
-				break;
-		}
-		if (proc__read(t->pid, interp + o->PyInterpreterState_next, &interp, sizeof(interp)))
-			break;
-	}
-	return err;
+	return h->slot ? switch_all(t, h) : 0;
 }
 
-int hook__inherit(const struct py_target *t, struct hook_state *h, const struct hook_state *parent)
+void hook__inherit(struct hook_state *h, const struct hook_state *parent)
 {
-	const struct py_offsets_entry *o = t->offsets;
-	uint64_t interp, tstate, *seen;
-	int i, j;
-
 	memcpy(h->interp, parent->interp, sizeof(h->interp));
 	h->n = parent->n;
-	if (!o->c_recursion_bonus)
-		return 0;
-	/* the budgets in the copied thread states were raised in the parent already: mark them
-	 * for the child's thread (its tid is its pid), or they would be raised twice */
-	for (interp = first_interp(t), i = 0; interp && i < MAX_HOOKED_INTERPS; i++) {
-		if (proc__read(t->pid, interp + o->PyInterpreterState_threads_head, &tstate,
-			      sizeof(tstate)))
-			tstate = 0;
-		for (j = 0; tstate && j < MAX_THREADS; j++) {
-			seen = u64_map__upsert(&h->raised, hash_u64(tstate) ^ (uint64_t)t->pid);
-			if (!seen)
-				return -ENOMEM;
-			*seen = 1;
-			if (proc__read(t->pid, tstate + o->PyThreadState_next, &tstate,
-				      sizeof(tstate)))
-				break;
-		}
-		if (proc__read(t->pid, interp + o->PyInterpreterState_next, &interp, sizeof(interp)))
-			break;
-	}
-	return 0;
 }
 
 void hook__request(struct hook_state *h, const struct ev_request *r)
@@ -266,8 +182,7 @@ static bool several_interps(const struct py_target *t)
  */
 static bool alone_ok(const struct py_target *t, const struct hook_pending *p, int *several)
 {
-	if (p->what == REQ_RECURSION ||
-	    ((p->what == REQ_HOOK_ENTRY || p->what == REQ_HOOK_YIELD) && p->addr))
+	if ((p->what == REQ_HOOK_ENTRY || p->what == REQ_HOOK_YIELD) && p->addr)
 		return true;
 	if (*several < 0)
 		*several = several_interps(t);
@@ -296,12 +211,10 @@ int hook__service(const struct py_target *t, struct hook_state *h, pid_t tid)
 			needed_all = true;
 		}
 		/* an address from the request is used only while it is still the target's */
-		if (p->what == REQ_RECURSION)
-			e = live(t, p->addr, true) ? raise_budget(t, h, p->addr, p->tid) : 0;
-		else if (p->what == REQ_HOOK_YIELD)
+		if (p->what == REQ_HOOK_YIELD)
 			e = yield_hooks(t, h, p->addr);
 		else if (p->addr)
-			e = live(t, p->addr, false) ? switch_interp(t, h, p->addr) : 0;
+			e = live(t, p->addr) ? switch_interp(t, h, p->addr) : 0;
 		else
 			e = switch_all(t, h);
 		entry_all |= p->what == REQ_HOOK_ENTRY && !t->offsets->bpf.PyInterpreterState_eval_frame;
@@ -328,7 +241,7 @@ int hook__restore(const struct py_target *t, struct hook_state *h)
 	for (i = 0; i < h->n && h->slot; i++) {
 		/* only our own value: a hook someone installed since then stays theirs; an
 		 * interpreter that is gone is not written to */
-		if (!live(t, h->interp[i], false) ||
+		if (!live(t, h->interp[i]) ||
 		    proc__read(t->pid, h->interp[i] + h->slot, &cur, sizeof(cur)) || cur != h->value)
 			continue;
 		if (!proc__write(t->pid, h->interp[i] + h->slot, &h->unset, sizeof(h->unset)))
@@ -337,7 +250,3 @@ int hook__restore(const struct py_target *t, struct hook_state *h)
 	return restored;
 }
 
-void hook__free(struct hook_state *h)
-{
-	u64_map__free(&h->raised);
-}

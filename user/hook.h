@@ -2,8 +2,7 @@
 /*
  * Writes into the target: the eval_frame hook (the probe trampoline on every version, or on
  * 3.11+ _PyEval_EvalFrameDefault itself: either stops CPython from inlining Python-to-Python
- * calls), its undo, and (3.12) the raised C recursion budget that makes up for the deeper C
- * recursion. The BPF side only reads (kernels in lockdown refuse BPF writes to
+ * calls) and its undo. The BPF side only reads (kernels in lockdown refuse BPF writes to
  * user memory); it reports what needs writing. Every function here expects the target stopped
  * (ptrace_hold.h), or at least the thread that asked, so no thread reads a half-written pointer.
  */
@@ -13,7 +12,6 @@
 #include <linux/types.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "hashmap.h"
 #include "pyuprof.h"
 #include "py_target.h"
 
@@ -34,9 +32,7 @@ struct hook_state {
 	int n;
 	struct hook_pending pending[MAX_PENDING];
 	int npending;
-	struct u64_map raised;		/* thread states whose recursion budget was raised */
 	uint64_t resets_setter, resets_entry; /* the target reset the hook; caught where */
-	uint64_t budgets_raised;
 	uint64_t yields; /* withdrawn for the perf trampoline */
 	int foreign; /* interpreters found with someone else's hook at attach: left alone */
 	bool wait_all;	  /* a request of a stopped thread needs the whole process stopped */
@@ -49,13 +45,12 @@ void hook__setup(struct hook_state *h, const struct py_target *t, uint64_t tramp
  * earlier ones are switched at their first call, on request). Returns 0 or -errno. */
 int hook__preinit(const struct py_target *t, struct hook_state *h);
 
-/* Attach mode, target stopped: switch every interpreter with no hook, raise every thread's
- * budget (3.12). Returns 0 or -errno. */
+/* Attach mode, target stopped: switch every interpreter with no hook. Returns 0 or -errno. */
 int hook__install(const struct py_target *t, struct hook_state *h);
 
 /* A process forked from one whose hook state is parent, stopped at its birth: its memory is a
- * copy, so the parent's switches and raised budgets are already in it. Returns 0 or -errno. */
-int hook__inherit(const struct py_target *t, struct hook_state *h, const struct hook_state *parent);
+ * copy, so the parent's switches are already in it. */
+void hook__inherit(struct hook_state *h, const struct hook_state *parent);
 /* Notes one request from the BPF side. */
 void hook__request(struct hook_state *h, const struct ev_request *r);
 
@@ -68,7 +63,5 @@ int hook__service(const struct py_target *t, struct hook_state *h, pid_t tid);
 /* Target stopped: puts the unset value back in each interpreter that still holds ours.
  * Returns the number restored. */
 int hook__restore(const struct py_target *t, struct hook_state *h);
-
-void hook__free(struct hook_state *h);
 
 #endif /* __PYUPROF_HOOK_H */

@@ -236,7 +236,6 @@ static int load(struct probes *tr, const struct py_target *t, enum exits exits,
 	skel->rodata->func_code_off = t->offsets->PyFunctionObject_func_code;
 	skel->rodata->localsplus_off = t->offsets->PyFrame_localsplus;
 	skel->rodata->qualname_off = t->offsets->PyCodeObject_co_qualname;
-	skel->rodata->want_recursion_bonus = t->offsets->c_recursion_bonus != 0;
 	skel->rodata->entry_shim = t->major == 3 && t->minor >= 12;
 	/* the shadow of activations is popped at their returns, which USDT does not give */
 	skel->rodata->use_shadow = exits != EXITS_USDT;

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* /proc/PID/maps parsing and process_vm_readv/writev wrappers. */
+/* /proc/PID/maps parsing, process_vm_readv/writev wrappers, and writes through /proc/PID/mem. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <unistd.h>
 #include "proc.h"
 
 int proc__maps(pid_t pid, struct mapping **out)
@@ -70,6 +72,22 @@ int proc__write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 	if (n < 0)
 		return -errno;
 	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+int proc__poke(pid_t pid, uint64_t addr, const void *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = pwrite(fd, buf, len, (off_t)addr);
+	err = n < 0 ? -errno : (size_t)n == len ? 0 : -EFAULT;
+	close(fd);
+	return err;
 }
 
 int proc__alive(pid_t pid)

@@ -22,6 +22,9 @@ int proc__maps(pid_t pid, struct mapping **out);
  * -errno. */
 int proc__read(pid_t pid, uint64_t addr, void *buf, size_t len);
 int proc__write(pid_t pid, uint64_t addr, const void *buf, size_t len);
+/* Writes through /proc/PID/mem, as a debugger does: also into a read-only mapping of code (the
+ * process gets its own copy of the page). The process must be stopped. Returns 0 or -errno. */
+int proc__poke(pid_t pid, uint64_t addr, const void *buf, size_t len);
 
 /* Whether pyuprof's effective capabilities hold every bit of mask (1 << CAP_...). */
 bool proc__has_caps(uint64_t mask);

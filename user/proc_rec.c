@@ -82,6 +82,7 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 	struct runner r = { .pid = pr->pid, .held = pr->rec.held };
 	const struct py_target *t = &pr->target;
 	char fail[192] = "";
+	enum tramp_kind kind;
 	int err;
 
 	memset(&pr->tramp, 0, sizeof(pr->tramp));
@@ -95,30 +96,40 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 		wlog("Python %s still runs some calls inline (a Python __getitem__ reached by "
 		     "obj[i]); only its USDT exit sees those that call no other function, and with "
 		     "--exits %s they are missing", t->version, exits__name(pr->exits));
-	/* USDT exits take their entries from the trampoline too, where it can be placed */
-	if (pr->exits != EXITS_TRAMPOLINE && pr->exits != EXITS_USDT)
+	/* USDT exits take their entries from the trampoline too, where it can be placed; other
+	 * exits on 3.12+ take a pass-through page that hands the C recursion budget back */
+	kind = pr->exits == EXITS_TRAMPOLINE || pr->exits == EXITS_USDT ? TRAMP_PROBED : TRAMP_PASS;
+	if (!tramp__wanted(t, kind))
 		return 0;
 	err = inject__find_syscall(pr->pid, &r.insn);
 	if (err)
 		snprintf(fail, sizeof(fail), "no syscall instruction found in its vDSO (%s)",
 			 strerror(-err));
 	else
-		err = tramp__get(pr->pid, t, run_syscall, &r, &pr->tramp, fail, sizeof(fail));
+		err = tramp__get(pr->pid, t, kind, run_syscall, &r, &pr->tramp, fail, sizeof(fail));
 	if (!err) {
-		vlog("probe trampoline at 0x%llx in pid %d%s", (unsigned long long)pr->tramp.addr,
-		     pr->pid, pr->tramp.reused ? " (in place from an earlier recording)" : "");
+		vlog("%s trampoline at 0x%llx in pid %d%s", kind == TRAMP_PROBED ? "probe" : "pass-through",
+		     (unsigned long long)pr->tramp.addr, pr->pid,
+		     pr->tramp.reused ? " (in place from an earlier recording)" : "");
 		return 0;
 	}
+	memset(&pr->tramp, 0, sizeof(pr->tramp));
 	if (pr->exits == EXITS_USDT) { /* its entries from the function itself, as ever */
 		vlog("no probe trampoline in pid %d (%s): entries from _PyEval_EvalFrameDefault",
 		     pr->pid, fail);
-		memset(&pr->tramp, 0, sizeof(pr->tramp));
 		return 0;
 	}
 	/* never a wrong profile: the uretprobe pair is exact, only dearer */
-	wlog("no probe trampoline in pid %d (%s): returns from uretprobes instead", pr->pid, fail);
-	pr->exits = EXITS_URETPROBE;
-	memset(&pr->tramp, 0, sizeof(pr->tramp));
+	if (pr->exits == EXITS_TRAMPOLINE)
+		wlog("no probe trampoline in pid %d (%s): returns from uretprobes instead", pr->pid,
+		     fail);
+	else
+		wlog("no pass-through trampoline in pid %d (%s)", pr->pid, fail);
+	pr->exits = pr->exits == EXITS_TRAMPOLINE ? EXITS_URETPROBE : pr->exits;
+	if (tramp__wanted(t, TRAMP_PASS))
+		wlog("pid %d: without a trampoline every Python call takes CPython %s's C recursion "
+		     "budget while recorded: a deep recursion may raise RecursionError where it "
+		     "would not natively", pr->pid, t->version);
 	return 0;
 }
 
@@ -170,7 +181,7 @@ int proc_rec__start(struct proc_rec *pr, enum rec_start how, const struct proc_r
 	else if (how == REC_ATTACHED)
 		err = hook__install(&pr->target, &pr->hooks);
 	else
-		err = hook__inherit(&pr->target, &pr->hooks, &parent->hooks);
+		hook__inherit(&pr->hooks, &parent->hooks);
 	if (err)
 		snprintf(why, why_len, "cannot switch its call inlining off: %s", strerror(-err));
 	return err;
@@ -224,7 +235,6 @@ static void forget_image(struct proc_rec *pr)
 	if (pr->has_target)
 		py_target__free(&pr->target);
 	pr->has_target = false;
-	hook__free(&pr->hooks);
 	memset(&pr->hooks, 0, sizeof(pr->hooks));
 	seeds__free(&pr->seeds);
 }

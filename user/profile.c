@@ -455,13 +455,31 @@ static void close_returned(struct profile *p, struct thread *t, int64_t keep, ui
 		t->owed++;
 }
 
-/* Makes the stack's top the caller frame, recovering the frames that ran without an event. */
-static int resync(struct profile *p, struct thread *t, uint64_t ts, const __u64 *chain,
-		  const __u64 *chain_code, uint64_t back)
+/*
+ * Makes the stack's top the caller frame, recovering the frames that ran without an event. A
+ * generator's frame that is not on the stack (CALL_CHAIN_GEN) was linked by a throw, not run:
+ * it is passed over, and what is below it is the caller.
+ */
+static int resync(struct profile *p, struct thread *t, uint64_t ts, const __u64 *chain_in,
+		  const __u64 *code_in, uint64_t back_in, uint32_t flags)
 {
+	/* the chain from its first frame not passed over, then back */
+	__u64 chain[CHAIN_LEN + 1] = { 0 }, chain_code[CHAIN_LEN + 1] = { 0 }, back;
 	int64_t i;
-	int k;
+	int k, skip = 0, n;
 
+	while (skip < CHAIN_LEN && chain_in[skip] && (flags & CALL_CHAIN_GEN(skip)) &&
+	       find_frame(t, chain_in[skip]) < 0)
+		skip++;
+	for (n = 0; skip + n < CHAIN_LEN; n++) {
+		chain[n] = chain_in[skip + n];
+		chain_code[n] = code_in[skip + n];
+	}
+	chain[n] = back_in; /* known by its address only */
+	back = chain[CHAIN_LEN];
+	/* (<= 3.10: a generator not running has no caller: the thrower is on top) */
+	if (!chain[0] && skip)
+		return 0;
 	if (!chain[0]) {
 		close_above(p, t, -1, ts);
 		return 0;
@@ -511,7 +529,7 @@ int profile__call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code, u
 		if (i >= 0 || !chain[0])
 			close_returned(p, t, i, ts);
 	}
-	err = resync(p, t, ts, chain, chain_code, back);
+	err = resync(p, t, ts, chain, chain_code, back, flags);
 	t->last_ns = ts;
 	if (err)
 		return err;

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * A small ptrace supervisor. Threads are seized with PTRACE_O_TRACECLONE, so threads started
- * later are held too, and PTRACE_O_TRACEEXEC, so an exec does not turn into a SIGTRAP; when
- * following, PTRACE_O_TRACEFORK and PTRACE_O_TRACEVFORK hold new processes from their birth.
+ * later are held too, and PTRACE_O_TRACEEXEC, so an exec does not turn into a SIGTRAP; with
+ * on_birth, PTRACE_O_TRACEFORK and PTRACE_O_TRACEVFORK hold new processes from their birth.
  * State changes arrive as SIGCHLD on a signalfd. A stop that is not ours (a signal for the
  * target, a group-stop) is passed on at once: signals are re-injected, group-stops are
- * LISTENed to.
+ * LISTENed to. A new process is known from two stops, its parent's fork event and its own
+ * first stop, which come in either order: it is handed to on_birth at the second of them.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/kcmp.h>
 #include <sys/ptrace.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -23,13 +25,14 @@
 #include "hashmap.h"
 #include "inject.h"
 #include "log.h"
+#include "proc.h"
 #include "py_image.h"
 #include "ptrace_hold.h"
 
 /* TRACESYSGOOD: system-call stops (the loader stepped, calls injected: inject.h) are told
  * from a SIGTRAP of the target's */
 #define HOLD_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD)
-#define FOLLOW_OPTIONS (PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK)
+#define BIRTH_OPTIONS (PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK)
 #define STOP_TIMEOUT_MS 3000
 #define MAX_QUEUED 1024
 
@@ -37,6 +40,7 @@ enum hold_state {
 	HELD_RUNNING,
 	HELD_NEWBORN,	/* a new thread or process whose first stop has not been seen */
 	HELD_STOPPED,	/* in a ptrace-stop we keep, resumed with pending_sig */
+	HELD_BIRTH,	/* a new process stopped at its first instruction, not yet born() */
 	HELD_LISTENING, /* in a group-stop of the target's own (SIGSTOP, Ctrl-Z) */
 	HELD_GONE,
 };
@@ -50,6 +54,9 @@ struct held {
 	bool stepping;	 /* resumed with PTRACE_SYSCALL: its loader is watched */
 	bool in_syscall; /* stepping: between a syscall's entry and exit stops */
 	bool group_stop; /* HELD_STOPPED in the target's own group-stop: resumed by LISTEN */
+	/* a new process: its parent's event seen (parent set), its own first stop seen */
+	bool announced, born, unfollowed, shared;
+	pid_t parent;
 };
 
 struct ptrace_hold {
@@ -67,8 +74,7 @@ struct ptrace_hold {
 	pid_t stop_pid;
 	struct proc_event queue[MAX_QUEUED];
 	int qhead, qlen;
-	request_fn on_request;
-	void *ctx;
+	struct hold_cfg cfg;
 };
 
 static struct held *find(const struct ptrace_hold *t, pid_t tid)
@@ -131,13 +137,14 @@ static void resume(struct held *h, int sig)
 		h->state = HELD_RUNNING;
 }
 
-static void queue(struct ptrace_hold *t, struct proc_event ev)
+static bool queue(struct ptrace_hold *t, struct proc_event ev)
 {
 	if (t->qlen == MAX_QUEUED) {
 		wlog("too many processes started at once: pid %d is not followed", ev.child);
-		return;
+		return false;
 	}
 	t->queue[(t->qhead + t->qlen++) % MAX_QUEUED] = ev;
+	return true;
 }
 
 bool ptrace_hold__next_event(struct ptrace_hold *t, struct proc_event *ev)
@@ -150,8 +157,7 @@ bool ptrace_hold__next_event(struct ptrace_hold *t, struct proc_event *ev)
 	return true;
 }
 
-static int create(struct ptrace_hold **out, pid_t pid, bool follow, request_fn on_request,
-		  void *ctx)
+static int create(struct ptrace_hold **out, pid_t pid, const struct hold_cfg *cfg)
 {
 	struct ptrace_hold *t = calloc(1, sizeof(*t));
 	sigset_t chld;
@@ -160,9 +166,9 @@ static int create(struct ptrace_hold **out, pid_t pid, bool follow, request_fn o
 	if (!t)
 		return -ENOMEM;
 	t->pid = pid;
-	t->options = HOLD_OPTIONS | (follow ? FOLLOW_OPTIONS : 0);
-	t->on_request = on_request;
-	t->ctx = ctx;
+	t->cfg = *cfg;
+	t->cfg.follow = cfg->follow && cfg->on_birth;
+	t->options = HOLD_OPTIONS | (cfg->on_birth ? BIRTH_OPTIONS : 0);
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	/* SIGCHLD is only read from the signalfd */
@@ -178,32 +184,34 @@ static int create(struct ptrace_hold **out, pid_t pid, bool follow, request_fn o
 	return 0;
 }
 
-/* TracerPid of thread tid, or -1. */
-static pid_t tracer_of(pid_t tid)
+/* A number field of /proc/TID/status ("TracerPid", "Tgid", "PPid"), or none. */
+static pid_t status_field(pid_t tid, const char *name, pid_t none)
 {
 	char path[64], line[128];
-	pid_t tracer = -1;
+	size_t len = strlen(name);
+	pid_t v = none;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
 	f = fopen(path, "re");
 	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
+		if (!strncmp(line, name, len) && line[len] == ':') {
+			v = (pid_t)atoi(line + len + 1);
 			break;
+		}
 	if (f)
 		fclose(f);
-	return tracer;
+	return v;
 }
 
-int ptrace_hold__seize(struct ptrace_hold **out, pid_t pid, bool follow, request_fn on_request,
-		       void *ctx)
+int ptrace_hold__seize(struct ptrace_hold **out, pid_t pid, const struct hold_cfg *cfg)
 {
 	struct ptrace_hold *t;
 	char path[64];
 	bool added;
 	int err;
 
-	err = create(&t, pid, follow, on_request, ctx);
+	err = create(&t, pid, cfg);
 	if (err)
 		return err;
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
@@ -225,7 +233,7 @@ int ptrace_hold__seize(struct ptrace_hold **out, pid_t pid, bool follow, request
 				continue;
 			if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)t->options)) {
 				int e = errno;
-				pid_t tracer = e == EPERM ? tracer_of(tid) : 0;
+				pid_t tracer = e == EPERM ? status_field(tid, "TracerPid", -1) : 0;
 
 				/* gone meanwhile (its status too) */
 				if (e == ESRCH || tracer < 0)
@@ -261,12 +269,11 @@ fail:
 	return err;
 }
 
-int ptrace_hold__adopt(struct ptrace_hold **out, pid_t pid, bool follow, request_fn on_request,
-		       void *ctx)
+int ptrace_hold__adopt(struct ptrace_hold **out, pid_t pid, const struct hold_cfg *cfg)
 {
 	struct ptrace_hold *t;
 	struct held *h;
-	int err = create(&t, pid, follow, on_request, ctx);
+	int err = create(&t, pid, cfg);
 
 	if (err)
 		return err;
@@ -300,23 +307,6 @@ static bool is_stop_signal(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
-/* The process of a thread whose first stop came before its parent's clone or fork event. */
-static pid_t tgid_of(pid_t tid)
-{
-	char path[64], line[128];
-	pid_t tgid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return tgid ? tgid : tid;
-}
-
 /* The threads of process pid are gone (exit or exec): forget them, but for keep. */
 static void forget_process(struct ptrace_hold *t, pid_t pid, pid_t keep)
 {
@@ -325,24 +315,67 @@ static void forget_process(struct ptrace_hold *t, pid_t pid, pid_t keep)
 			t->th[i].state = HELD_GONE;
 }
 
+/* A new process's first stop and its parent's event are both in: on_birth (unless it shares
+ * its parent's memory, which holds the parent's probes), then it is let go unless followed. */
+static void born(struct ptrace_hold *t, struct held *h)
+{
+	bool follow = t->cfg.follow && !h->unfollowed;
+	pid_t tid = h->tid;
+
+	if (!h->shared && t->cfg.on_birth)
+		t->cfg.on_birth(t->cfg.ctx, h->pid, h->parent, follow);
+	h = find(t, tid);
+	if (!h)
+		return;
+	if (follow) {
+		h->state = HELD_STOPPED; /* until the session has started recording it */
+		return;
+	}
+	ptrace(PTRACE_DETACH, h->tid, NULL, (void *)(long)h->pending_sig);
+	h->state = HELD_GONE;
+}
+
+/* Whether child shares its memory with parent (vfork, or a clone with CLONE_VM). */
+static bool shares_memory(pid_t child, pid_t parent, int event)
+{
+	long same = syscall(SYS_kcmp, child, parent, KCMP_VM, 0, 0);
+
+	if (same >= 0)
+		return same == 0;
+	/* no kcmp: a vfork shares it, and a clone may; never write into memory that might */
+	return event != PTRACE_EVENT_FORK;
+}
+
 /* A fork, vfork or clone event of h: the new task is held from its first stop. */
-static int on_birth(struct ptrace_hold *t, struct held *h, int event)
+static int on_clone_event(struct ptrace_hold *t, struct held *h, int event)
 {
 	unsigned long msg = 0;
-	pid_t child;
+	pid_t child, parent = h->pid;
+	struct held *c;
 
 	if (ptrace(PTRACE_GETEVENTMSG, h->tid, NULL, &msg) || !msg)
 		return 0;
 	child = (pid_t)msg;
-	if (event == PTRACE_EVENT_CLONE) {
-		if (!find(t, child) && !add(t, child, h->pid, HELD_NEWBORN))
+	/* a thread (CLONE_THREAD): of h's process */
+	if (event == PTRACE_EVENT_CLONE && status_field(child, "Tgid", child) != child) {
+		if (!find(t, child) && !add(t, child, parent, HELD_NEWBORN))
 			return -ENOMEM;
 		return 0;
 	}
-	if (!find(t, child) && !add(t, child, child, HELD_NEWBORN))
+	c = find(t, child);
+	/* (one that died before its first stop was seen would never stop: nothing to wait for) */
+	if (!c && proc__alive(child))
+		return 0;
+	if (!c && !(c = add(t, child, child, HELD_NEWBORN)))
 		return -ENOMEM;
-	queue(t, (struct proc_event){ .kind = PROC_FORK, .pid = h->pid, .child = child,
-				      .vfork = event == PTRACE_EVENT_VFORK });
+	c->announced = true;
+	c->parent = parent;
+	c->shared = shares_memory(child, parent, event);
+	if (t->cfg.follow && !queue(t, (struct proc_event){ .kind = PROC_FORK, .pid = parent,
+							     .child = child, .vfork = c->shared }))
+		c->unfollowed = true;
+	if (c->born)
+		born(t, c);
 	return 0;
 }
 
@@ -390,17 +423,22 @@ static int dispatch(struct ptrace_hold *t, pid_t tid, int st, int *status)
 		return 0;
 	if (!h) {
 		/* its first stop came before its parent's event: find its process */
-		pid_t pid = tgid_of(tid);
-
-		h = add(t, tid, pid, HELD_NEWBORN);
+		h = add(t, tid, status_field(tid, "Tgid", tid), HELD_NEWBORN);
 		if (!h)
 			return -ENOMEM;
 	}
 	sig = WSTOPSIG(st);
 	event = st >> 16;
-	if (h->state == HELD_NEWBORN) {
-		/* a new process waits for ptrace_hold__resume; a new thread runs on */
-		if (h->tid == h->pid || keeps(t, h))
+	if (h->state == HELD_NEWBORN && h->tid == h->pid) {
+		/* a new process stands still until its parent's event is in too (born) */
+		h->born = true;
+		h->state = HELD_BIRTH;
+		if (h->announced)
+			born(t, h);
+		return 0;
+	}
+	if (h->state == HELD_NEWBORN) { /* a new thread runs on */
+		if (keeps(t, h))
 			h->state = HELD_STOPPED;
 		else
 			resume(h, 0);
@@ -424,7 +462,7 @@ static int dispatch(struct ptrace_hold *t, pid_t tid, int st, int *status)
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
 	case PTRACE_EVENT_CLONE:
-		err = on_birth(t, h, event);
+		err = on_clone_event(t, h, event);
 		if (err)
 			return err;
 		h = find(t, tid); /* the table may have moved */
@@ -460,7 +498,7 @@ static int dispatch(struct ptrace_hold *t, pid_t tid, int st, int *status)
 	if (sig == REQUEST_SIGNAL) {
 		/* the handler first reads the request, which marks the signal as ours; then the
 		 * thread's requests are done while it stands here */
-		bool hold = t->on_request && t->on_request(t->ctx, h->pid, tid);
+		bool hold = t->cfg.on_request && t->cfg.on_request(t->cfg.ctx, h->pid, tid);
 
 		h = find(t, tid); /* the handler may have grown the table */
 		if (!h)
@@ -638,6 +676,20 @@ void ptrace_hold__release(struct ptrace_hold *t)
 	/* a thread must be in a ptrace-stop to be detached (one that would not stop is tried
 	 * as it is) */
 	ptrace_hold__stop(t, 0);
+	/* a new process whose parent's event never came in (the parent died meanwhile) is
+	 * born here, by what /proc says of it, and let go */
+	for (i = 0; i < t->n; i++) {
+		struct held *h = &t->th[i];
+
+		if (h->state != HELD_BIRTH)
+			continue;
+		if (!h->announced) {
+			h->parent = status_field(h->tid, "PPid", 0);
+			h->shared = shares_memory(h->tid, h->parent, 0);
+		}
+		h->unfollowed = true;
+		born(t, h);
+	}
 	for (i = 0; i < t->n; i++) {
 		struct held *h = &t->th[i];
 

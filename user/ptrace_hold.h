@@ -6,9 +6,13 @@
  * instruction while its request is done: no Python call can run in between. Every other signal
  * is passed on to the target unchanged.
  *
- * With follow set, the processes the target forks are held too, from their first instruction:
- * each birth, exec and exit of one of them is queued as a struct proc_event, and a new process
- * stays stopped until it is resumed, so that it can be recorded from its start.
+ * With on_birth set, every process the target forks is held from its birth until on_birth has
+ * seen it: kernel 6.18 rewrites a probed 5-byte nop into a call of its [uprobes-trampoline]
+ * page, and a forked child gets the rewritten bytes but not that page, so the bytes must be
+ * put back in the child before it runs. Then, unless followed, the child is let go.
+ * With follow set too, each birth, exec and exit of one of them is queued as a struct
+ * proc_event, and a new process stays stopped until it is resumed, so that it can be recorded
+ * from its start.
  */
 #ifndef __PYUPROF_PTRACE_HOLD_H
 #define __PYUPROF_PTRACE_HOLD_H
@@ -28,6 +32,22 @@ struct ptrace_hold;
  */
 typedef bool (*request_fn)(void *ctx, pid_t pid, pid_t tid);
 
+/*
+ * on_birth(ctx, child, parent, follow) is called once for each new process with a memory of its
+ * own (a fork, not a vfork or a thread), stopped before its first instruction; parent is the
+ * process it was forked from (its parent by /proc, if its birth was seen first), follow whether
+ * it will be followed (else it is let go when on_birth returns).
+ */
+typedef void (*birth_fn)(void *ctx, pid_t child, pid_t parent, bool follow);
+
+/* What a hold does beyond holding. */
+struct hold_cfg {
+	request_fn on_request; /* NULL: the BPF side sends no requests */
+	birth_fn on_birth;     /* NULL: forks are not traced (the child is not ours to see) */
+	bool follow;	       /* new processes are followed (needs on_birth) */
+	void *ctx;
+};
+
 enum proc_event_kind {
 	PROC_FORK = 1, /* pid made child, which stands stopped until ptrace_hold__resume(child) */
 	PROC_EXEC,     /* pid exec'd another program; it stands stopped */
@@ -44,11 +64,9 @@ struct proc_event {
 };
 
 /* Seizes every thread of pid (attach mode). Returns 0 or -errno (EPERM: already traced). */
-int ptrace_hold__seize(struct ptrace_hold **out, pid_t pid, bool follow, request_fn on_request,
-		       void *ctx);
+int ptrace_hold__seize(struct ptrace_hold **out, pid_t pid, const struct hold_cfg *cfg);
 /* Takes over pid, seized and stopped by launch__start, and lets it run. Returns 0 or -errno. */
-int ptrace_hold__adopt(struct ptrace_hold **out, pid_t pid, bool follow, request_fn on_request,
-		       void *ctx);
+int ptrace_hold__adopt(struct ptrace_hold **out, pid_t pid, const struct hold_cfg *cfg);
 /* A descriptor that becomes readable when some thread of the target changed state. */
 int ptrace_hold__fd(const struct ptrace_hold *t);
 /*

@@ -16,9 +16,10 @@
 /*
  * Patch ranges span the whole minor version: CPython keeps these structs stable within a minor
  * release as far as we have seen (Debian's 3.11.2 and pyenv's 3.11.7 agree on every field we can
- * check). A change inside a minor version gets its own entry with a narrower range. 3.12's
- * c_recursion_bonus is measured on 3.12.1 (budget 1500); later 3.12 releases start with a larger
- * budget (gh-112215 backport), where the bonus only adds headroom beyond CPython's own.
+ * check). A change inside a minor version gets its own entry with a narrower range. The C
+ * recursion budget's size changed within 3.12 (1500 in 3.12.1, larger from the gh-112215
+ * backport on); the trampoline only hands back what each call takes (eval_c_units), so the
+ * size itself is not in the table.
  */
 static const struct py_offsets_entry table[] = {
 	{
@@ -54,8 +55,6 @@ static const struct py_offsets_entry table[] = {
 			.PyThreadState_current_frame = 0, /* tstate->current_frame is 3.13+ */
 			/* never written: no inlining, so no deopt, before 3.11 */
 			.PyInterpreterState_eval_frame = 0,
-			/* no C recursion budget before 3.12 */
-			.PyThreadState_c_recursion_remaining = 0,
 		},
 		.PyInterpreterState_hook = 568, /* gdb: offsetof(PyInterpreterState, eval_frame) */
 		.PyObject_ob_type = 8, /* gdb: offsetof(PyObject, ob_type) */
@@ -75,7 +74,10 @@ static const struct py_offsets_entry table[] = {
 		.PyCodeObject_co_qualname = 0, /* no co_qualname before 3.11 */
 		.PyHeapTypeObject_spec_cache_init = 0, /* no inlined class call before 3.13 */
 		.PyFunctionObject_func_code = 0, /* only needed for the 3.13 class-call hole */
-		.c_recursion_bonus = 0, /* no C recursion budget before 3.12 */
+		.PyThreadState_py_recursion_remaining = 0, /* no C recursion budget before 3.12 */
+		.PyThreadState_py_recursion_limit = 0, /* no C recursion budget before 3.12 */
+		.PyThreadState_c_recursion_remaining = 0, /* no C recursion budget before 3.12 */
+		.eval_c_units = 0, /* no C recursion budget before 3.12 */
 		/* gdb: no PyDictValues: the dict is at tp_dictoffset */
 		.dict_kind = DICT_AT_OFFSET,
 		.PyFrame_localsplus = 360, /* gdb: offsetof(PyFrameObject, f_localsplus) */
@@ -133,8 +135,6 @@ static const struct py_offsets_entry table[] = {
 			.PyThreadState_current_frame = 0, /* tstate->current_frame is 3.13+ */
 			/* never written: no inlining, so no deopt, before 3.11 */
 			.PyInterpreterState_eval_frame = 0,
-			/* no C recursion budget before 3.12 */
-			.PyThreadState_c_recursion_remaining = 0,
 		},
 		.PyInterpreterState_hook = 1400, /* gdb: offsetof(PyInterpreterState, eval_frame) */
 		.PyObject_ob_type = 8, /* gdb: offsetof(PyObject, ob_type) */
@@ -154,7 +154,10 @@ static const struct py_offsets_entry table[] = {
 		.PyCodeObject_co_qualname = 0, /* no co_qualname before 3.11 */
 		.PyHeapTypeObject_spec_cache_init = 0, /* no inlined class call before 3.13 */
 		.PyFunctionObject_func_code = 0, /* only needed for the 3.13 class-call hole */
-		.c_recursion_bonus = 0, /* no C recursion budget before 3.12 */
+		.PyThreadState_py_recursion_remaining = 0, /* no C recursion budget before 3.12 */
+		.PyThreadState_py_recursion_limit = 0, /* no C recursion budget before 3.12 */
+		.PyThreadState_c_recursion_remaining = 0, /* no C recursion budget before 3.12 */
+		.eval_c_units = 0, /* no C recursion budget before 3.12 */
 		/* gdb: no PyDictValues: the dict is at tp_dictoffset */
 		.dict_kind = DICT_AT_OFFSET,
 		.PyFrame_localsplus = 360, /* gdb: offsetof(PyFrameObject, f_localsplus) */
@@ -212,8 +215,6 @@ static const struct py_offsets_entry table[] = {
 			.PyThreadState_current_frame = 0, /* tstate->current_frame is 3.13+ */
 			/* never written: no inlining, so no deopt, before 3.11 */
 			.PyInterpreterState_eval_frame = 0,
-			/* no C recursion budget before 3.12 */
-			.PyThreadState_c_recursion_remaining = 0,
 		},
 		.PyInterpreterState_hook = 1368, /* gdb: offsetof(PyInterpreterState, eval_frame) */
 		.PyObject_ob_type = 8, /* gdb: offsetof(PyObject, ob_type) */
@@ -233,7 +234,10 @@ static const struct py_offsets_entry table[] = {
 		.PyCodeObject_co_qualname = 0, /* no co_qualname before 3.11 */
 		.PyHeapTypeObject_spec_cache_init = 0, /* no inlined class call before 3.13 */
 		.PyFunctionObject_func_code = 0, /* only needed for the 3.13 class-call hole */
-		.c_recursion_bonus = 0, /* no C recursion budget before 3.12 */
+		.PyThreadState_py_recursion_remaining = 0, /* no C recursion budget before 3.12 */
+		.PyThreadState_py_recursion_limit = 0, /* no C recursion budget before 3.12 */
+		.PyThreadState_c_recursion_remaining = 0, /* no C recursion budget before 3.12 */
+		.eval_c_units = 0, /* no C recursion budget before 3.12 */
 		/* gdb: no PyDictValues: the dict is at tp_dictoffset */
 		.dict_kind = DICT_AT_OFFSET,
 		.PyFrame_localsplus = 352, /* gdb: offsetof(PyFrameObject, f_localsplus) */
@@ -292,8 +296,6 @@ static const struct py_offsets_entry table[] = {
 			.PyThreadState_current_frame = 0, /* tstate->current_frame is 3.13+ */
 			/* gdb: offsetof(PyInterpreterState, eval_frame) */
 			.PyInterpreterState_eval_frame = 1424,
-			/* no C recursion budget before 3.12 */
-			.PyThreadState_c_recursion_remaining = 0,
 		},
 		.PyInterpreterState_hook = 1424, /* gdb: offsetof(PyInterpreterState, eval_frame) */
 		.PyObject_ob_type = 8, /* gdb: offsetof(PyObject, ob_type) */
@@ -314,7 +316,10 @@ static const struct py_offsets_entry table[] = {
 		.PyCodeObject_co_qualname = 128, /* gdb: offsetof(PyCodeObject, co_qualname) */
 		.PyHeapTypeObject_spec_cache_init = 0, /* no inlined class call before 3.13 */
 		.PyFunctionObject_func_code = 0, /* only needed for the 3.13 class-call hole */
-		.c_recursion_bonus = 0, /* no C recursion budget before 3.12 */
+		.PyThreadState_py_recursion_remaining = 0, /* no C recursion budget before 3.12 */
+		.PyThreadState_py_recursion_limit = 0, /* no C recursion budget before 3.12 */
+		.PyThreadState_c_recursion_remaining = 0, /* no C recursion budget before 3.12 */
+		.eval_c_units = 0, /* no C recursion budget before 3.12 */
 		/* gdb: PyDictValues, no PyDictOrValues: values/dict 4/3 words before */
 		.dict_kind = DICT_MANAGED,
 		.PyFrame_localsplus = 72, /* gdb: offsetof(_PyInterpreterFrame, localsplus) */
@@ -371,8 +376,6 @@ static const struct py_offsets_entry table[] = {
 			.PyThreadState_current_frame = 0, /* tstate->current_frame is 3.13+ */
 			/* gdb: offsetof(PyInterpreterState, eval_frame) */
 			.PyInterpreterState_eval_frame = 1744,
-			/* gdb: offsetof(PyThreadState, c_recursion_remaining) */
-			.PyThreadState_c_recursion_remaining = 36,
 		},
 		.PyInterpreterState_hook = 1744, /* gdb: offsetof(PyInterpreterState, eval_frame) */
 		.PyObject_ob_type = 8, /* gdb: offsetof(PyObject, ob_type) */
@@ -393,7 +396,14 @@ static const struct py_offsets_entry table[] = {
 		.PyCodeObject_co_qualname = 128, /* gdb: offsetof(PyCodeObject, co_qualname) */
 		.PyHeapTypeObject_spec_cache_init = 0, /* no inlined class call before 3.13 */
 		.PyFunctionObject_func_code = 0, /* only needed for the 3.13 class-call hole */
-		.c_recursion_bonus = 8500, /* 10000 - 1500, the budget _PyThreadState_New stores */
+		/* gdb: offsetof(PyThreadState, py_recursion_remaining) */
+		.PyThreadState_py_recursion_remaining = 28,
+		/* gdb: offsetof(PyThreadState, py_recursion_limit) */
+		.PyThreadState_py_recursion_limit = 32,
+		/* gdb: offsetof(PyThreadState, c_recursion_remaining) */
+		.PyThreadState_c_recursion_remaining = 36,
+		/* _PyEval_EvalFrameDefault: lea -2(...) stored to c_recursion_remaining */
+		.eval_c_units = 2,
 		/* gdb: PyDictOrValues: one tagged word 3 words before the object */
 		.dict_kind = DICT_OR_VALUES,
 		.PyFrame_localsplus = 72, /* gdb: offsetof(_PyInterpreterFrame, localsplus) */
@@ -453,7 +463,6 @@ static const struct py_offsets_entry table[] = {
 			.PyThreadState_current_frame = 72,
 			/* gdb: offsetof(PyInterpreterState, eval_frame) */
 			.PyInterpreterState_eval_frame = 8472,
-			.PyThreadState_c_recursion_remaining = 0, /* budget is already 10000 */
 		},
 		.PyInterpreterState_hook = 8472, /* gdb: offsetof(PyInterpreterState, eval_frame) */
 		.PyObject_ob_type = 8, /* gdb: offsetof(PyObject, ob_type) */
@@ -475,7 +484,14 @@ static const struct py_offsets_entry table[] = {
 		/* gdb: offsetof(PyHeapTypeObject, _spec_cache.init) */
 		.PyHeapTypeObject_spec_cache_init = 920,
 		.PyFunctionObject_func_code = 48, /* gdb: offsetof(PyFunctionObject, func_code) */
-		.c_recursion_bonus = 0, /* budget is already 10000 */
+		/* gdb: offsetof(PyThreadState, py_recursion_remaining) */
+		.PyThreadState_py_recursion_remaining = 44,
+		/* gdb: offsetof(PyThreadState, py_recursion_limit) */
+		.PyThreadState_py_recursion_limit = 48,
+		/* gdb: offsetof(PyThreadState, c_recursion_remaining) */
+		.PyThreadState_c_recursion_remaining = 52,
+		/* _PyEval_EvalFrameDefault: lea -2(...) stored to c_recursion_remaining */
+		.eval_c_units = 2,
 		/* gdb: PyDictValues.embedded: values inline after tp_basicsize */
 		.dict_kind = DICT_INLINE_VALUES,
 		.PyFrame_localsplus = 72, /* gdb: offsetof(_PyInterpreterFrame, localsplus) */

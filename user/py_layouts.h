@@ -29,7 +29,12 @@ struct py_offsets_entry {
 	unsigned PyCodeObject_co_qualname;	  /* 3.11+ */
 	unsigned PyHeapTypeObject_spec_cache_init; /* 3.13: __init__ of a specialised class call */
 	unsigned PyFunctionObject_func_code;	  /* 3.13, with the field above */
-	unsigned c_recursion_bonus;		  /* 3.12: units added to each thread's budget */
+	/* 3.12+: the Python depth and the C recursion budget, which the trampoline reads and hands
+	 * back per call (tramp.c); eval_c_units is what one activation of the eval function takes */
+	unsigned PyThreadState_py_recursion_remaining;
+	unsigned PyThreadState_py_recursion_limit;
+	unsigned PyThreadState_c_recursion_remaining;
+	unsigned eval_c_units;
 
 	/* A threading.Thread's name (thread_name.c): self in its frame, then `_name` */
 	unsigned dict_kind; /* enum dict_kind: where an instance keeps its attributes */

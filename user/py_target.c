@@ -199,6 +199,13 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n, co
 	    !elf_file__sym(ef, "_PyType_NewManagedObject", &vaddr, NULL))
 		elf_file__vaddr_to_offset(ef, vaddr, &t->inline_init_offset);
 
+	/* 3.12+: how calls CPython would run inline reach the hook (a table too large for the
+	 * trampoline leaves the budget as any hook does, which is said) */
+	if (t->offsets->eval_c_units && inline_paths__find(ef, t->minor, t->bias, &t->paths))
+		wlog("%s: too many call sites in CPython's call machinery: calls are not given back "
+		     "the C recursion budget the hook takes (deep recursions may raise "
+		     "RecursionError earlier than natively)", path);
+
 	/* 3.11 built with USDT probes (Debian): frame exits, inline ones included */
 	if (t->major == 3 && t->minor == 11)
 		elf_file__usdt(ef, "python", "function__return", &t->exit_probe);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "elf_syms.h"
+#include "inline_paths.h"
 #include "py_layouts.h"
 
 struct py_target {
@@ -35,6 +36,7 @@ struct py_target {
 	int nperf_ret;
 	uint64_t inline_init_offset; /* _PyType_NewManagedObject (3.13, .symtab only), 0 if none */
 	struct usdt_probe exit_probe; /* 3.11 python:function__return, used instead of ret sites */
+	struct inline_paths paths; /* 3.12+: the calls whose C budget the trampoline hands back */
 };
 
 /*

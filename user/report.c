@@ -97,7 +97,6 @@ int report__run(void)
 					(end.stop_ns - h.start_ns) / 1e9, NULL, 0);
 	}
 	outputs__abort(&out);
-	hook__free(&hooks);
 	profile__free(rec.prof);
 	return err ? 1 : 0;
 }

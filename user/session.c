@@ -115,6 +115,33 @@ static bool on_request(void *ctx, pid_t pid, pid_t tid)
 	return pr->hooks.wait_all;
 }
 
+/*
+ * A process forked by a held one, stopped before its first instruction. Its memory is a copy of
+ * its parent's, with the kernel's rewrite of each probed nop of the trampoline page: a call
+ * into a page of the kernel's that the child does not have. The bytes are put back before it
+ * runs; and a child that is not followed gets back, as well, the eval_frame hook its parent
+ * had before pyuprof, so that it runs as it would have natively.
+ */
+static void on_birth(void *ctx, pid_t child, pid_t parent, bool follow)
+{
+	struct session *s = ctx;
+	struct proc_rec *pr = find_proc(s, parent);
+	int fixed = tramp__restore(child);
+
+	if (fixed < 0)
+		wlog("pid %d (forked by pid %d): cannot put back its copy of the trampoline page "
+		     "(%s): it may crash at its first Python call", child, parent, strerror(-fixed));
+	else if (fixed)
+		dlog("pid %d (forked by pid %d): %d bytes of the trampoline page put back", child,
+		     parent, fixed);
+	if (!follow && pr && pr->has_target && !pr->gone) {
+		struct py_target t = pr->target;
+
+		t.pid = child;
+		hook__restore(&t, &pr->hooks);
+	}
+}
+
 /* calib_record_fn: the snippet is launched and recorded as a target is, by this file's code */
 static int record_calibration(void *ctx, char **argv, struct calib_run *run)
 {
@@ -208,6 +235,8 @@ static void calibrate_for(pid_t pid, struct calibration *cal)
 int session__start(struct session *s)
 {
 	struct proc_rec *pr = add_proc(s, s->pid, 0);
+	struct hold_cfg cfg = { .on_request = on_request, .on_birth = on_birth,
+				.follow = s->follow, .ctx = s };
 	bool writes;
 	char why[512] = "";
 	int err;
@@ -260,7 +289,7 @@ int session__start(struct session *s)
 		 * buffer. Only while the target is held: unheld, the signal would reach it. */
 		if (writes || s->follow)
 			probes__signal_requests(pr->tr, true);
-		err = writes || s->follow ? ptrace_hold__adopt(&s->held, s->pid, s->follow, on_request, s)
+		err = writes || s->follow ? ptrace_hold__adopt(&s->held, s->pid, &cfg)
 					  : launch__release(s->pid);
 		if (err) {
 			elog("cannot start %s: %s", s->command[0], strerror(-err));
@@ -270,7 +299,7 @@ int session__start(struct session *s)
 	} else {
 		/* attach: with the target stopped, check the layout on its live frames, take
 		 * those frames as they are, attach, switch inlining off; then let it run */
-		err = ptrace_hold__seize(&s->held, s->pid, s->follow, on_request, s);
+		err = ptrace_hold__seize(&s->held, s->pid, &cfg);
 		if (!err)
 			err = ptrace_hold__stop(s->held, s->pid);
 		if (err) {
@@ -426,6 +455,26 @@ static void show_status(struct session *s, uint64_t start_ns, uint64_t *last_ns,
 	s->status_shown = true;
 }
 
+/*
+ * pr stopped, its probes removed: its eval_frame hooks back where ours are still there, and its
+ * trampoline page as it was written (the kernel's removal of a probe should have done that;
+ * what it did not is put back here and said).
+ */
+static void put_back(struct proc_rec *pr)
+{
+	int fixed;
+
+	if (pr->hooks.n)
+		proc_rec__restore(pr);
+	fixed = tramp__restore(pr->pid);
+	if (fixed > 0)
+		wlog("pid %d: %d bytes of the trampoline page were not its own code after the probes "
+		     "were removed: put back", pr->pid, fixed);
+	else if (fixed < 0)
+		wlog("pid %d: cannot read back the trampoline page after the probes were removed: %s",
+		     pr->pid, strerror(-fixed));
+}
+
 /* Handles what the probes of every recorded process sent. Returns 0 or -errno (fatal). */
 static int consume_all(struct session *s)
 {
@@ -450,7 +499,7 @@ static int consume_all(struct session *s)
 		wlog("pid %d is no longer recorded", pr->pid);
 		proc_rec__end(pr, clock__mono_ns());
 		if (!ptrace_hold__stop(s->held, pr->pid)) {
-			proc_rec__restore(pr);
+			put_back(pr);
 			ptrace_hold__resume(s->held, pr->pid);
 		}
 	}
@@ -539,6 +588,7 @@ int session__record(struct session *s, uint64_t deadline_ns)
 void session__stop(struct session *s, uint64_t stop_ns)
 {
 	uint64_t t0 = clock__mono_ns();
+	struct proc_event ev;
 	uint32_t i;
 
 	/* from here on nothing asks for a write; then put each process back as it was */
@@ -552,14 +602,19 @@ void session__stop(struct session *s, uint64_t stop_ns)
 	for (i = 0; i < s->nprocs; i++) {
 		struct proc_rec *pr = s->procs[i];
 
-		if (!pr->has_target || pr->gone || !pr->hooks.n || (i == 0 && s->target_gone))
+		if (!pr->has_target || pr->gone || (i == 0 && s->target_gone))
 			continue;
 		if (ptrace_hold__stop(s->held, pr->pid))
-			wlog("cannot stop pid %d to restore its eval_frame hook: left switched; the "
-			     "program runs correctly, only without call inlining", pr->pid);
+			wlog("cannot stop pid %d to put it back: %s", pr->pid,
+			     pr->hooks.n ? "its eval_frame hook is left switched (the program runs "
+					   "correctly, only without call inlining)"
+					 : "its trampoline page is not read back");
 		else
-			proc_rec__restore(pr);
+			put_back(pr);
 	}
+	/* processes born meanwhile were seen to at their birth (on_birth): none is followed now */
+	while (ptrace_hold__next_event(s->held, &ev))
+		;
 	ptrace_hold__release(s->held);
 	s->held = NULL;
 	s->detach_ns = clock__mono_ns() - t0;

@@ -114,10 +114,10 @@ void summary__notes(const struct profile *p, const struct hook_state *h,
 		     "and were counted at their exit (USDT function__return), timed from the "
 		     "thread's previous event", (unsigned long long)p->n.recovered, version);
 	else if (p->n.recovered)
-		wlog("%llu calls ran inline despite the eval_frame switch (a known CPython %s hole) "
-		     "and were recovered from the frame chain; calls of that kind that call no "
-		     "other Python function are not seen, so more may be missing",
-		     (unsigned long long)p->n.recovered, version);
+		wlog("%llu calls had no entry event of their own (run inline by CPython %s despite "
+		     "the eval_frame switch, or lost) and were recovered from the frame chain; calls "
+		     "of that kind that call no other Python function are not seen, so more may be "
+		     "missing", (unsigned long long)p->n.recovered, version);
 	if (s->exit_unverified)
 		wlog("%llu frame exits could not be matched to their frame and counted as plain "
 		     "returns", (unsigned long long)s->exit_unverified);

@@ -17,21 +17,23 @@
 #include "proc.h"
 #include "tramp.h"
 
-#define BODY_OFFSET 24
-#define SLOT_OFFSET 64
-#define IDENT_OFFSET 128
-#define IDENT "pyuprof-tramp 1"
+#define IDENT "pyuprof-tramp 2"
 #define NAME_BYTES 64 /* the name's room at the start of the scratch page */
 
-static const uint8_t head[BODY_OFFSET] = {
-	0x0f, 0x1f, 0x44, 0x00, 0x00, /* nopl 0x0(%rax,%rax,1): entry probe */
-	0x48, 0x83, 0xec, 0x08,	      /* sub $8,%rsp: the function's stack alignment */
-	0xe8, 0x0a, 0x00, 0x00, 0x00, /* call BODY_OFFSET */
-	0x48, 0x83, 0xc4, 0x08,	      /* add $8,%rsp */
-	0x0f, 0x1f, 0x44, 0x00, 0x00, /* nopl 0x0(%rax,%rax,1): return probe */
-	0xc3,			      /* ret */
+/* tramp_code.S: the code and parameters copied into the page (never run in pyuprof) */
+extern const uint8_t tramp_code[], tramp_code_end[], tramp_head_call[], tramp_return_nop[],
+	tramp_body_budget[], tramp_body_plain[], tramp_replay[], tramp_params[];
+
+/* tramp_code.S's parameter block, field for field */
+struct tramp_params {
+	uint64_t slot;
+	uint64_t eval_start, eval_len, cold_start, cold_len;
+	uint32_t units, c_off, limit_off, remaining_off, depth_cap, pad;
+	char ident[16];
+	uint64_t ident_eval;
+	uint64_t pad2;
+	struct inline_site walk[INLINE_SITES_MAX + 1];
 };
-_Static_assert(TRAMP_RETURN_OFFSET == 18, "return probe offset");
 
 /*
  * Length of a first instruction that means the same wherever it runs: push of a register,
@@ -51,77 +53,166 @@ static int replayable(const uint8_t *b)
 	return 0;
 }
 
-int tramp__build(const struct py_target *t, uint8_t page[TRAMP_PAGE], char *why, size_t why_len)
+static size_t at(const uint8_t *sym)
 {
-	int len = replayable(t->eval_head);
-	uint64_t next = t->eval_addr + (uint64_t)len;
+	return (size_t)(sym - tramp_code);
+}
+
+bool tramp__wanted(const struct py_target *t, enum tramp_kind kind)
+{
+	return kind == TRAMP_PROBED || (t->offsets && t->offsets->eval_c_units);
+}
+
+int tramp__build(const struct py_target *t, enum tramp_kind kind, uint8_t page[TRAMP_PAGE],
+		 char *why, size_t why_len)
+{
+	const struct py_offsets_entry *o = t->offsets;
+	int len = kind == TRAMP_PROBED ? replayable(t->eval_head) : 0;
+	size_t size = at(tramp_code_end), call = at(tramp_head_call) + 1;
+	struct tramp_params p;
 	int32_t rel;
 
-	if (!len) {
+	if (kind == TRAMP_PROBED && !len) {
 		snprintf(why, why_len,
 			 "_PyEval_EvalFrameDefault starts with %02x %02x %02x %02x, which the "
 			 "trampoline does not replay",
 			 t->eval_head[0], t->eval_head[1], t->eval_head[2], t->eval_head[3]);
 		return -ENOTSUP;
 	}
+	/* the probes' offsets are fixed (probes.c), the parameters are tramp_code.S's */
+	if (at(tramp_return_nop) != TRAMP_RETURN_OFFSET || size > TRAMP_PAGE ||
+	    size - at(tramp_params) != sizeof(p)) {
+		snprintf(why, why_len, "the trampoline's template does not have its layout");
+		return -ENOTSUP;
+	}
 	memset(page, 0xcc, TRAMP_PAGE); /* int3 wherever nothing should run */
-	memcpy(page, head, sizeof(head));
-	memcpy(page + BODY_OFFSET, t->eval_head, (size_t)len);
-	/* jmp *SLOT_OFFSET(%rip), relative to the end of this 6-byte instruction */
-	page[BODY_OFFSET + len] = 0xff;
-	page[BODY_OFFSET + len + 1] = 0x25;
-	rel = SLOT_OFFSET - (BODY_OFFSET + len + 6);
-	memcpy(page + BODY_OFFSET + len + 2, &rel, sizeof(rel));
-	memcpy(page + SLOT_OFFSET, &next, sizeof(next));
-	memset(page + IDENT_OFFSET, 0, 32);
-	memcpy(page + IDENT_OFFSET, IDENT, sizeof(IDENT));
-	memcpy(page + IDENT_OFFSET + 16, &t->eval_addr, sizeof(t->eval_addr));
+	memcpy(page, tramp_code, size);
+	/* the head calls the hand-back (3.12+) or the function directly */
+	if (o && o->eval_c_units) {
+		rel = (int32_t)(at(tramp_body_budget) - (call + 4));
+		memcpy(page + call, &rel, sizeof(rel));
+	}
+	memcpy(page + at(tramp_replay), t->eval_head, (size_t)len); /* nops after it */
+	memset(&p, 0, sizeof(p));
+	p.slot = t->eval_addr + (uint64_t)len;
+	if (o && o->eval_c_units) {
+		p.eval_start = t->paths.eval_start;
+		p.eval_len = t->paths.eval_len;
+		p.cold_start = t->paths.cold_start;
+		p.cold_len = t->paths.cold_len;
+		p.units = o->eval_c_units;
+		p.c_off = o->PyThreadState_c_recursion_remaining;
+		p.limit_off = o->PyThreadState_py_recursion_limit;
+		p.remaining_off = o->PyThreadState_py_recursion_remaining;
+		p.depth_cap = TRAMP_HANDBACK_DEPTH;
+		memcpy(p.walk, t->paths.site, (size_t)t->paths.n * sizeof(p.walk[0]));
+	}
+	memcpy(p.ident, IDENT, sizeof(IDENT));
+	p.ident_eval = t->eval_addr;
+	memcpy(page + at(tramp_params), &p, sizeof(p));
 	return 0;
 }
 
-/* Whether the file behind a mapping holds exactly want (read as a file, not as memory: the
- * kernel rewrites probed nops in the process's copy). */
-static bool holds(const char *path, const uint8_t *want)
-{
-	uint8_t *got = malloc(TRAMP_PAGE);
-	bool same = false;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+/* One trampoline mapping of pid: its start and the path of the file behind it. */
+struct page_ref {
+	uint64_t start;
+	char path[96];
+};
 
-	if (fd >= 0 && got && pread(fd, got, TRAMP_PAGE, 0) == TRAMP_PAGE)
-		same = !memcmp(got, want, TRAMP_PAGE);
-	if (fd >= 0)
-		close(fd);
-	free(got);
-	return same;
+/* Reads the page from the file behind it (not as memory: the kernel rewrites probed nops in
+ * the process's copy). Returns 0 or -errno. */
+static int read_file(const char *path, uint8_t *buf)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, buf, TRAMP_PAGE, 0) != TRAMP_PAGE)
+		err = -EIO;
+	close(fd);
+	return err;
 }
 
-/* A mapping of ours in pid, read+execute at file offset 0, that holds want. */
-static int find_placed(pid_t pid, const uint8_t *want, uint64_t only, struct tramp *out)
+/*
+ * The mappings of ours in pid: read+execute, private, at file offset 0 of a memfd named
+ * pyuprof-tramp (placed by any version of pyuprof). Returns how many are in refs (at most max),
+ * or -errno.
+ */
+static int list_pages(pid_t pid, struct page_ref *refs, int max)
 {
 	char path[64], line[512];
 	unsigned long long s, e, off;
 	char perms[8];
-	int pos, err = -ENOENT;
+	int pos, n = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	while (err && fgets(line, sizeof(line), f)) {
+	while (n < max && fgets(line, sizeof(line), f)) {
 		pos = 0;
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &s, &e, perms, &off, &pos) < 4 ||
 		    !pos || strncmp(line + pos, "/memfd:" TRAMP_NAME " ", 7 + strlen(TRAMP_NAME) + 1) ||
-		    strcmp(perms, "r-xp") || off || (only && s != only))
+		    strcmp(perms, "r-xp") || off || e - s != TRAMP_PAGE)
 			continue;
-		snprintf(out->path, sizeof(out->path), "/proc/%d/map_files/%llx-%llx", pid, s, e);
-		if (holds(out->path, want)) {
-			out->addr = s;
-			err = 0;
-		}
+		refs[n].start = s;
+		snprintf(refs[n++].path, sizeof(refs[0].path), "/proc/%d/map_files/%llx-%llx", pid,
+			 s, e);
 	}
 	fclose(f);
-	return err;
+	return n;
+}
+
+#define MAX_PAGES 16 /* pages of ours looked at in one process */
+
+/* A mapping of ours in pid (at only, if not 0) whose file holds want. */
+static int find_placed(pid_t pid, const uint8_t *want, uint64_t only, struct tramp *out)
+{
+	struct page_ref refs[MAX_PAGES];
+	uint8_t *got = malloc(TRAMP_PAGE);
+	int i, n = list_pages(pid, refs, MAX_PAGES), err = n < 0 ? n : -ENOENT;
+
+	for (i = 0; got && i < n && err; i++) {
+		if ((only && refs[i].start != only) || read_file(refs[i].path, got) ||
+		    memcmp(got, want, TRAMP_PAGE))
+			continue;
+		out->addr = refs[i].start;
+		snprintf(out->path, sizeof(out->path), "%s", refs[i].path);
+		err = 0;
+	}
+	free(got);
+	return got ? err : -ENOMEM;
+}
+
+int tramp__restore(pid_t pid)
+{
+	struct page_ref refs[MAX_PAGES];
+	uint8_t *file = malloc(TRAMP_PAGE), *mem = malloc(TRAMP_PAGE);
+	int i, n = list_pages(pid, refs, MAX_PAGES), fixed = 0, err = n < 0 ? n : 0;
+	size_t at, len;
+
+	if (!file || !mem)
+		err = -ENOMEM;
+	for (i = 0; !err && i < n; i++) {
+		err = read_file(refs[i].path, file);
+		if (!err)
+			err = proc__read(pid, refs[i].start, mem, TRAMP_PAGE);
+		/* each run of differing bytes is written back as one */
+		for (at = 0; !err && at < TRAMP_PAGE; at += len) {
+			for (len = 0; at + len < TRAMP_PAGE && mem[at + len] != file[at + len]; len++)
+				;
+			if (!len) {
+				len = 1;
+				continue;
+			}
+			err = proc__poke(pid, refs[i].start + at, file + at, len);
+			fixed += (int)len;
+		}
+	}
+	free(file);
+	free(mem);
+	return err ? err : fixed;
 }
 
 /* Whether pid's threads run under a seccomp filter or in strict mode. */
@@ -205,19 +296,26 @@ fail:
 	return err;
 }
 
-int tramp__get(pid_t pid, const struct py_target *t, tramp_run_fn run, void *ctx,
-	       struct tramp *out, char *why, size_t why_len)
+int tramp__get(pid_t pid, const struct py_target *t, enum tramp_kind kind, tramp_run_fn run,
+	       void *ctx, struct tramp *out, char *why, size_t why_len)
 {
 	uint8_t *page = malloc(TRAMP_PAGE);
 	uint64_t addr = 0;
-	int err;
+	int err, fixed;
 
 	memset(out, 0, sizeof(*out));
 	if (!page)
 		return -ENOMEM;
-	err = tramp__build(t, page, why, why_len);
+	err = tramp__build(t, kind, page, why, why_len);
 	if (err)
 		goto out;
+	/* a page found in place is reused as it is in memory, not only as its file says: what an
+	 * earlier recording's probes left there (pyuprof killed at the wrong moment, a kernel that
+	 * restored part of an instruction) is put back first */
+	fixed = tramp__restore(pid);
+	if (fixed > 0)
+		wlog("pid %d: %d bytes of a trampoline page left by an earlier recording were not "
+		     "its own code: put back", pid, fixed);
 	if (!find_placed(pid, page, 0, out)) {
 		out->reused = true;
 		goto out;

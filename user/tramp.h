@@ -8,13 +8,26 @@
  *
  *   +0   nopl 0(%rax,%rax)   entry probe: registers exactly as at _PyEval_EvalFrameDefault
  *   +5   sub  $8,%rsp
- *   +9   call +24
+ *   +9   call <body>
  *   +14  add  $8,%rsp
  *   +18  nopl 0(%rax,%rax)   return probe: rax is the result
  *   +23  ret
- *   +24  <the function's first instruction, replayed>; jmp *+64(%rip)
- *   +64  address of the function's second instruction
- *   +128 identity: "pyuprof-tramp 1", the function's address
+ *   body: 3.12+, the C recursion budget handed back around a call of what follows (below);
+ *         then <the function's first instruction, replayed>; jmp *<slot>(%rip)
+ *   then the parameters: the slot (the function's second instruction; for a pass-through page,
+ *   the function), the hand-back's, the identity "pyuprof-tramp 2" and the function's address.
+ *
+ * The code and its parameters are tramp_code.S, copied and filled in by tramp__build.
+ *
+ * 3.12+ keep a per-thread C recursion budget, and each activation of the eval function takes
+ * units of it. CPython runs a Python-to-Python call inline, without an activation; any hook
+ * turns that off, so every call would take units a native run does not spend, and a recursion
+ * that runs natively would raise RecursionError. So the page gives the units back for the
+ * call's duration (added before the call, taken again after it) to each call CPython would have
+ * run inline (those that reach the hook from the eval loop through its call machinery alone:
+ * inline_paths.h), while the thread's Python depth is below TRAMP_HANDBACK_DEPTH: past it, the
+ * C stack each hooked call uses (about half a KiB) is what the budget must protect, and
+ * CPython's own accounting applies.
  *
  * The call skips the function's first instruction, where pyuprof's probe for calls that
  * bypass the trampoline sits. The page is a memfd named pyuprof-tramp mapped private and
@@ -36,6 +49,15 @@
 #define TRAMP_ENTRY_OFFSET 0
 #define TRAMP_RETURN_OFFSET 18
 #define TRAMP_NAME "pyuprof-tramp"
+/* Python depth below which a call's C budget is handed back (see above) */
+#define TRAMP_HANDBACK_DEPTH 4000
+
+enum tramp_kind {
+	TRAMP_PROBED, /* its nops carry the entry and return probes; the function's own first
+		       * instruction keeps the probe for calls that bypass the page */
+	TRAMP_PASS,   /* 3.12+ with exits from the function itself (--exits uretprobe|ret): a
+		       * pass-through that only hands the C budget back */
+};
 
 struct tramp {
 	uint64_t addr;	/* where its code starts in the target: the hook value */
@@ -47,17 +69,32 @@ struct tramp {
  * directly while launch holds the one thread). Returns 0 or -errno. */
 typedef int (*tramp_run_fn)(void *ctx, struct inject_call *call);
 
+/* Whether t's interpreter needs a page in front of its eval function for kind's sake alone
+ * (TRAMP_PASS: the C budget hand-back, 3.12+). */
+bool tramp__wanted(const struct py_target *t, enum tramp_kind kind);
+
 /*
- * Finds the trampoline for t in process pid, or places one. Returns 0, or -errno with why set
- * (-ENOTSUP: the function's first instruction is not one it can replay; -EPERM: the target
- * runs under a seccomp filter, which could kill it for a system call it does not expect).
- * Nothing is left changed in the target on failure but, at worst, an unused mapping.
+ * Finds the trampoline of that kind for t in process pid (stopped), or places one. Returns 0, or
+ * -errno with why set (-ENOTSUP: the function's first instruction is not one it can replay;
+ * -EPERM: the target runs under a seccomp filter, which could kill it for a system call it
+ * does not expect). Nothing is left changed in the target on failure but, at worst, an unused
+ * mapping.
  */
-int tramp__get(pid_t pid, const struct py_target *t, tramp_run_fn run, void *ctx,
-	       struct tramp *out, char *why, size_t why_len);
+int tramp__get(pid_t pid, const struct py_target *t, enum tramp_kind kind, tramp_run_fn run,
+	       void *ctx, struct tramp *out, char *why, size_t why_len);
 
 /* The page's bytes for t (unit tests, and the check of a page found in place). Returns 0 or
  * -ENOTSUP with why set. */
-int tramp__build(const struct py_target *t, uint8_t page[TRAMP_PAGE], char *why, size_t why_len);
+int tramp__build(const struct py_target *t, enum tramp_kind kind, uint8_t page[TRAMP_PAGE],
+		 char *why, size_t why_len);
+
+/*
+ * Puts back, in process pid (stopped, with no probe of ours registered on it), the original
+ * bytes of every trampoline page mapped there wherever its memory differs from its file: what
+ * the kernel left of a probe (6.18 rewrites a probed nop into a call of its own page, which a
+ * forked child does not inherit), or of a probe removal that restored part of an instruction.
+ * Returns the number of bytes put back (0: every page was whole), or -errno.
+ */
+int tramp__restore(pid_t pid);
 
 #endif /* __PYUPROF_TRAMP_H */

@@ -168,8 +168,11 @@ static void test_zero_fields(void)
 		if (!cframe)
 			CHECK(b->PyCFrame_current_frame == 0); /* 3.12's is 0 legitimately */
 		CHECK(!b->PyThreadState_current_frame == (minor != 13));
-		CHECK(!b->PyThreadState_c_recursion_remaining == (minor != 12));
-		CHECK(!e->c_recursion_bonus == (minor != 12));
+		/* the C recursion budget the trampoline hands back: 3.12+ */
+		CHECK(!e->PyThreadState_c_recursion_remaining == (minor < 12));
+		CHECK(!e->PyThreadState_py_recursion_remaining == (minor < 12));
+		CHECK(!e->PyThreadState_py_recursion_limit == (minor < 12));
+		CHECK(e->eval_c_units == (minor < 12 ? 0 : 2));
 		/* Always present. */
 		CHECK(b->frame_back && b->PyCodeObject_co_name && b->PyCodeObject_co_filename);
 		CHECK(b->PyCodeObject_co_flags && b->PyCodeObject_co_firstlineno);
@@ -187,8 +190,10 @@ static void test_write_targets(void)
 	CHECK(py_layouts__find(3, 11, 7)->bpf.PyInterpreterState_eval_frame == 1424);
 	CHECK(py_layouts__find(3, 12, 1)->bpf.PyInterpreterState_eval_frame == 1744);
 	CHECK(py_layouts__find(3, 13, 0)->bpf.PyInterpreterState_eval_frame == 8472);
-	CHECK(py_layouts__find(3, 12, 1)->bpf.PyThreadState_c_recursion_remaining == 36);
-	CHECK(py_layouts__find(3, 12, 1)->c_recursion_bonus == 8500);
+	CHECK(py_layouts__find(3, 12, 1)->PyThreadState_c_recursion_remaining == 36);
+	CHECK(py_layouts__find(3, 13, 0)->PyThreadState_c_recursion_remaining == 52);
+	CHECK(py_layouts__find(3, 12, 1)->PyThreadState_py_recursion_remaining == 28);
+	CHECK(py_layouts__find(3, 13, 0)->PyThreadState_py_recursion_limit == 48);
 }
 
 /* Every entry's window fields fit (what the build checks); one byte past a window is caught. */

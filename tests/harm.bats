@@ -1,0 +1,180 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# No harm (issue 19): a recorded program behaves as it does natively. Its forked children run
+# (kernel 6.18 rewrites a probed nop into a call of a page a child does not inherit: each child
+# crashed at its first Python call), a fork pool finishes with no worker lost, a child that
+# pyuprof follows is left with its own code whichever way pyuprof ends, and recursion stops
+# where it stops natively (3.12+ spend a per-thread C budget per call once inlining is off),
+# also after a hundred attach/detach cycles on one process. Each fixture checks itself; the
+# natively measured results are the truth. One @test line per interpreter (bats 1.8 collects
+# tests from the file's text).
+
+load helpers
+
+# Forked children in launch mode: each runs Python and checks its eval_frame hook is native.
+check_fork_launch() {
+	require_py "$1"
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	run -0 --separate-stderr "$PYUPROF" record -q -o out.prof -- \
+		"$PY" "$TARGETS/fork_children.py" 20
+	[[ $output == "children 20 bad 0 signalled 0" ]] || { echo "$output"; return 1; }
+}
+
+# A process that forks all along, attached to twice for a moment: no child harmed.
+check_fork_attach() {
+	local i
+	require_py "$1"
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	start_bg target.out target.err "$PY" "$TARGETS/fork_children.py" -t 5
+	TARGET=$BG_PID
+	wait_for_line target.out '^ready' 20 "$TARGET"
+	for i in 1 2; do
+		run -0 --separate-stderr "$PYUPROF" record -v --top 0 -p "$TARGET" -d 1 \
+			-o "out$i.prof"
+		assert_unharmed "$TARGET"
+		# the children must have been forked with the trampoline's probes in place
+		grep -q "probe trampoline at" <<<"$stderr" || { echo "$stderr"; return 1; }
+	done
+	wait_exit "$TARGET" 60
+	cat target.out
+	[[ $EXIT_STATUS == 0 ]] && grep -Eq '^children [0-9]+ bad 0 signalled 0$' target.out
+}
+
+# A fork pool: the right result, and no worker replaced (the pool hides a dead one).
+check_fork_pool() {
+	require_py "$1"
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	run -0 --separate-stderr timeout 120 "$PYUPROF" record -q -o out.prof -- \
+		"$PY" "$TARGETS/fork_pool.py" 2 60 pids
+	[[ $output =~ ^result\ [0-9]+\ workers\ 2$ ]] || { echo "$output"; return 1; }
+}
+
+# Recursion stops where it does natively, recorded from the start.
+check_recursion_launch() {
+	local native
+	require_py "$1"
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	native=$("$PY" "$TARGETS/recursion_limits.py")
+	run -0 --separate-stderr "$PYUPROF" record -q -o out.prof -- \
+		"$PY" "$TARGETS/recursion_limits.py"
+	if [[ $output != "$native" ]]; then
+		printf 'natively: %s\nrecorded: %s\n' "$native" "$output"
+		return 1
+	fi
+}
+
+@test "harm: forked children run as natively, launch (3.8)" {
+	check_fork_launch 3.8
+}
+
+@test "harm: forked children run as natively, launch (3.9)" {
+	check_fork_launch 3.9
+}
+
+@test "harm: forked children run as natively, launch (3.10)" {
+	check_fork_launch 3.10
+}
+
+@test "harm: forked children run as natively, launch (3.11)" {
+	check_fork_launch 3.11
+}
+
+@test "harm: forked children run as natively, launch (3.12)" {
+	check_fork_launch 3.12
+}
+
+@test "harm: forked children run as natively, launch (3.13)" {
+	check_fork_launch 3.13
+}
+
+@test "harm: forked children run as natively, launch (Debian 3.11)" {
+	check_fork_launch deb3.11
+}
+
+@test "harm: children forked while attached run as natively (3.8)" {
+	check_fork_attach 3.8
+}
+
+@test "harm: children forked while attached run as natively (3.12)" {
+	check_fork_attach 3.12
+}
+
+@test "harm: children forked while attached run as natively (3.13)" {
+	check_fork_attach 3.13
+}
+
+@test "harm: children forked while attached run as natively (Debian 3.11)" {
+	check_fork_attach deb3.11
+}
+
+@test "harm: a fork pool finishes with no worker lost (3.8)" {
+	check_fork_pool 3.8
+}
+
+@test "harm: a fork pool finishes with no worker lost (3.10)" {
+	check_fork_pool 3.10
+}
+
+@test "harm: a fork pool finishes with no worker lost (3.12)" {
+	check_fork_pool 3.12
+}
+
+@test "harm: a fork pool finishes with no worker lost (3.13)" {
+	check_fork_pool 3.13
+}
+
+@test "harm: a fork pool finishes with no worker lost (Debian 3.11)" {
+	check_fork_pool deb3.11
+}
+
+@test "harm: a followed child keeps its own code, pyuprof ended by SIGINT, SIGTERM, SIGKILL" {
+	local label sig n=0
+	require_bpf
+	for label in 3.8 3.12 3.13; do
+		have_py "$label" || continue
+		for sig in INT TERM KILL; do
+			mkdir -p "$BATS_TEST_TMPDIR/$label-$sig"
+			echo "# $label, SIG$sig"
+			python3 "$TOOLS/held_child.py" "$PYUPROF" "$PY" "$sig" \
+				"$BATS_TEST_TMPDIR/$label-$sig"
+			n=$((n + 1))
+		done
+	done
+	((n > 0))
+}
+
+@test "harm: recursion stops where it does natively (3.8)" {
+	check_recursion_launch 3.8
+}
+
+@test "harm: recursion stops where it does natively (3.11)" {
+	check_recursion_launch 3.11
+}
+
+@test "harm: recursion stops where it does natively (3.12)" {
+	check_recursion_launch 3.12
+}
+
+@test "harm: recursion stops where it does natively (3.13)" {
+	check_recursion_launch 3.13
+}
+
+@test "harm: recursion stops where it does natively (Debian 3.11)" {
+	check_recursion_launch deb3.11
+}
+
+@test "harm: recursion limits unchanged by 100 attach/detach cycles on one process (3.12)" {
+	require_py 3.12
+	require_bpf
+	python3 "$TOOLS/attach_cycles.py" "$PYUPROF" "$PY" 100 "$BATS_TEST_TMPDIR"
+}
+
+@test "harm: recursion limits unchanged by 100 attach/detach cycles on one process (3.13)" {
+	require_py 3.13
+	require_bpf
+	python3 "$TOOLS/attach_cycles.py" "$PYUPROF" "$PY" 100 "$BATS_TEST_TMPDIR"
+}

@@ -1,0 +1,65 @@
+"""Forks children that run Python, and checks each one (a fork-then-run harm detector).
+
+    python fork_children.py N        fork N children, one after the other
+    python fork_children.py -t SEC   fork children for SEC seconds (prints "ready" first)
+
+Each child computes fib(15) and (3.9+) checks that its interpreter's eval_frame hook is the
+native one: a child a profiler does not follow must run as it would without the profiler.
+It exits 0 if both hold, 3 if not (or dies of a signal). The parent prints "children N bad B
+signalled S" and exits 0 only if every child exited 0.
+"""
+import ctypes
+import os
+import sys
+import time
+
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+
+def native_hook():
+    """Whether the eval_frame hook is what it is natively (the getter returns the default
+    evaluator when no hook is set, on 3.9-3.13)."""
+    if sys.version_info < (3, 9):
+        return True
+    api = ctypes.pythonapi
+    api.PyInterpreterState_Get.restype = ctypes.c_void_p
+    get = api._PyInterpreterState_GetEvalFrameFunc
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.c_void_p]
+    default = ctypes.cast(api._PyEval_EvalFrameDefault, ctypes.c_void_p).value
+    return get(api.PyInterpreterState_Get()) == default
+
+
+def child():
+    ok = fib(15) == 610 and native_hook()
+    os._exit(0 if ok else 3)
+
+
+def spawn():
+    """A child, forked in a Python call of the parent: the parent's probes are hit (and
+    optimized by the kernel) all along, and the child's first step returns through them."""
+    fib(3)
+    pid = os.fork()
+    if pid == 0:
+        child()
+    return pid
+
+
+def main():
+    if sys.argv[1] == "-t":
+        end, count = time.time() + float(sys.argv[2]), None
+        print("ready", flush=True)
+    else:
+        end, count = None, int(sys.argv[1])
+    n = bad = signalled = 0
+    while (count is not None and n < count) or (end is not None and time.time() < end):
+        _, status = os.waitpid(spawn(), 0)
+        n += 1
+        bad += status != 0
+        signalled += os.WIFSIGNALED(status)
+    print("children %d bad %d signalled %d" % (n, bad, signalled), flush=True)
+    sys.exit(0 if n and not bad else 1)
+
+
+main()

@@ -1,0 +1,125 @@
+"""The kinds of recursion tests/targets/recursion_limits.py measures (compiled anew each time)."""
+import functools
+import sys
+
+
+def depth(kind, limit=None):
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit or old)
+    reached = [0]
+    try:
+        kind(reached)
+    except RecursionError:
+        pass
+    finally:
+        sys.setrecursionlimit(old)
+    return reached[0]
+
+
+def k_call(d):
+    def r(n):
+        d[0] = n
+        r(n + 1)
+    r(1)
+
+
+def k_star(d):
+    def r(n):
+        d[0] = n
+        r(*(n + 1,))
+    r(1)
+
+
+def k_kw(d):
+    def r(n=0):
+        d[0] = n
+        r(n=n + 1)
+    r(1)
+
+
+def k_method(d):
+    class A:
+        def r(self, n):
+            d[0] = n
+            self.r(n + 1)
+    A().r(1)
+
+
+def k_genfor(d):
+    def g(n):
+        d[0] = n
+        for x in g(n + 1):
+            yield x
+        yield n
+    list(g(1))
+
+
+def k_yieldfrom(d):
+    def g(n):
+        d[0] = n
+        yield from g(n + 1)
+        yield n
+    list(g(1))
+
+
+def k_await(d):
+    async def c(n):
+        d[0] = n
+        await c(n + 1)
+    try:
+        c(1).send(None)
+    except StopIteration:
+        pass
+
+
+def k_getitem(d):
+    class A:
+        def __getitem__(self, n):
+            d[0] = n
+            return self[n + 1]
+    A()[1]
+
+
+def k_init(d):
+    class A:
+        def __init__(self, n):
+            d[0] = n
+            A(n + 1)
+    A(1)
+
+
+def k_call_slot(d):
+    class A:
+        def __call__(self, n):
+            d[0] = n
+            self(n + 1)
+    A()(1)
+
+
+def k_map(d):
+    def r(n):
+        d[0] = n
+        return list(map(r, [n + 1]))
+    r(1)
+
+
+def k_sorted(d):
+    def r(n):
+        d[0] = n
+        return sorted([n + 1], key=r)
+    r(1)
+
+
+def k_lru(d):
+    @functools.lru_cache(None)
+    def r(n):
+        d[0] = n
+        return r(n + 1)
+    r(1)
+
+
+def k_partial(d):
+    def r(n):
+        d[0] = n
+        return functools.partial(r, n + 1)()
+    r(1)
