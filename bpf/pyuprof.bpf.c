@@ -150,8 +150,13 @@ static __noinline int eval_entry(struct pt_regs *ctx, bool direct)
 		flags |= CALL_GEN_CREATE;
 
 	note_code(code, cw, tid, now, cc);
-	if (code == bootstrap_codes[0] || code == bootstrap_codes[1])
+	if (code == bootstrap_codes[0] || code == bootstrap_codes[1]) {
 		note_thread(frame, code, tid, now);
+		/* (a wake-up alone is not enough: on a busy machine the consumer ran only after
+		 * a short thread, or the whole program, had ended) */
+		if (code == bootstrap_codes[0])
+			request(0, REQ_THREAD_NAME, tid, now);
+	}
 
 	/* The caller and its caller, with their code objects, let user space recover frames
 	 * entered without an event (calls CPython still inlines, lost events). fw and cw are

@@ -147,7 +147,9 @@ _Static_assert(sizeof(struct ev_code) == 56 + FILENAME_BYTES + 2 * FUNCNAME_BYTE
 enum request_kind {
 	REQ_HOOK_ENTRY = 1,  /* an interpreter's eval_frame is NULL at an entry: switch it */
 	REQ_HOOK_SETTER = 2, /* the target's own setter just stored NULL: switch it back */
-	/* 3: was the 3.12 C recursion budget raise; the trampoline hands the budget back now */
+	/* a thread entered threading's bootstrap (its EV_THREAD just sent): it waits until user
+	 * space has read its name from its Thread, which a short thread drops at once */
+	REQ_THREAD_NAME = 3,
 	REQ_HOOK_YIELD = 4,  /* 3.12+: the perf trampoline starts and refuses any other hook */
 };
 

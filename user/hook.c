@@ -148,6 +148,8 @@ void hook__inherit(struct hook_state *h, const struct hook_state *parent)
 
 void hook__request(struct hook_state *h, const struct ev_request *r)
 {
+	if (r->what == REQ_THREAD_NAME) /* the stop was the point: the name is read by now */
+		return;
 	/* (<= 3.10 asks for the trampoline at its first calls: no reset) */
 	if ((r->what == REQ_HOOK_SETTER || r->what == REQ_HOOK_ENTRY) && !h->unset) {
 		/* it held our value: the target reset it */
