@@ -90,6 +90,27 @@ int proc__poke(pid_t pid, uint64_t addr, const void *buf, size_t len)
 	return err;
 }
 
+bool proc__seccomp(pid_t tid)
+{
+	char path[64], line[128];
+	bool on = true; /* unknown counts as on */
+	int mode;
+	FILE *f;
+
+	/* /proc/TID works for any thread, listed or not */
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return on;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Seccomp: %d", &mode) == 1) {
+			on = mode != 0;
+			break;
+		}
+	fclose(f);
+	return on;
+}
+
 int proc__alive(pid_t pid)
 {
 	char path[64], buf[512], *p;

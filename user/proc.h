@@ -29,6 +29,10 @@ int proc__poke(pid_t pid, uint64_t addr, const void *buf, size_t len);
 /* Whether pyuprof's effective capabilities hold every bit of mask (1 << CAP_...). */
 bool proc__has_caps(uint64_t mask);
 
+/* Whether thread tid runs under a seccomp filter or in strict mode (each thread has its own;
+ * unknown counts as yes). */
+bool proc__seccomp(pid_t tid);
+
 /* 0 if pid exists, -ESRCH if not (zombies count as gone). */
 int proc__alive(pid_t pid);
 

@@ -46,14 +46,10 @@ struct runner {
 static int run_syscall(void *ctx, struct inject_call *call)
 {
 	struct runner *r = ctx;
-	int stray = 0, err;
 
 	if (r->held)
 		return ptrace_hold__inject(r->held, r->pid, r->insn, call);
-	err = inject__syscalls(r->pid, r->insn, call, 1, &stray);
-	if (stray) /* the program's own signal, sent on */
-		syscall(SYS_tgkill, r->pid, r->pid, stray);
-	return err;
+	return inject__syscalls(r->pid, r->insn, call, 1);
 }
 
 int proc_rec__exits_possible(const struct proc_rec *pr, char *why, size_t why_len)

@@ -513,12 +513,14 @@ static int dispatch(struct ptrace_hold *t, pid_t tid, int st, int *status)
 			return 0;
 		}
 	}
-	if (keeps(t, h)) {
-		h->state = HELD_STOPPED;
-		h->pending_sig = sig;
-	} else {
-		resume(h, sig);
-	}
+	resume(h, sig);
+	/* during a stop of ours the signal is taken as it would be (a handler's frame is set up,
+	 * a default action done) and the thread is stopped again, in our interrupt: a thread
+	 * never stands in our stop with a signal of the target's held, which would keep it from
+	 * making our system calls (inject.h) */
+	if (keeps(t, h) && h->state == HELD_RUNNING &&
+	    ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) && errno == ESRCH)
+		h->state = HELD_GONE;
 	return 0;
 }
 
@@ -644,26 +646,29 @@ int ptrace_hold__fs_bases(struct ptrace_hold *t, pid_t pid, pid_t *tids, uint64_
 int ptrace_hold__inject(struct ptrace_hold *t, pid_t pid, uint64_t insn, struct inject_call *call)
 {
 	struct user_regs_struct regs;
-	struct held *pick = NULL, *h;
-	int i, stray = 0, err;
+	int i, pass, err = -EAGAIN;
+	struct held *h;
+	pid_t tid;
 
-	for (i = 0; i < t->n; i++) {
-		h = &t->th[i];
-		if (h->pid != pid || h->state != HELD_STOPPED || h->pending_sig || h->stepping ||
-		    ptrace(PTRACE_GETREGS, h->tid, NULL, &regs))
-			continue;
-		pick = h;
-		if ((int64_t)regs.orig_rax < 0) /* in user mode: nothing to restart */
-			break;
-	}
-	if (!pick)
-		return -EAGAIN;
-	err = inject__syscalls(pick->tid, insn, call, 1, &stray);
-	h = find(t, pick->tid);
-	if (err == -ESRCH && h)
-		h->state = HELD_GONE;
-	else if (stray && h)
-		h->pending_sig = stray; /* the target's signal goes on when it is resumed */
+	/* a thread stopped outside a system call first (nothing of its own to restart), then any;
+	 * never one in the target's own group-stop (it would run while the target is stopped),
+	 * one with a signal held in its stop, or one whose loader is stepped */
+	for (pass = 0; pass < 2 && err == -EAGAIN; pass++)
+		for (i = 0; i < t->n && err == -EAGAIN; i++) {
+			h = &t->th[i];
+			if (h->pid != pid || h->state != HELD_STOPPED || h->pending_sig ||
+			    h->stepping || h->group_stop ||
+			    ptrace(PTRACE_GETREGS, h->tid, NULL, &regs) ||
+			    ((int64_t)regs.orig_rax < 0) != !pass)
+				continue;
+			tid = h->tid;
+			err = inject__syscalls(tid, insn, call, 1);
+			if (err == -EBUSY) /* under seccomp or in vfork: another, if any */
+				err = -EAGAIN;
+			h = find(t, tid);
+			if (err == -ESRCH && h)
+				h->state = HELD_GONE;
+		}
 	return err;
 }
 

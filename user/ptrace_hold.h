@@ -89,9 +89,9 @@ int ptrace_hold__watch_loader(struct ptrace_hold *t, pid_t pid);
 int ptrace_hold__fs_bases(struct ptrace_hold *t, pid_t pid, pid_t *tids, uint64_t *bases, int max);
 /*
  * While pid is stopped: runs one system call in one of its threads through the syscall
- * instruction at insn (inject.h), preferring a thread stopped outside a system call and never
- * one with a signal of the target's held in its stop. Returns 0 or -errno (-EAGAIN: no thread
- * fits).
+ * instruction at insn (inject.h), preferring a thread stopped outside a system call; never one
+ * in the target's own group-stop, under seccomp, in vfork or with a signal held in its stop.
+ * Returns 0 or -errno (-EAGAIN: no thread fits).
  */
 struct inject_call;
 int ptrace_hold__inject(struct ptrace_hold *t, pid_t pid, uint64_t insn, struct inject_call *call);

@@ -18,7 +18,10 @@
 #include "tramp.h"
 
 #define IDENT "pyuprof-tramp 2"
-#define NAME_BYTES 64 /* the name's room at the start of the scratch page */
+/* the scratch page: our `syscall; ud2` stub, the memfd's name, the page's bytes */
+#define SCRATCH_STUB 0
+#define SCRATCH_NAME 16
+#define SCRATCH_PAGE 64
 
 /* tramp_code.S: the code and parameters copied into the page (never run in pyuprof) */
 extern const uint8_t tramp_code[], tramp_code_end[], tramp_head_call[], tramp_return_nop[],
@@ -215,31 +218,10 @@ int tramp__restore(pid_t pid)
 	return err ? err : fixed;
 }
 
-/* Whether pid's threads run under a seccomp filter or in strict mode. */
-static bool seccomp_on(pid_t pid)
+static int call(tramp_run_fn run, void *ctx, uint64_t via, long nr, uint64_t a0, uint64_t a1,
+		uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, int64_t *ret)
 {
-	char path[64], line[128];
-	bool on = true; /* unknown counts as on */
-	int mode;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return on;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Seccomp: %d", &mode) == 1) {
-			on = mode != 0;
-			break;
-		}
-	fclose(f);
-	return on;
-}
-
-static int call(tramp_run_fn run, void *ctx, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
-		uint64_t a3, uint64_t a4, uint64_t a5, int64_t *ret)
-{
-	struct inject_call c = { .nr = nr, .args = { a0, a1, a2, a3, a4, a5 } };
+	struct inject_call c = { .nr = nr, .args = { a0, a1, a2, a3, a4, a5 }, .via = via };
 	int err = run(ctx, &c);
 
 	if (err)
@@ -248,50 +230,73 @@ static int call(tramp_run_fn run, void *ctx, long nr, uint64_t a0, uint64_t a1, 
 	return c.ret < 0 && c.ret > -4096 ? (int)c.ret : 0;
 }
 
-/* Maps the page into pid; *addr where. Returns 0 or -errno with why set. */
+/*
+ * Maps the page into pid; *addr where. Returns 0 or -errno with why set.
+ *
+ * The scratch page is executable, so that every call after the first runs from its own
+ * `syscall; ud2`: a thread let go in one of them by pyuprof's death (SIGKILL) dies of SIGILL
+ * there rather than running on (inject.c). A kernel that refuses writable code leaves them on
+ * the vDSO's instruction, guarded by the stack pointer alone.
+ */
 static int place(pid_t pid, const uint8_t *page, tramp_run_fn run, void *ctx, uint64_t *addr,
 		 char *why, size_t why_len)
 {
-	char name[NAME_BYTES] = TRAMP_NAME;
+	static const uint8_t stub[] = { 0x0f, 0x05, 0x0f, 0x0b }; /* syscall; ud2 */
+	char name[SCRATCH_PAGE - SCRATCH_NAME] = TRAMP_NAME;
 	int64_t scratch = 0, fd = -1, n, r;
 	const char *step = "mmap";
+	uint64_t via = 0;
 	int err;
 
-	err = call(run, ctx, SYS_mmap, 0, TRAMP_PAGE + NAME_BYTES, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0, &scratch);
+	err = call(run, ctx, 0, SYS_mmap, 0, SCRATCH_PAGE + TRAMP_PAGE,
+		   PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0,
+		   &scratch);
+	if (err == -EACCES || err == -EPERM)
+		err = call(run, ctx, 0, SYS_mmap, 0, SCRATCH_PAGE + TRAMP_PAGE,
+			   PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0,
+			   &scratch);
+	else if (!err)
+		via = (uint64_t)scratch + SCRATCH_STUB;
 	if (err)
 		goto fail;
 	step = "writing the page";
-	err = proc__write(pid, (uint64_t)scratch, name, sizeof(name));
+	err = proc__write(pid, (uint64_t)scratch + SCRATCH_NAME, name, sizeof(name));
 	if (!err)
-		err = proc__write(pid, (uint64_t)scratch + NAME_BYTES, page, TRAMP_PAGE);
+		err = proc__write(pid, (uint64_t)scratch + SCRATCH_PAGE, page, TRAMP_PAGE);
+	if (!err && via)
+		err = proc__write(pid, via, stub, sizeof(stub));
 	if (err)
 		goto undo;
 	step = "memfd_create";
-	err = call(run, ctx, SYS_memfd_create, (uint64_t)scratch, MFD_CLOEXEC, 0, 0, 0, 0, &fd);
+	err = call(run, ctx, via, SYS_memfd_create, (uint64_t)scratch + SCRATCH_NAME, MFD_CLOEXEC,
+		   0, 0, 0, 0, &fd);
 	if (err)
 		goto undo;
 	step = "pwrite";
-	err = call(run, ctx, SYS_pwrite64, (uint64_t)fd, (uint64_t)scratch + NAME_BYTES, TRAMP_PAGE,
-		   0, 0, 0, &n);
+	err = call(run, ctx, via, SYS_pwrite64, (uint64_t)fd, (uint64_t)scratch + SCRATCH_PAGE,
+		   TRAMP_PAGE, 0, 0, 0, &n);
 	if (!err && n != TRAMP_PAGE)
 		err = -EIO;
 	if (err)
 		goto undo;
 	step = "mmap";
-	err = call(run, ctx, SYS_mmap, 0, TRAMP_PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE,
+	err = call(run, ctx, via, SYS_mmap, 0, TRAMP_PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE,
 		   (uint64_t)fd, 0, &r);
 	if (!err)
 		*addr = (uint64_t)r;
 undo:
-	/* the target keeps no descriptor and no scratch page of ours */
+	/* the target keeps no descriptor and no scratch page of ours (munmap runs from the stub
+	 * it unmaps: the thread is given its own registers back before it runs again) */
 	if (fd >= 0)
-		call(run, ctx, SYS_close, (uint64_t)fd, 0, 0, 0, 0, 0, &n);
+		call(run, ctx, via, SYS_close, (uint64_t)fd, 0, 0, 0, 0, 0, &n);
 	if (scratch > 0)
-		call(run, ctx, SYS_munmap, (uint64_t)scratch, TRAMP_PAGE + NAME_BYTES, 0, 0, 0, 0,
-		     &n);
+		call(run, ctx, via, SYS_munmap, (uint64_t)scratch, SCRATCH_PAGE + TRAMP_PAGE, 0, 0,
+		     0, 0, &n);
 fail:
-	if (err)
+	if (err == -EAGAIN && !scratch)
+		snprintf(why, why_len, "no thread of it can make system calls for us now (each is "
+				       "stopped by job control, under seccomp, or waiting in vfork)");
+	else if (err)
 		snprintf(why, why_len, "%s in the target failed: %s", step, strerror(-err));
 	return err;
 }
@@ -318,12 +323,6 @@ int tramp__get(pid_t pid, const struct py_target *t, enum tramp_kind kind, tramp
 		     "its own code: put back", pid, fixed);
 	if (!find_placed(pid, page, 0, out)) {
 		out->reused = true;
-		goto out;
-	}
-	if (seccomp_on(pid)) {
-		snprintf(why, why_len, "it runs under seccomp, which may forbid the system calls "
-				       "that map the trampoline");
-		err = -EPERM;
 		goto out;
 	}
 	err = place(pid, page, run, ctx, &addr, why, why_len);

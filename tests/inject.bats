@@ -1,0 +1,120 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# The system calls pyuprof makes a target's thread run to map the trampoline page (inject.c):
+# a target is never changed by them. Signals that arrive meanwhile are all taken, with what a
+# handler does to the target's own blocked call; a thread under seccomp or in the target's own
+# job-control stop is never made to run them; a process that forks and waits (SIGCHLDs all
+# along) still gets its page; and a pyuprof killed in the middle of one leaves a thread that
+# dies at once, never one that runs on with a wrong value. PYUPROF_TEST_INJECT_PAUSE=TID,K,MS
+# holds the K-th call injected into TID for MS ms, with the thread inside it.
+
+load helpers
+
+# attach_paused PID K MS: pyuprof attached to PID for 3 s in the background (PYUPROF_PID),
+# its K-th injected call held MS ms; returns once the call is held.
+attach_paused() {
+	PYUPROF_TEST_INJECT_PAUSE="$1,$2,$3" start_bg pyuprof.out pyuprof.err \
+		"$PYUPROF" record -v --top 0 -p "$1" -d 3 -o out.prof
+	PYUPROF_PID=$BG_PID
+	wait_for_line pyuprof.err "test: injected call $2 " 20 "$PYUPROF_PID"
+}
+
+@test "inject: signals that arrive during an injected call are all taken, a raising handler interrupts the target's read (3.12)" {
+	require_py 3.12
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	start_bg target.out target.err "$PY" "$TARGETS/blocked_read.py"
+	TARGET=$BG_PID
+	wait_for_line target.out '^ready' 20 "$TARGET"
+	attach_paused "$TARGET" 1 1500
+	kill -USR1 "$TARGET"
+	kill -USR2 "$TARGET"
+	kill -ALRM "$TARGET"
+	# natively the handlers run at once and the read ends; they must not wait for the read
+	# (which never returns) nor for pyuprof to leave
+	wait_exit "$TARGET" 10
+	cat target.out target.err
+	[[ $EXIT_STATUS == 0 ]]
+	grep -qx 'usr1 1 usr2 1 timeout 6765' target.out
+	wait_exit "$PYUPROF_PID" 20
+	[[ $EXIT_STATUS == 0 ]] || { cat pyuprof.err; return 1; }
+	grep -q "probe trampoline at 0x[0-9a-f]* in pid $TARGET\$" pyuprof.err
+}
+
+@test "inject: a thread under a seccomp filter is never made to run the calls (3.12)" {
+	require_py 3.12
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	# its sandboxed thread's filter kills the process at memfd_create
+	start_bg target.out target.err "$PY" "$TARGETS/seccomp_thread.py" 3
+	TARGET=$BG_PID
+	wait_for_line target.out '^ready' 20 "$TARGET"
+	run -0 --separate-stderr "$PYUPROF" record -v --top 0 -p "$TARGET" -d 1 -o out.prof
+	grep -q "probe trampoline at 0x[0-9a-f]* in pid $TARGET\$" <<<"$stderr" ||
+		{ echo "$stderr"; return 1; }
+	wait_exit "$TARGET" 20
+	cat target.out target.err
+	[[ $EXIT_STATUS == 0 ]] && grep -qx 'done 6765' target.out
+}
+
+@test "inject: a process stopped by job control stays stopped, and is said why it has no page (3.12)" {
+	require_py 3.12
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	start_bg target.out target.err "$PY" "$TARGETS/fork_children.py" -t 2
+	TARGET=$BG_PID
+	wait_for_line target.out '^ready' 20 "$TARGET"
+	kill -STOP "$TARGET"
+	run -0 --separate-stderr "$PYUPROF" record -v --top 0 -p "$TARGET" -d 0.5 -o out.prof
+	grep -q "no probe trampoline in pid $TARGET (no thread of it can make system calls" \
+		<<<"$stderr" || { echo "$stderr"; return 1; }
+	grep -q "cannot stop" <<<"$stderr" && { echo "$stderr"; return 1; }
+	sleep 0.2
+	[[ $(sed -n 's/^State:[[:space:]]*\([A-Za-z]\).*/\1/p' "/proc/$TARGET/status") == T ]]
+	kill -CONT "$TARGET"
+	wait_exit "$TARGET" 30
+	cat target.out
+	[[ $EXIT_STATUS == 0 ]] && grep -Eq '^children [0-9]+ bad 0 signalled 0$' target.out
+}
+
+@test "inject: a process that forks and waits gets its page at every attach (3.12)" {
+	local i
+	require_py 3.12
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	# each child's exit sends a SIGCHLD, often while the calls are made: once that held the
+	# thread in a signal stop that the injection refused, and placing failed (EAGAIN)
+	for i in 1 2 3 4 5; do
+		start_bg "target$i.out" target.err "$PY" "$TARGETS/fork_children.py" -t 1.5
+		TARGET=$BG_PID
+		wait_for_line "target$i.out" '^ready' 20 "$TARGET"
+		run -0 --separate-stderr "$PYUPROF" record -v --top 0 -p "$TARGET" -d 0.3 \
+			-o "out$i.prof"
+		grep -q "probe trampoline at 0x[0-9a-f]* in pid $TARGET\$" <<<"$stderr" ||
+			{ echo "attach $i: $stderr"; return 1; }
+		wait_exit "$TARGET" 30
+		[[ $EXIT_STATUS == 0 ]] || { cat "target$i.out"; return 1; }
+	done
+}
+
+# pyuprof SIGKILLed while call K is held: the thread must die of SIG at once.
+check_killed_in_call() {
+	require_py 3.12
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	start_bg target.out target.err "$PY" "$TARGETS/blocked_read.py"
+	TARGET=$BG_PID
+	wait_for_line target.out '^ready' 20 "$TARGET"
+	attach_paused "$TARGET" "$1" 3000
+	kill -KILL "$PYUPROF_PID"
+	wait_exit "$TARGET" 10
+	[[ $EXIT_STATUS == "$2" ]] || { echo "target exit $EXIT_STATUS, not $2"; return 1; }
+}
+
+@test "inject: pyuprof SIGKILLed in the first injected call: the thread dies of SIGSEGV, never runs on (3.12)" {
+	check_killed_in_call 1 $((128 + 11))
+}
+
+@test "inject: pyuprof SIGKILLed in a later injected call: the thread dies of SIGILL in the stub (3.12)" {
+	check_killed_in_call 3 $((128 + 4))
+}
