@@ -22,7 +22,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
 .PHONY: all deps demo demo-compile test test-asan asan fuzz fuzz-build unit bench bench-soak \
-	bench-soak-attach bench-soak-subprocesses bench-fidelity vmlinux clean install
+	bench-soak-attach bench-soak-subprocesses bench-fidelity bench-regrtest vmlinux clean install
 all: $(OUTPUT)/pyuprof
 
 # What the build needs; with `make test` also what the tests need (chromium, node, go, ...):
@@ -152,6 +152,10 @@ bench-soak-attach: all
 # ROUNDS (300) --subprocesses recordings SIGKILLed midway; the fixture checks every result
 bench-soak-subprocesses: all
 	$(Q)bench/soak-subprocesses.sh
+
+# CPython's own regression tests, natively, recorded and under repeated attaches (REGRTEST.md)
+bench-regrtest: all
+	$(Q)bench/regrtest.sh
 
 vmlinux:
 	$(Q)scripts/gen-vmlinux.sh $(VMLINUX)

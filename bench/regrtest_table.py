@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Reads bench/regrtest.sh's logs and prints, per interpreter and mode, the tests that fail
+recorded but pass natively, in Markdown (bench/REGRTEST.md).
+
+    regrtest_table.py OUT LABEL...
+
+A test's failure is unittest's own "FAIL: name (id)" or "ERROR: name (id)" line; a module
+that fails outside its tests (a crash, a fatal error, an import error) is regrtest's
+"test_x failed"/"crashed" line. Both sets are compared with the native run's.
+"""
+import os
+import re
+import sys
+
+FAILED_TEST = re.compile(r"^(FAIL|ERROR): (\S+ \(.+\))$")
+# regrtest's per-module verdicts ("test_x failed (2 failures)", "test_x crashed (Exit code -11)")
+FAILED_MODULE = re.compile(r"^(?:\d+:\d+:\d+ (?:load avg: [\d.]+ )?)?(?:\[[ \d/+-]+\] )?"
+                           r"(test_\S+) (failed|crashed)")
+FATAL = re.compile(r"Fatal Python error|Segmentation fault|core dumped")
+RUN = re.compile(r"^Ran (\d+) tests?")
+
+
+def read(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def outcome(d, mode):
+    log = read(os.path.join(d, mode + ".log"))
+    if log is None:
+        return None
+    tests, modules, fatal, ran = set(), set(), [], 0
+    for line in log.splitlines():
+        m = FAILED_TEST.match(line)
+        if m:
+            tests.add(m.group(2))
+        m = FAILED_MODULE.match(line)
+        if m:
+            modules.add(m.group(1) + " " + m.group(2))
+        if FATAL.search(line):
+            fatal.append(line.strip())
+        m = RUN.match(line)
+        if m:
+            ran += int(m.group(1))
+    status = dict(kv for kv in zip(*[iter((read(os.path.join(d, mode + ".status")) or "")
+                                          .split())] * 2))
+    extra = (read(os.path.join(d, mode + ".pyuprof")) or "").strip().splitlines()
+    return dict(tests=tests, modules=modules, fatal=fatal, ran=ran, status=status, extra=extra,
+                dmesg=(read(os.path.join(d, mode + ".dmesg")) or "").strip().splitlines())
+
+
+def main():
+    out, labels = sys.argv[1], sys.argv[2:]
+    print("| Python | mode | tests run | exit | s | fail natively | fail only here "
+          "| modules failed only here | fatal | new dmesg lines |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    details = []
+    for label in labels:
+        d = os.path.join(out, label)
+        native = outcome(d, "native")
+        for mode in ("native", "launch", "attach"):
+            r = outcome(d, mode)
+            if r is None:
+                continue
+            base = native if native and mode != "native" else dict(tests=set(), modules=set())
+            only = sorted(r["tests"] - base["tests"]) if mode != "native" else []
+            only_mod = sorted(r["modules"] - base["modules"]) if mode != "native" else []
+            st = r["status"]
+            print("| %s | %s | %d | %s | %s | %d | %d | %d | %d | %d |" % (
+                label, mode, r["ran"], st.get("exit", "?"), st.get("seconds", "?"),
+                len(r["tests"]) if mode == "native" else len(base["tests"] & r["tests"]),
+                len(only), len(only_mod), len(r["fatal"]), len(r["dmesg"])))
+            if only or only_mod or r["fatal"] or r["dmesg"]:
+                details.append("%s %s:" % (label, mode))
+                details += ["  test  " + t for t in only]
+                details += ["  module  " + t for t in only_mod]
+                details += ["  fatal  " + t for t in r["fatal"][:5]]
+                details += ["  dmesg  " + t for t in r["dmesg"][:5]]
+            if mode == "attach":
+                details += ["%s attach: %s" % (label, e) for e in r["extra"] if "attaches" in e]
+    if details:
+        print("\n```")
+        print("\n".join(details))
+        print("```")
+
+
+main()
