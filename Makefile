@@ -22,7 +22,8 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
 .PHONY: all deps demo demo-compile test test-asan asan fuzz fuzz-build unit bench bench-soak \
-	bench-soak-attach bench-soak-subprocesses bench-fidelity bench-regrtest vmlinux clean install
+	bench-soak-attach bench-soak-subprocesses bench-fidelity bench-soak-forks \
+	bench-regrtest vmlinux clean install
 all: $(OUTPUT)/pyuprof
 
 # What the build needs; with `make test` also what the tests need (chromium, node, go, ...):
@@ -152,6 +153,10 @@ bench-soak-attach: all
 # ROUNDS (300) --subprocesses recordings SIGKILLed midway; the fixture checks every result
 bench-soak-subprocesses: all
 	$(Q)bench/soak-subprocesses.sh
+
+# forked children while recorded, launch and attach, and followed children left unrun (SOAK.md)
+bench-soak-forks: all
+	$(Q)bench/soak-forks.sh
 
 # CPython's own regression tests, natively, recorded and under repeated attaches (REGRTEST.md)
 bench-regrtest: all

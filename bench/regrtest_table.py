@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Reads bench/regrtest.sh's logs and prints, per interpreter and mode, the tests that fail
-recorded but pass natively, in Markdown (bench/REGRTEST.md).
+recorded (or with a bare hook) but pass natively, in Markdown (bench/REGRTEST.md).
 
     regrtest_table.py OUT LABEL...
+    regrtest_table.py --recorded-only-modules OUT/LABEL
 
 A test's failure is unittest's own "FAIL: name (id)" or "ERROR: name (id)" line; a module
 that fails outside its tests (a crash, a fatal error, an import error) is regrtest's
@@ -53,16 +54,32 @@ def outcome(d, mode):
                 dmesg=(read(os.path.join(d, mode + ".dmesg")) or "").strip().splitlines())
 
 
+def recorded_only_modules(d):
+    """The modules (as regrtest names them) that failed recorded but not natively."""
+    native = outcome(d, "native") or dict(modules=set())
+    names = set()
+    for mode in ("launch", "attach"):
+        r = outcome(d, mode)
+        if r:
+            names |= {m.split()[0] for m in r["modules"] - native["modules"]}
+    return sorted(names)
+
+
 def main():
+    if sys.argv[1] == "--recorded-only-modules":
+        print(" ".join(recorded_only_modules(sys.argv[2])))
+        return
     out, labels = sys.argv[1], sys.argv[2:]
     print("| Python | mode | tests run | exit | s | fail natively | fail only here "
-          "| modules failed only here | fatal | new dmesg lines |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| of which with a bare hook too | modules failed only here | fatal "
+          "| new dmesg lines |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     details = []
     for label in labels:
         d = os.path.join(out, label)
         native = outcome(d, "native")
-        for mode in ("native", "launch", "attach"):
+        hook = outcome(d, "hook")
+        for mode in ("native", "launch", "attach", "hook"):
             r = outcome(d, mode)
             if r is None:
                 continue
@@ -70,13 +87,16 @@ def main():
             only = sorted(r["tests"] - base["tests"]) if mode != "native" else []
             only_mod = sorted(r["modules"] - base["modules"]) if mode != "native" else []
             st = r["status"]
-            print("| %s | %s | %d | %s | %s | %d | %d | %d | %d | %d |" % (
+            inherent = [t for t in only if hook and mode != "hook" and t in hook["tests"]]
+            print("| %s | %s | %d | %s | %s | %d | %d | %s | %d | %d | %d |" % (
                 label, mode, r["ran"], st.get("exit", "?"), st.get("seconds", "?"),
                 len(r["tests"]) if mode == "native" else len(base["tests"] & r["tests"]),
-                len(only), len(only_mod), len(r["fatal"]), len(r["dmesg"])))
+                len(only), len(inherent) if hook and mode in ("launch", "attach") else "",
+                len(only_mod), len(r["fatal"]), len(r["dmesg"])))
             if only or only_mod or r["fatal"] or r["dmesg"]:
                 details.append("%s %s:" % (label, mode))
-                details += ["  test  " + t for t in only]
+                details += ["  test  %s%s" % (t, "  (fails with a bare hook too)"
+                                              if t in inherent else "") for t in only]
                 details += ["  module  " + t for t in only_mod]
                 details += ["  fatal  " + t for t in r["fatal"][:5]]
                 details += ["  dmesg  " + t for t in r["dmesg"][:5]]
