@@ -24,6 +24,12 @@ PYS=${PYS:-3.8 3.9 3.10 3.11 3.12 3.13 deb3.11}
 MODES=${MODES:-native launch attach hook}
 OUT=${OUT:-$PWD/bench/regrtest-logs}
 [[ $(id -u) -eq 0 ]] || { echo "bench-regrtest: run as root (probes)" >&2; exit 1; }
+# A background job (nohup, `&` in a script) starts with SIGINT ignored, and so does every
+# Python under it: its KeyboardInterrupt tests then fail in every mode, and one
+# (test_threading's gh_102056 child, which recurses until interrupt_main) never ends.
+if [[ -z ${REGRTEST_SIGNALS_RESET:-} ]]; then
+	REGRTEST_SIGNALS_RESET=1 exec env --default-signal=INT,QUIT "$0" "$@"
+fi
 [[ -x $PYUPROF ]] || { echo "bench-regrtest: $PYUPROF is not built (make)" >&2; exit 1; }
 
 # By what they exercise (issue 19): threads; fork, wait and subprocesses; multiprocessing with
