@@ -15,9 +15,9 @@ import re
 import sys
 
 FAILED_TEST = re.compile(r"^(FAIL|ERROR): (\S+ \(.+\))$")
-# regrtest's per-module verdicts ("test_x failed (2 failures)", "test_x crashed (Exit code -11)")
-FAILED_MODULE = re.compile(r"^(?:\d+:\d+:\d+ (?:load avg: [\d.]+ )?)?(?:\[[ \d/+-]+\] )?"
-                           r"(test_\S+) (failed|crashed)")
+# regrtest's per-module verdicts: "[30/52/1] test_next -- test_x failed (5 failures)",
+# "test test_x failed", "test_x crashed (Exit code -11)"
+FAILED_MODULE = re.compile(r"(?:^|^test |\] |-- )(test_[\w.]+) (failed|crashed)\b")
 FATAL = re.compile(r"Fatal Python error|Segmentation fault|core dumped")
 RUN = re.compile(r"^Ran (\d+) tests?")
 
@@ -39,7 +39,7 @@ def outcome(d, mode):
         m = FAILED_TEST.match(line)
         if m:
             tests.add(m.group(2))
-        m = FAILED_MODULE.match(line)
+        m = FAILED_MODULE.search(line)
         if m:
             modules.add(m.group(1) + " " + m.group(2))
         if FATAL.search(line):

@@ -10,8 +10,11 @@
 # pyuprof, 60 s past its end, is killed and counted); pyuprof must exit 0 (-d, INT, TERM;
 # 1 is allowed only for a signal before the probes were in, with one error line) and every
 # profile it wrote must load with pstats and hold one_round (or check) with fib called only
-# by fib and one_round, boom only by boom and one_round. pyuprof's fd count and RSS are sampled once per cycle while it records, the
-# target's after each cycle; the first and last tenth are compared. Appends to bench/SOAK.md.
+# by fib and one_round, boom only by boom and one_round. The target's trampoline pages (and
+# any descendant's) must hold their own bytes after every cycle (tests/tools/pages.py), and new
+# `segfault`/`traps:` kernel log lines are counted. pyuprof's fd count and RSS are sampled once
+# per cycle while it records, the target's after each cycle; the first and last tenth are
+# compared. Appends to bench/SOAK.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${PYUPROF:-build/pyuprof}
@@ -33,6 +36,7 @@ fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
 # (0 for a zombie too, which has a status but no VmRSS: an empty field shifted the columns)
 rss_kb() { awk '/^VmRSS/ {r = $2} END {print r + 0}' "/proc/$1/status" 2>/dev/null || echo 0; }
 traced() { awk '/^TracerPid/ {print $2}' "/proc/$1/status" 2>/dev/null; }
+dmesg_count() { dmesg 2>/dev/null | grep -cE 'segfault at|traps:' || true; }
 state() { sed -n 's/^State:[[:space:]]*\([A-Za-z]\).*/\1/p' "/proc/$1/status" 2>/dev/null; }
 
 results=()
@@ -43,7 +47,8 @@ for label in $PYS; do
 	target=$!
 	until grep -q ready "$tmp/target.out" 2>/dev/null; do sleep 0.05; done
 	declare -A ends=([d]=0 [INT]=0 [TERM]=0 [KILL]=0)
-	deaths=0 wrong=0 bad_exit=0 early=0 profiles=0
+	deaths=0 wrong=0 bad_exit=0 early=0 profiles=0 page_bad=0
+	dmesg0=$(dmesg_count)
 	: >"$tmp/samples"
 	t0=$(date +%s)
 	# (no -e in the cycles: every step is checked, and under heavy load bash itself once lost
@@ -160,6 +165,13 @@ for label in $PYS; do
 			echo "cycle $c ($how): target left state $(state "$target"), tracer $(traced "$target")" >&2
 			break
 		fi
+		# its trampoline page (and any descendant's) holds its own bytes again, however
+		# pyuprof ended: the kernel's removal of the probes, or pyuprof's read-back
+		if ! python3 tests/tools/pages.py --tree "$target" >"$tmp/pages.out" 2>&1; then
+			page_bad=$((page_bad + 1))
+			echo "cycle $c ($how): page bytes not the page's own:" >&2
+			head -5 "$tmp/pages.out" >&2
+		fi
 		echo "$c $pfd $prss $(fds "$target") $(rss_kb "$target")" >>"$tmp/samples"
 	done
 	set -e
@@ -218,7 +230,8 @@ PYEOF
 			printf "pyuprof fds %d -> %d, RSS %.1f -> %.1f MB; target fds %d -> %d, RSS %.1f -> %.1f MB",
 				pf1, pf2, pr1 / 1024, pr2 / 1024, tf1, tf2, tr1 / 1024, tr2 / 1024
 		}' "$tmp/samples")
-	line="| $label | $c | ${ends[d]}/${ends[INT]}/${ends[TERM]}/${ends[KILL]} | $early | $deaths | $wrong | $bad_exit | $profiles | $flat | ${secs_taken} s |"
+	dmesg_new=$(($(dmesg_count) - dmesg0))
+	line="| $label | $c | ${ends[d]}/${ends[INT]}/${ends[TERM]}/${ends[KILL]} | $early | $deaths | $wrong | $bad_exit | $page_bad | $dmesg_new | $profiles | $flat | ${secs_taken} s |"
 	echo "$line"
 	results+=("$line")
 	unset ends
@@ -227,7 +240,7 @@ done
 	echo
 	echo "### attach soak $(date -u +%Y-%m-%dT%H:%MZ): CYCLES=$CYCLES, seed $SEED, $(git rev-parse --short HEAD)"
 	echo
-	echo "| Python | cycles run | ends -d/INT/TERM/KILL | signalled before attach done | target deaths or left traced | wrong results | bad pyuprof exits | profiles written | fds and RSS, first vs last tenth (max) | time |"
-	echo "|---|---|---|---|---|---|---|---|---|---|"
+	echo "| Python | cycles run | ends -d/INT/TERM/KILL | signalled before attach done | target deaths or left traced | wrong results | bad pyuprof exits | cycles leaving page bytes changed | new segfault/traps dmesg lines | profiles written | fds and RSS, first vs last tenth (max) | time |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 	printf '%s\n' "${results[@]}"
 } | tee -a bench/SOAK.md

@@ -5,8 +5,11 @@
 # process checks each result and the fixture exits non-zero at the first wrong one), pyuprof
 # SIGKILLed once it follows child number NTH (1: the first fork-pool worker; 3: the first
 # spawn-pool worker), on PY (3.10). Counts the rounds where the fixture did not exit 0 and
-# keeps their logs; appends the count to bench/SOAK.md. A CI run once saw a fork-pool worker
-# compute a wrong result after such a SIGKILL (README, Limits): this gives its rate.
+# keeps their logs; also counts the rounds after which a process of the fixture's tree holds
+# trampoline bytes that are not its page's (tests/tools/pages.py), and new `segfault`/`traps:`
+# kernel log lines; the fixture itself exits non-zero when a pool replaced a worker (one
+# died). Appends the counts to bench/SOAK.md. A CI run once saw a fork-pool worker compute a
+# wrong result after such a SIGKILL (README, Limits: a followed child's page, since repaired).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -18,7 +21,9 @@ NTH=${NTH:-1}
 label=${PY:-3.10}
 py=$(py_path "$label") || { echo "bench-soak-subprocesses: no Python $label" >&2; exit 1; }
 [[ $(id -u) -eq 0 ]] || { echo "bench-soak-subprocesses: run as root (probes)" >&2; exit 1; }
-bad=0 kept=()
+bad=0 page_bad=0 kept=()
+dmesg_count() { dmesg 2>/dev/null | grep -cE 'segfault at|traps:' || true; }
+dmesg0=$(dmesg_count)
 
 # waits (up to 30 s) until the command in $2 succeeds or pid $1 is gone
 until_or_gone() {
@@ -44,6 +49,18 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	until_or_gone "$rp" '(($(grep -c "started by pid" rec.err) >= NTH))' || true
 	kill -KILL "$rp" 2>/dev/null || true
 	wait "$rp" 2>/dev/null || true
+	# every process of the fixture's tree holds its trampoline pages' own bytes (the
+	# kernel removed the probes of all of them when pyuprof died)
+	if ! python3 "$repo/tests/tools/pages.py" --tree "$tp" >pages.out 2>&1; then
+		page_bad=$((page_bad + 1))
+		echo "round $r: page bytes not the page's own: $(head -n 1 pages.out)" >&2
+	fi
+	# a fixture that does not end in 120 s (a pool waiting for a lost task) is killed
+	for ((i = 0; i < 2400; i++)); do
+		[[ $(ps -o stat= -p "$tp" 2>/dev/null) == [^Z]* ]] || break
+		sleep 0.05
+	done
+	kill -KILL "$tp" 2>/dev/null || true
 	st=0
 	wait "$tp" || st=$?
 	cd - >/dev/null
@@ -55,7 +72,8 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		rm -rf "$d"
 	fi
 done
-line="$bad of $ROUNDS rounds wrong (Python $label, SIGKILL at child $NTH, $(git -C "$repo" rev-parse --short HEAD))"
+dmesg_new=$(($(dmesg_count) - dmesg0))
+line="$bad of $ROUNDS rounds wrong, $page_bad leaving page bytes changed, $dmesg_new new segfault/traps dmesg lines (Python $label, SIGKILL at child $NTH, $(git -C "$repo" rev-parse --short HEAD))"
 echo "$line"
 {
 	echo

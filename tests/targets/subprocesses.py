@@ -75,11 +75,17 @@ EXPECTED = {1: 115, 2: 504, 3: 1599, 4: 6616, 5: 42795, 6: 366456, 7: 3633679}
 def pool_tasks(method, task, ns, ran):
     ctx = multiprocessing.get_context(method)
     with ctx.Pool(2) as pool:
-        for pid, t, result in pool.map(task, ns, chunksize=1):
-            if result != EXPECTED[t[1]]:
-                sys.exit("pid %d computed work(%d) = %d, not %d" % (pid, t[1], result,
-                                                                     EXPECTED[t[1]]))
-            ran.setdefault(pid, []).append(t)
+        results = pool.map(task, ns, chunksize=1)
+    for pid, t, result in results:
+        if result != EXPECTED[t[1]]:
+            sys.exit("pid %d computed work(%d) = %d, not %d" % (pid, t[1], result,
+                                                                 EXPECTED[t[1]]))
+        ran.setdefault(pid, []).append(t)
+    # a Pool replaces a worker that died, and the work it had is redone by another: a third
+    # pid is a worker lost
+    if len({pid for pid, _, _ in results}) > 2:
+        sys.exit("a %s pool worker was replaced (one died): pids %s" %
+                 (method, sorted({pid for pid, _, _ in results})))
 
 
 def main(manifest, wait=None):
