@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # make bench-soak-forks: forked children while recorded (issue 19's done-when counts). Per
-# interpreter (PYS: 3.8-3.13 and Debian's 3.11): FORKS (1000) children forked one after the
-# other under `pyuprof record` from the start; then a target that forks for SECS (20) seconds
-# while pyuprof attaches (-d 1) and detaches over and over (thousands of children); each child runs fib(15) and checks its eval_frame hook is
-# the native one (tests/targets/fork_children.py). Then ROUNDS (30) rounds per signal of the
-# followed-child scenario (tests/tools/held_child.py: pyuprof ended by SIGINT, SIGTERM, SIGKILL
-# while it follows a child that has not run yet; the child's page bytes and results checked)
-# on HELD_PYS (3.12). Counts bad and signalled children, failed rounds, and new `segfault` /
-# `traps:` kernel log lines; appends the table to bench/SOAK.md.
+# interpreter (PYS: 3.8-3.13 and Debian's 3.11; empty: none): FORKS (1000) children forked one
+# after the other under `pyuprof record` from the start; then a target that forks for SECS (20)
+# seconds while pyuprof attaches (-d 1) and detaches over and over (thousands of children);
+# each child runs fib(15) and checks its eval_frame hook is the native one
+# (tests/targets/fork_children.py). Then ROUNDS (30) rounds per signal of the followed-child
+# scenario (tests/tools/held_child.py: pyuprof ended by SIGINT, SIGTERM, SIGKILL while it
+# follows a child that has not run yet; the child's page bytes and results checked) on
+# HELD_PYS (3.12; empty: none). Counts bad and signalled children, failed rounds, and new
+# `segfault`/`traps:` kernel log lines; appends the tables to bench/SOAK.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -17,8 +18,8 @@ source tests/helpers.bash 2>/dev/null || true
 FORKS=${FORKS:-1000}
 SECS=${SECS:-20}
 ROUNDS=${ROUNDS:-30}
-PYS=${PYS:-3.8 3.9 3.10 3.11 3.12 3.13 deb3.11}
-HELD_PYS=${HELD_PYS:-3.12}
+PYS=${PYS-3.8 3.9 3.10 3.11 3.12 3.13 deb3.11}
+HELD_PYS=${HELD_PYS-3.12}
 [[ $(id -u) -eq 0 ]] || { echo "bench-soak-forks: run as root (probes)" >&2; exit 1; }
 tmp=$(mktemp -d)
 target=

@@ -19,7 +19,7 @@ attach_paused() {
 	wait_for_line pyuprof.err "test: injected call $2 " 20 "$PYUPROF_PID"
 }
 
-@test "inject: signals that arrive during an injected call are all taken, a raising handler interrupts the target's read (3.12)" {
+@test "inject: signals arriving mid-call are all taken; a raising handler ends the read (3.12)" {
 	require_py 3.12
 	require_bpf
 	cd "$BATS_TEST_TMPDIR"
@@ -57,7 +57,7 @@ attach_paused() {
 	[[ $EXIT_STATUS == 0 ]] && grep -qx 'done 6765' target.out
 }
 
-@test "inject: a process stopped by job control stays stopped, and is said why it has no page (3.12)" {
+@test "inject: a process stopped by job control stays stopped; -v says why no page (3.12)" {
 	require_py 3.12
 	require_bpf
 	cd "$BATS_TEST_TMPDIR"
@@ -111,10 +111,10 @@ check_killed_in_call() {
 	[[ $EXIT_STATUS == "$2" ]] || { echo "target exit $EXIT_STATUS, not $2"; return 1; }
 }
 
-@test "inject: pyuprof SIGKILLed in the first injected call: the thread dies of SIGSEGV, never runs on (3.12)" {
+@test "inject: pyuprof SIGKILLed in the first call: the thread dies of SIGSEGV (3.12)" {
 	check_killed_in_call 1 $((128 + 11))
 }
 
-@test "inject: pyuprof SIGKILLed in a later injected call: the thread dies of SIGILL in the stub (3.12)" {
+@test "inject: pyuprof SIGKILLed in a later call: the thread dies of SIGILL (3.12)" {
 	check_killed_in_call 3 $((128 + 4))
 }
