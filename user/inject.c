@@ -211,8 +211,10 @@ int inject__syscalls(pid_t tid, uint64_t insn, struct inject_call *calls, int n)
 	sigset_t resend;
 	int i, err = 0, e, op, event;
 
-	if (proc__seccomp(tid))
-		return -EBUSY; /* its filter may forbid our calls, or kill for them */
+	/* a seccomp filter (or strict mode; unknown counts as one) may forbid our calls, or kill
+	 * for them */
+	if (proc__status_field(tid, "Seccomp", 1))
+		return -EBUSY;
 	event = stop_event(tid);
 	if (event == PTRACE_EVENT_VFORK)
 		return -EBUSY; /* its own call waits for the child, which is held: it would hang */

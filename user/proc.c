@@ -90,25 +90,24 @@ int proc__poke(pid_t pid, uint64_t addr, const void *buf, size_t len)
 	return err;
 }
 
-bool proc__seccomp(pid_t tid)
+long proc__status_field(pid_t tid, const char *name, long none)
 {
 	char path[64], line[128];
-	bool on = true; /* unknown counts as on */
-	int mode;
+	size_t len = strlen(name);
+	long v = none;
 	FILE *f;
 
 	/* /proc/TID works for any thread, listed or not */
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
 	f = fopen(path, "re");
-	if (!f)
-		return on;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Seccomp: %d", &mode) == 1) {
-			on = mode != 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, len) && line[len] == ':') {
+			v = atol(line + len + 1);
 			break;
 		}
-	fclose(f);
-	return on;
+	if (f)
+		fclose(f);
+	return v;
 }
 
 int proc__alive(pid_t pid)

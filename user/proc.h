@@ -29,9 +29,9 @@ int proc__poke(pid_t pid, uint64_t addr, const void *buf, size_t len);
 /* Whether pyuprof's effective capabilities hold every bit of mask (1 << CAP_...). */
 bool proc__has_caps(uint64_t mask);
 
-/* Whether thread tid runs under a seccomp filter or in strict mode (each thread has its own;
- * unknown counts as yes). */
-bool proc__seccomp(pid_t tid);
+/* A number field of /proc/TID/status ("Tgid", "PPid", "TracerPid", "Seccomp": each thread
+ * has its own), or none if there is no such field or thread. */
+long proc__status_field(pid_t tid, const char *name, long none);
 
 /* 0 if pid exists, -ESRCH if not (zombies count as gone). */
 int proc__alive(pid_t pid);

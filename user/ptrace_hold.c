@@ -184,26 +184,6 @@ static int create(struct ptrace_hold **out, pid_t pid, const struct hold_cfg *cf
 	return 0;
 }
 
-/* A number field of /proc/TID/status ("TracerPid", "Tgid", "PPid"), or none. */
-static pid_t status_field(pid_t tid, const char *name, pid_t none)
-{
-	char path[64], line[128];
-	size_t len = strlen(name);
-	pid_t v = none;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, name, len) && line[len] == ':') {
-			v = (pid_t)atoi(line + len + 1);
-			break;
-		}
-	if (f)
-		fclose(f);
-	return v;
-}
-
 int ptrace_hold__seize(struct ptrace_hold **out, pid_t pid, const struct hold_cfg *cfg)
 {
 	struct ptrace_hold *t;
@@ -233,7 +213,7 @@ int ptrace_hold__seize(struct ptrace_hold **out, pid_t pid, const struct hold_cf
 				continue;
 			if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)t->options)) {
 				int e = errno;
-				pid_t tracer = e == EPERM ? status_field(tid, "TracerPid", -1) : 0;
+				pid_t tracer = e == EPERM ? proc__status_field(tid, "TracerPid", -1) : 0;
 
 				/* gone meanwhile (its status too) */
 				if (e == ESRCH || tracer < 0)
@@ -357,7 +337,7 @@ static int on_clone_event(struct ptrace_hold *t, struct held *h, int event)
 		return 0;
 	child = (pid_t)msg;
 	/* a thread (CLONE_THREAD): of h's process */
-	if (event == PTRACE_EVENT_CLONE && status_field(child, "Tgid", child) != child) {
+	if (event == PTRACE_EVENT_CLONE && proc__status_field(child, "Tgid", child) != child) {
 		if (!find(t, child) && !add(t, child, parent, HELD_NEWBORN))
 			return -ENOMEM;
 		return 0;
@@ -423,7 +403,7 @@ static int dispatch(struct ptrace_hold *t, pid_t tid, int st, int *status)
 		return 0;
 	if (!h) {
 		/* its first stop came before its parent's event: find its process */
-		h = add(t, tid, status_field(tid, "Tgid", tid), HELD_NEWBORN);
+		h = add(t, tid, proc__status_field(tid, "Tgid", tid), HELD_NEWBORN);
 		if (!h)
 			return -ENOMEM;
 	}
@@ -689,7 +669,7 @@ void ptrace_hold__release(struct ptrace_hold *t)
 		if (h->state != HELD_BIRTH)
 			continue;
 		if (!h->announced) {
-			h->parent = status_field(h->tid, "PPid", 0);
+			h->parent = proc__status_field(h->tid, "PPid", 0);
 			h->shared = shares_memory(h->tid, h->parent, 0);
 		}
 		h->unfollowed = true;
