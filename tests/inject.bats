@@ -10,6 +10,13 @@
 
 load helpers
 
+# start_ready FIXTURE ARGS...: the fixture started under $PY (TARGET), once it says "ready"
+start_ready() {
+	start_bg target.out target.err "$PY" "$@"
+	TARGET=$BG_PID
+	wait_for_line target.out '^ready' 20 "$TARGET"
+}
+
 # attach_paused PID K MS: pyuprof attached to PID for 3 s in the background (PYUPROF_PID),
 # its K-th injected call held MS ms; returns once the call is held.
 attach_paused() {
@@ -23,9 +30,7 @@ attach_paused() {
 	require_py 3.12
 	require_bpf
 	cd "$BATS_TEST_TMPDIR"
-	start_bg target.out target.err "$PY" "$TARGETS/blocked_read.py"
-	TARGET=$BG_PID
-	wait_for_line target.out '^ready' 20 "$TARGET"
+	start_ready "$TARGETS/blocked_read.py"
 	attach_paused "$TARGET" 1 1500
 	kill -USR1 "$TARGET"
 	kill -USR2 "$TARGET"
@@ -46,9 +51,7 @@ attach_paused() {
 	require_bpf
 	cd "$BATS_TEST_TMPDIR"
 	# its sandboxed thread's filter kills the process at memfd_create
-	start_bg target.out target.err "$PY" "$TARGETS/seccomp_thread.py" 3
-	TARGET=$BG_PID
-	wait_for_line target.out '^ready' 20 "$TARGET"
+	start_ready "$TARGETS/seccomp_thread.py" 3
 	run -0 --separate-stderr "$PYUPROF" record -v --top 0 -p "$TARGET" -d 1 -o out.prof
 	grep -q "probe trampoline at 0x[0-9a-f]* in pid $TARGET\$" <<<"$stderr" ||
 		{ echo "$stderr"; return 1; }
@@ -61,16 +64,21 @@ attach_paused() {
 	require_py 3.12
 	require_bpf
 	cd "$BATS_TEST_TMPDIR"
-	start_bg target.out target.err "$PY" "$TARGETS/fork_children.py" -t 2
-	TARGET=$BG_PID
-	wait_for_line target.out '^ready' 20 "$TARGET"
+	start_ready "$TARGETS/fork_children.py" -t 2
 	kill -STOP "$TARGET"
 	run -0 --separate-stderr "$PYUPROF" record -v --top 0 -p "$TARGET" -d 0.5 -o out.prof
 	grep -q "no probe trampoline in pid $TARGET (no thread of it can make system calls" \
 		<<<"$stderr" || { echo "$stderr"; return 1; }
 	grep -q "cannot stop" <<<"$stderr" && { echo "$stderr"; return 1; }
-	sleep 0.2
-	[[ $(sed -n 's/^State:[[:space:]]*\([A-Za-z]\).*/\1/p' "/proc/$TARGET/status") == T ]]
+	# pyuprof has exited: the target is let go as it was, stopped (T), not traced (t) nor
+	# running (it never gets SIGCONT before the check)
+	local i state
+	for ((i = 0; i < 100; i++)); do
+		state=$(sed -n 's/^State:[[:space:]]*\([A-Za-z]\).*/\1/p' "/proc/$TARGET/status")
+		[[ $state == t ]] || break
+		sleep 0.05
+	done
+	[[ $state == T ]] || { echo "target state $state"; return 1; }
 	kill -CONT "$TARGET"
 	wait_exit "$TARGET" 30
 	cat target.out
@@ -102,9 +110,7 @@ check_killed_in_call() {
 	require_py 3.12
 	require_bpf
 	cd "$BATS_TEST_TMPDIR"
-	start_bg target.out target.err "$PY" "$TARGETS/blocked_read.py"
-	TARGET=$BG_PID
-	wait_for_line target.out '^ready' 20 "$TARGET"
+	start_ready "$TARGETS/blocked_read.py"
 	attach_paused "$TARGET" "$1" 3000
 	kill -KILL "$PYUPROF_PID"
 	wait_exit "$TARGET" 10

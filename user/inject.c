@@ -67,6 +67,23 @@ static void test_pause(pid_t tid, long nr)
 	nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000L }, NULL);
 }
 
+/* Waits for tid's next ptrace-stop (*st its status). Returns 0, -ESRCH if the thread is
+ * gone, or -errno. */
+static int wait_stop(pid_t tid, int *st)
+{
+	for (;;) {
+		if (waitpid(tid, st, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (WIFEXITED(*st) || WIFSIGNALED(*st))
+			return -ESRCH;
+		if (WIFSTOPPED(*st))
+			return 0;
+	}
+}
+
 /*
  * Waits for tid's next syscall stop, resuming it over any other stop (a SIGSTOP is held back
  * in *resend, a fault or a group-stop passed over). Returns the stop's PTRACE_SYSCALL_INFO_*
@@ -76,18 +93,12 @@ static void test_pause(pid_t tid, long nr)
 static int next_syscall_stop(pid_t tid, sigset_t *resend)
 {
 	struct __ptrace_syscall_info info;
-	int st, sig, others;
+	int st, sig, others, err;
 
 	for (others = 0;; others++) {
-		if (waitpid(tid, &st, __WALL) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (WIFEXITED(st) || WIFSIGNALED(st))
-			return -ESRCH;
-		if (!WIFSTOPPED(st))
-			continue;
+		err = wait_stop(tid, &st);
+		if (err)
+			return err;
 		memset(&info, 0, sizeof(info));
 		if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, (void *)sizeof(info), &info) > 0 &&
 		    (info.op == PTRACE_SYSCALL_INFO_ENTRY || info.op == PTRACE_SYSCALL_INFO_EXIT))
@@ -173,17 +184,13 @@ static int give_back(pid_t tid, const struct user_regs_struct *back, uint64_t ma
 	    ptrace(PTRACE_SETREGS, tid, NULL, back) || ptrace(PTRACE_CONT, tid, NULL, NULL))
 		return -errno;
 	for (;;) {
-		if (waitpid(tid, &st, __WALL) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (WIFEXITED(st) || WIFSIGNALED(st))
-			return -ESRCH;
-		if (WIFSTOPPED(st) && (st >> 16) == PTRACE_EVENT_STOP)
+		err = wait_stop(tid, &st);
+		if (err)
+			return err;
+		if ((st >> 16) == PTRACE_EVENT_STOP)
 			break;
 		/* the trap comes before any signal is taken; anything else is passed on */
-		sig = WIFSTOPPED(st) && !(st >> 16) ? WSTOPSIG(st) : 0;
+		sig = !(st >> 16) ? WSTOPSIG(st) : 0;
 		if (ptrace(PTRACE_CONT, tid, NULL, (void *)(long)sig))
 			return -errno;
 	}
