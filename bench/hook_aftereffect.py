@@ -12,7 +12,6 @@ gone the instruction stays generic until the back-off runs out: the same recursi
 the budget and stops where a recursion through C does. pyuprof's hook has the same effect; it is
 CPython's, not pyuprof's (README, Limits). Prints the depths before and after.
 """
-import ctypes
 import os
 import sys
 
@@ -22,12 +21,10 @@ kinds = {}
 with open(sys.path[0] + "/recursion_kinds.py") as f:
     exec(compile(f.read(), "recursion_kinds.py", "exec"), kinds)
 depth = kinds["depth"]
-SLOT = {(3, 11): 1424, (3, 12): 1744, (3, 13): 8472}  # PyInterpreterState.eval_frame
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from with_hook import eval_frame_slot  # noqa: E402
 
-api = ctypes.pythonapi
-api.PyInterpreterState_Get.restype = ctypes.c_void_p
-slot = ctypes.c_void_p.from_address(api.PyInterpreterState_Get() + SLOT[sys.version_info[:2]])
-default = ctypes.cast(api._PyEval_EvalFrameDefault, ctypes.c_void_p).value
+slot, default = eval_frame_slot()
 
 print("Python %s" % sys.version.split()[0])
 print("natively:         generators %d, __getitem__ %d" %

@@ -53,7 +53,6 @@ DEFAULT_MODULES="test_threading test_thread test_threading_local
 	test_class test_dict test_list test_set test_unicode test_str test_math"
 MODULES=${MODULES:-$DEFAULT_MODULES}
 
-dmesg_count() { dmesg 2>/dev/null | grep -cE 'segfault at|traps:' || true; }
 
 # has_module PY NAME: NAME (or its package, for test_pkg.test_mod) is in PY's Lib/test
 has_module() {

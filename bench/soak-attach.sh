@@ -36,7 +36,6 @@ fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
 # (0 for a zombie too, which has a status but no VmRSS: an empty field shifted the columns)
 rss_kb() { awk '/^VmRSS/ {r = $2} END {print r + 0}' "/proc/$1/status" 2>/dev/null || echo 0; }
 traced() { awk '/^TracerPid/ {print $2}' "/proc/$1/status" 2>/dev/null; }
-dmesg_count() { dmesg 2>/dev/null | grep -cE 'segfault at|traps:' || true; }
 state() { sed -n 's/^State:[[:space:]]*\([A-Za-z]\).*/\1/p' "/proc/$1/status" 2>/dev/null; }
 
 results=()

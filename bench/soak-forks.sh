@@ -24,7 +24,6 @@ HELD_PYS=${HELD_PYS-3.12}
 tmp=$(mktemp -d)
 target=
 trap '[[ -n $target ]] && kill "$target" 2>/dev/null; rm -rf "$tmp"' EXIT
-dmesg_count() { dmesg 2>/dev/null | grep -cE 'segfault at|traps:' || true; }
 
 rows=()
 for label in $PYS; do

@@ -22,7 +22,6 @@ label=${PY:-3.10}
 py=$(py_path "$label") || { echo "bench-soak-subprocesses: no Python $label" >&2; exit 1; }
 [[ $(id -u) -eq 0 ]] || { echo "bench-soak-subprocesses: run as root (probes)" >&2; exit 1; }
 bad=0 page_bad=0 kept=()
-dmesg_count() { dmesg 2>/dev/null | grep -cE 'segfault at|traps:' || true; }
 dmesg0=$(dmesg_count)
 
 # waits (up to 30 s) until the command in $2 succeeds or pid $1 is gone

@@ -14,9 +14,19 @@ import sys
 
 SLOT = {(3, 11): 1424, (3, 12): 1744, (3, 13): 8472}  # PyInterpreterState.eval_frame
 
-api = ctypes.pythonapi
-api.PyInterpreterState_Get.restype = ctypes.c_void_p
-slot = ctypes.c_void_p.from_address(api.PyInterpreterState_Get() + SLOT[sys.version_info[:2]])
-slot.value = ctypes.cast(api._PyEval_EvalFrameDefault, ctypes.c_void_p).value
-del sys.argv[0]
-runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+
+def eval_frame_slot():
+    """This interpreter's eval_frame field, and the value of the smallest hook for it: CPython's
+    own evaluator (hook_aftereffect.py uses them too)."""
+    api = ctypes.pythonapi
+    api.PyInterpreterState_Get.restype = ctypes.c_void_p
+    addr = api.PyInterpreterState_Get() + SLOT[sys.version_info[:2]]
+    default = ctypes.cast(api._PyEval_EvalFrameDefault, ctypes.c_void_p).value
+    return ctypes.c_void_p.from_address(addr), default
+
+
+if __name__ == "__main__":
+    slot, default = eval_frame_slot()
+    slot.value = default
+    del sys.argv[0]
+    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)

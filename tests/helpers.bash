@@ -111,6 +111,12 @@ require_bpf() {
 	skip "$why"
 }
 
+# How many lines of the kernel log say a process crashed (`segfault at`, `traps:`): a soak or
+# bench counts the new ones over its run.
+dmesg_count() {
+	dmesg 2>/dev/null | grep -cE 'segfault at|traps:' || true
+}
+
 # Field 22 of /proc/PID/stat (start time in ticks); the comm field may contain spaces.
 proc_start_time() {
 	local stat
