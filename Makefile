@@ -50,7 +50,7 @@ $(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user deps
 # the trampoline's code, copied into targets (tramp_code.S): assembled, never run here
 $(OUTPUT)/user/%.o: user/%.S | $(OUTPUT)/user deps
 	$(call msg,AS,$@)
-	$(Q)$(CC) -c $< -o $@
+	$(Q)$(CC) -Iinclude -MMD -MP -c $< -o $@
 
 # The flame graph's stylesheet and script, linked in as they are (user/flamegraph_assets.c): the
 # script sits in a CDATA section, the stylesheet in plain XML text.

@@ -10,6 +10,8 @@
  *   preret   entry + the instruction just before each ret (pop %r15 in every build here)
  *   exit     entry + pyuprof's exit points: the USDT function__return where pyuprof uses it
  *            (Debian's 3.11), else the ret sites (the same as both)
+ *   stage    a counting probe on the staging anchor's flush (BARE_STAGE=PATH:OFFSET of
+ *            tramp_flush in the anchor's .so, which bench/with_stage.py sets as the hook)
  * The eval_frame switch is applied as pyuprof does (3.11+), so call counts are comparable.
  */
 #include <bpf/bpf.h>
@@ -63,7 +65,8 @@ int main(int argc, char **argv)
 	const char *mode;
 
 	if (argc < 4 || strcmp(argv[2], "--")) {
-		fprintf(stderr, "usage: bare none|entry|ret|both|exit|preret|uretprobe -- COMMAND...\n");
+		fprintf(stderr, "usage: bare none|entry|ret|both|exit|preret|uretprobe|stage -- "
+				"COMMAND...\n");
 		return 64;
 	}
 	mode = argv[1];
@@ -99,6 +102,25 @@ int main(int argc, char **argv)
 			attach(skel->progs.count_return, false, &t, before_ret(&t, t.ret_offsets[i]));
 	if (!strcmp(mode, "uretprobe"))
 		attach(skel->progs.count_return, true, &t, t.eval_offset);
+	/* the staging anchor's flush (bench/with_stage.py loads it): BARE_STAGE=PATH:OFFSET */
+	if (!strcmp(mode, "stage")) {
+		const char *spec = getenv("BARE_STAGE");
+		const char *colon = spec ? strrchr(spec, ':') : NULL;
+		char path[4096];
+
+		if (!colon || (size_t)(colon - spec) >= sizeof(path)) {
+			fprintf(stderr, "bare: stage wants BARE_STAGE=PATH:OFFSET\n");
+			launch__abort(pid);
+			return 1;
+		}
+		snprintf(path, sizeof(path), "%.*s", (int)(colon - spec), spec);
+		if (!bpf_program__attach_uprobe(skel->progs.count_return, false, pid, path,
+						strtoull(colon + 1, NULL, 0))) {
+			fprintf(stderr, "bare: attach failed\n");
+			launch__abort(pid);
+			return 1;
+		}
+	}
 	hook__setup(&hooks, &t, 0);
 	hook__preinit(&t, &hooks);
 	launch__release(pid);

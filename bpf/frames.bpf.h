@@ -93,24 +93,14 @@ static __always_inline void note_thread(__u64 frame, __u64 code, __u32 tid, __u6
 }
 
 /* Sends the identity of the code object at addr (window cw already read), then remembers it. */
-static __always_inline void note_code(__u64 addr, const void *cw, __u32 tid, __u64 now,
+static __noinline void send_code(__u64 addr, const void *cw, __u32 tid, __u64 now,
 				      struct entry_cache *cc)
 {
-	__u64 tag = code_tag(cw), *known, type;
+	__u64 tag = code_tag(cw), type;
 	__u32 slot = cache_slot(addr);
 	struct ev_code *e;
 	int bslot;
 
-	if (cc && cc->addr[slot] == addr && cc->tag[slot] == tag)
-		return;
-	known = bpf_map_lookup_elem(&codes, &addr);
-	if (known && *known == tag) {
-		if (cc) {
-			cc->addr[slot] = addr;
-			cc->tag[slot] = tag;
-		}
-		return;
-	}
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		/* not remembered: the next entry of this code object tries again */
@@ -147,6 +137,26 @@ static __always_inline void note_code(__u64 addr, const void *cw, __u32 tid, __u
 		cc->addr[slot] = addr;
 		cc->tag[slot] = tag;
 	}
+}
+
+/* Sends the identity of the code object at addr unless it was sent (and its tag is the same). */
+static __always_inline void note_code(__u64 addr, const void *cw, __u32 tid, __u64 now,
+				      struct entry_cache *cc)
+{
+	__u64 tag = code_tag(cw), *known;
+	__u32 slot = cache_slot(addr);
+
+	if (cc && cc->addr[slot] == addr && cc->tag[slot] == tag)
+		return;
+	known = bpf_map_lookup_elem(&codes, &addr);
+	if (known && *known == tag) {
+		if (cc) {
+			cc->addr[slot] = addr;
+			cc->tag[slot] = tag;
+		}
+		return;
+	}
+	send_code(addr, cw, tid, now, cc);
 }
 
 /* Whether the identity of the code object at addr was sent (its tag unchecked). */

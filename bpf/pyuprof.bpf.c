@@ -20,11 +20,13 @@
 #include <bpf/bpf_tracing.h>
 #include "pyuprof.h"
 #include "py_offsets.h"
+#include "stage.h"
 #include "target.bpf.h"	    /* settings, counters, the ring buffer, reading the target */
 #include "strings.bpf.h"    /* copying str objects */
 #include "frames.bpf.h"	    /* frames and code objects; each code's identity sent once */
 #include "shadow.bpf.h"	    /* each thread's stack of activations */
 #include "hook_watch.bpf.h" /* requests to user space: the eval_frame hook */
+#include "stage.bpf.h"	    /* the batch mode: records staged in the target */
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -95,6 +97,7 @@ static __noinline int eval_entry(struct pt_regs *ctx, bool direct)
 	tid = current_tid();
 	if (!tid)
 		return 0;
+	stage_drain(tid);
 	cc = get_cache();
 	sh = get_shadow();
 	now = bpf_ktime_get_ns();
@@ -104,6 +107,7 @@ static __noinline int eval_entry(struct pt_regs *ctx, bool direct)
 	barrier_var(arg1);
 	frame = off.eval_frame_arg ? arg1 : arg0;
 	tstate = off.has_tstate_arg ? arg0 : 0;
+	note_tstate(tstate);
 	/* the slot this activation is pushed into (shadow_push, whatever path leads there) */
 	if (sh)
 		sh->f[sh->depth & (SHADOW_CAP - 1)].tstate = tstate;
@@ -252,6 +256,7 @@ static __noinline int eval_return(bool uret)
 
 	if (!tid)
 		return 0;
+	stage_drain(tid);
 	if (uret) {
 		depth = bpf_task_storage_get(&uret_depth, bpf_get_current_task_btf(), 0, 0);
 		if (depth && *depth)
@@ -284,6 +289,8 @@ static __noinline int inline_init(struct pt_regs *ctx)
 	struct ev_call *e;
 	__u32 tid = current_tid();
 
+	if (tid)
+		stage_drain(tid);
 	if (!tid || read_user(&init, sizeof(init), type + spec_cache_init_off) ||
 	    read_user(&code, sizeof(code), init + func_code_off) ||
 	    read_user(cw, sizeof(cw), code))
@@ -387,6 +394,8 @@ int on_probe(struct pt_regs *ctx)
 		return perf_trampoline_init_ret();
 	case PROBE_INLINE_INIT:
 		return inline_init(ctx);
+	case PROBE_STAGE_FLUSH:
+		return stage_flush(ctx);
 	}
 	return 0;
 }

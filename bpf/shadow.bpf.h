@@ -82,18 +82,46 @@ static __always_inline void shadow_push(struct shadow *sh, __u64 frame, __u64 co
 }
 
 /*
- * The interpreter of the thread's current thread state, from its innermost activation, or 0
- * (not known: user space then acts on every interpreter, with the whole process stopped).
+ * Without the shadow (the batch mode: the calls it stages pass no program), each thread's
+ * last thread state seen: at an entry with a probe of its own, or at a flush of its records.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} thread_tstates SEC(".maps");
+
+static __always_inline void note_tstate(__u64 tstate)
+{
+	__u64 *ts;
+
+	if (use_shadow || !tstate)
+		return;
+	ts = bpf_task_storage_get(&thread_tstates, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (ts)
+		*ts = tstate;
+}
+
+/*
+ * The interpreter of the thread's current thread state, from its innermost activation (or its
+ * last thread state seen), or 0 (not known: user space then acts on every interpreter, with
+ * the whole process stopped).
  */
 static __always_inline __u64 current_interp(void)
 {
-	struct shadow *sh = use_shadow ? bpf_task_storage_get(&shadows, bpf_get_current_task_btf(),
-							      0, 0) : NULL;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct shadow *sh = use_shadow ? bpf_task_storage_get(&shadows, task, 0, 0) : NULL;
 	struct shadow_frame *top = shadow_top(sh);
-	__u64 interp = 0;
+	__u64 interp = 0, tstate = top ? top->tstate : 0, *ts;
 
-	if (top && top->tstate)
-		read_user(&interp, sizeof(interp), top->tstate + off.PyThreadState_interp);
+	if (!use_shadow) {
+		ts = bpf_task_storage_get(&thread_tstates, task, 0, 0);
+		tstate = ts ? *ts : 0;
+	}
+	if (tstate)
+		read_user(&interp, sizeof(interp), tstate + off.PyThreadState_interp);
 	return interp;
 }
 

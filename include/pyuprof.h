@@ -21,6 +21,7 @@ enum ev_type {
 	EV_INLINE_CALL = 5, /* struct ev_call of a call CPython runs inline: code only */
 	EV_EXIT = 6,	    /* struct ev_call of a frame exit (USDT): frame, code, chain[0] = caller */
 	EV_THREAD = 7,	    /* struct ev_thread: a thread enters threading's bootstrap */
+	EV_BATCH = 8,	    /* struct ev_batch: records staged by the trampoline (stage.h) */
 };
 
 /* Which probe fired: the attach cookie of each probe (one program serves them all). */
@@ -41,6 +42,7 @@ enum probe_role {
 	 */
 	PROBE_EVAL_DIRECT = 9,
 	PROBE_EVAL_URETURN = 10,
+	PROBE_STAGE_FLUSH = 11, /* the trampoline's flush nop (--exits batch) */
 };
 
 /* The kernel's limit of pending uretprobes per thread (MAX_URETPROBE_DEPTH): a call entered
@@ -107,6 +109,17 @@ struct ev_thread {
 };
 _Static_assert(sizeof(struct ev_thread) == 32, "ev_thread layout");
 
+/* Records staged by the trampoline (include/stage.h), as it wrote them, all of one thread;
+ * bytes of them follow (a multiple of STAGE_REC; an entry's chain may be in the next one). */
+struct ev_batch {
+	__u32 type;
+	__u32 tid;
+	__u32 bytes;
+	__u32 pad;
+	__u64 pad2[2];
+};
+_Static_assert(sizeof(struct ev_batch) == 32, "ev_batch layout");
+
 /* str_kind values: bytes per character of the copied string, 1 = ASCII or Latin-1 */
 #define STR_ASCII 0
 #define STR_LATIN1 1
@@ -165,7 +178,7 @@ _Static_assert(sizeof(struct ev_request) == 32, "ev_request layout");
 
 /* Counters kept by the BPF side; nothing it drops goes uncounted. */
 struct pyuprof_stats {
-	__u64 lost_calls;	/* ring buffer full (also an ev_thread's) */
+	__u64 lost_calls;	/* ring buffer full (also an ev_thread's, and staged entries) */
 	__u64 lost_returns;
 	__u64 lost_codes;
 	__u64 lost_requests;

@@ -1,11 +1,12 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# Where calls and returns are probed (record --exits). The default, the probe trampoline, is
-# what every other test records with; here: the trampoline is really in place (its memfd page
-# in the target's maps, its nops turned into calls by the kernel), it stays after detach and a
-# second recording reuses it, and each other mechanism still equals cProfile: the uretprobe
+# Where calls and returns are probed (record --exits). The default, the batch mode (the probe
+# trampoline's page staging calls and returns: tests/batch.bats), is what every other test
+# records with; here: the page is really in place (its memfd page in the target's maps, its
+# nops turned into calls by the kernel), it stays after detach and a second recording reuses
+# it, and each other mechanism still equals cProfile: the per-call trampoline, the uretprobe
 # pair (with a recursion far past its 64-deep limit), the ret instruction, the trampoline on
-# Debian's 3.11 (whose default is its USDT exit), and calls that bypass the trampoline because
+# Debian's 3.11 (whose default is its USDT exit), and calls that bypass the page because
 # someone else's PEP 523 hook (3.12's perf trampoline) calls _PyEval_EvalFrameDefault itself.
 
 load helpers
@@ -44,6 +45,25 @@ check_with() {
 	[[ $(summary_lost_events ours.err) == 0 ]] || { cat ours.err; return 1; }
 }
 
+@test "exits: trampoline (a probe per entry and return) on 3.8 equals cProfile (generators, threads)" {
+	check_with 3.8 generators --exits trampoline
+	grep -q 'returns from trampoline' ours.err
+	check_with 3.8 threads --exits trampoline
+}
+@test "exits: trampoline on 3.11 equals cProfile (exceptions, finalizers)" {
+	check_with 3.11 exceptions --exits trampoline
+	check_with 3.11 finalizers --exits trampoline
+}
+@test "exits: trampoline on 3.12 equals cProfile (throw_delegating, threads, async)" {
+	check_with 3.12 throw_delegating --exits trampoline
+	check_with 3.12 threads --exits trampoline
+	check_with 3.12 async_coroutines --exits trampoline
+}
+@test "exits: trampoline on 3.13 equals cProfile (init, generators, recursion)" {
+	check_with 3.13 init --exits trampoline
+	check_with 3.13 generators --exits trampoline
+	check_with 3.13 recursion --exits trampoline
+}
 @test "exits: uretprobe on 3.8 equals cProfile 950 deep, returns past 64 closed and said" {
 	check_with 3.8 deep_recursion --exits uretprobe
 	grep -q 'returns from uretprobe' ours.err
@@ -106,7 +126,7 @@ check_chained() {
 	[[ $1 == 3.10 ]] && most=1
 	build_hook
 	check_with "$1" pep523
-	grep -q 'returns from trampoline' ours.err
+	grep -q 'returns from batch' ours.err
 	[[ $(sed -n 's/.*; \([0-9]*\) calls bypassed the trampoline/\1/p' ours.err) -le $most ]]
 }
 @test "exits: a Dynamo-like PEP 523 hook chains to the trampoline (3.10)" { check_chained 3.10; }
@@ -124,7 +144,7 @@ check_chained() {
 	[[ $stderr == *"no USDT python:function__return probe"* ]]
 	assert_empty_dir "$BATS_TEST_TMPDIR/out"
 }
-@test "exits: --exits takes trampoline, uretprobe, ret or usdt only" {
+@test "exits: --exits takes batch, trampoline, uretprobe, ret or usdt only" {
 	run --separate-stderr "$PYUPROF" record --exits bogus -- true
 	[[ $status == 64 ]]
 	[[ $stderr == *"invalid --exits: bogus"* ]]

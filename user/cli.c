@@ -132,12 +132,15 @@ static const struct argp_option record_options[] = {
 	  "Size of the BPF ring buffer in MiB, a power of two up to " STR(MAX_RINGBUF_MB)
 	  " (default " STR(DEFAULT_RINGBUF_MB) "); raise it if events are lost", 3 },
 	{ "exits", OPT_EXITS, "HOW", 0,
-	  "Where calls and returns are probed: trampoline (pyuprof's code page in the target, "
-	  "set as the PEP 523 hook: ~1 us a call), uretprobe (the entry and a uretprobe: "
-	  "returns past 64 nested calls are closed from the callers), ret (the entry and the ret "
-	  "instruction, single-stepped: ~10 us), usdt (Debian's 3.11 frame exit). Default: "
-	  "trampoline, usdt where the build has the probe; a trampoline that cannot be placed "
-	  "falls back to uretprobe, with a warning", 3 },
+	  "Where calls and returns are probed: batch (pyuprof's code page in the target, set as "
+	  "the PEP 523 hook, stages calls and returns there and the kernel copies them out once "
+	  "per batch: tens of ns a call; needs an invariant TSC), trampoline (the same page with "
+	  "a probe before and after each call: ~1 us a call), uretprobe (the entry and a "
+	  "uretprobe: returns past 64 nested calls are closed from the callers), ret (the entry "
+	  "and the ret instruction, single-stepped: ~10 us), usdt (Debian's 3.11 frame exit). "
+	  "Default: batch; usdt where the build has the probe; trampoline where batch is not "
+	  "possible (--clock cpu, no invariant TSC); a page that cannot be placed falls back to "
+	  "uretprobe, with a warning", 3 },
 	{ "quiet", 'q', NULL, 0,
 	  "Print nothing but errors (no live status line, table or summary)", 3 },
 	{ "verbose", 'v', NULL, 0, "Print progress details", 3 },
@@ -297,8 +300,8 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case OPT_EXITS:
 		env.exits = exits__parse(arg);
 		if (env.exits < 0)
-			usage_error(state, "invalid --exits: %s (want trampoline, uretprobe, ret or "
-				    "usdt)", arg);
+			usage_error(state, "invalid --exits: %s (want trampoline, batch, uretprobe, "
+				    "ret or usdt)", arg);
 		break;
 	case OPT_CLOCK:
 		if (strcmp(arg, "wall") && strcmp(arg, "cpu"))

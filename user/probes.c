@@ -65,6 +65,11 @@ static void add(struct link_probes *p, uint64_t offset, uint64_t ref_ctr, enum p
 
 static bool tracer_cpu_clock;
 
+bool probes__cpu_clock(void)
+{
+	return tracer_cpu_clock;
+}
+
 void probes__set_cpu_clock(bool on)
 {
 	tracer_cpu_clock = on;
@@ -101,6 +106,10 @@ static int probes_of(struct link_probes set[NSETS], const struct py_target *t, e
 	if (err)
 		return err;
 	switch (exits) {
+	case EXITS_BATCH:
+		add(&set[0], tramp__flush_offset(), 0, PROBE_STAGE_FLUSH);
+		/* calls the batch path does not stage: */
+		/* fall through */
 	case EXITS_TRAMPOLINE:
 		add(&set[0], TRAMP_ENTRY_OFFSET, 0, PROBE_EVAL_ENTRY);
 		add(&set[0], TRAMP_RETURN_OFFSET, 0, PROBE_EVAL_RETURN);
@@ -217,8 +226,27 @@ static void pidns_of_self(__u64 *dev, __u64 *ino)
 	*ino = st.st_ino;
 }
 
+/* The batch mode's programs at a thread's end and exec, as the last links (detached first). */
+static int attach_stage_ends(struct probes *tr)
+{
+	struct bpf_program *progs[] = { tr->skel->progs.stage_at_exit, tr->skel->progs.stage_at_exec };
+	struct bpf_link **links = realloc(tr->links, (tr->nlinks + 2) * sizeof(*links));
+
+	if (!links)
+		return -ENOMEM;
+	tr->links = links;
+	for (int i = 0; i < 2; i++) {
+		struct bpf_link *link = bpf_program__attach(progs[i]);
+
+		if (!link)
+			return -errno;
+		tr->links[tr->nlinks++] = link;
+	}
+	return 0;
+}
+
 /* Opens, configures and loads the skeleton; multi: for uprobe_multi links. */
-static int load(struct probes *tr, const struct py_target *t, enum exits exits,
+static int load(struct probes *tr, const struct py_target *t, enum exits exits, uint64_t stage,
 		uint64_t hook_value, unsigned ringbuf_mb, bool multi)
 {
 	struct pyuprof_bpf *skel = tr->skel = pyuprof_bpf__open();
@@ -238,7 +266,11 @@ static int load(struct probes *tr, const struct py_target *t, enum exits exits,
 	skel->rodata->qualname_off = t->offsets->PyCodeObject_co_qualname;
 	skel->rodata->entry_shim = t->major == 3 && t->minor >= 12;
 	/* the shadow of activations is popped at their returns, which USDT does not give */
-	skel->rodata->use_shadow = exits != EXITS_USDT;
+	skel->rodata->use_shadow = exits != EXITS_USDT && exits != EXITS_BATCH;
+	/* batch: (its calls are not in the shadow: it would be stale for the others) */
+	skel->rodata->stage_addr = exits == EXITS_BATCH ? stage : 0;
+	bpf_program__set_autoload(skel->progs.stage_at_exit, exits == EXITS_BATCH);
+	bpf_program__set_autoload(skel->progs.stage_at_exec, exits == EXITS_BATCH);
 	/* make bench: the same probes, counting only (the floor of their placement) */
 	skel->rodata->count_only = getenv("PYUPROF_BENCH_COUNT_ONLY") != NULL;
 	skel->rodata->cpu_clock = tracer_cpu_clock;
@@ -269,7 +301,7 @@ static int on_sample(void *ctx, void *data, size_t size)
 }
 
 int probes__start(struct probes **out, const struct py_target *t, enum exits exits,
-		  const char *tramp_path, uint64_t hook_value, unsigned ringbuf_mb,
+		  const char *tramp_path, uint64_t stage, uint64_t hook_value, unsigned ringbuf_mb,
 		  ring_buffer_sample_fn handler, void *ctx)
 {
 	struct probes *tr = calloc(1, sizeof(*tr));
@@ -284,7 +316,7 @@ int probes__start(struct probes **out, const struct py_target *t, enum exits exi
 	if (err)
 		goto fail;
 	if (!getenv("PYUPROF_NO_UPROBE_MULTI")) {
-		err = load(tr, t, exits, hook_value, ringbuf_mb, true);
+		err = load(tr, t, exits, stage, hook_value, ringbuf_mb, true);
 		if (!err)
 			err = attach_multi(tr, t->pid, set);
 		if (err) {
@@ -295,15 +327,22 @@ int probes__start(struct probes **out, const struct py_target *t, enum exits exi
 		}
 	}
 	if (!tr->skel) {
-		err = load(tr, t, exits, hook_value, ringbuf_mb, false);
+		err = load(tr, t, exits, stage, hook_value, ringbuf_mb, false);
 		if (!err)
 			err = attach_each(tr, t->pid, set);
 		if (err)
 			goto fail;
 	}
+	/* batch: a thread that ends or execs copies its staged records out first */
+	if (exits == EXITS_BATCH) {
+		err = attach_stage_ends(tr);
+		if (err)
+			goto fail;
+	}
 	tr->skel->bss->hook_enabled = t->offsets->bpf.PyInterpreterState_eval_frame != 0;
 	/* <= 3.10 with the trampoline: a call that bypasses it asks for the hook */
-	tr->skel->bss->tramp_watch = exits == EXITS_TRAMPOLINE && !tr->skel->bss->hook_enabled;
+	tr->skel->bss->tramp_watch = (exits == EXITS_TRAMPOLINE || exits == EXITS_BATCH) &&
+				   !tr->skel->bss->hook_enabled;
 	tr->handler = handler;
 	tr->handler_ctx = ctx;
 	tr->rb = ring_buffer__new(bpf_map__fd(tr->skel->maps.events), on_sample, tr, NULL);
@@ -323,7 +362,7 @@ fail:
 static const char *const exit_names[] = {
 	[EXITS_AUTO] = "auto",	     [EXITS_TRAMPOLINE] = "trampoline",
 	[EXITS_URETPROBE] = "uretprobe", [EXITS_RET] = "ret",
-	[EXITS_USDT] = "usdt",
+	[EXITS_USDT] = "usdt",	     [EXITS_BATCH] = "batch",
 };
 
 const char *exits__name(enum exits e)
@@ -384,6 +423,12 @@ void probes__detach(struct probes *tr)
 	/* no program runs any more: what is in the ring buffer is all there will be */
 	while (tr->rb && probes__consume(tr) == CONSUME_BUDGET)
 		;
+}
+
+void probes__stage_state(struct probes *tr, uint64_t *r, uint32_t *owner)
+{
+	*r = tr->skel->bss->stage_r;
+	*owner = tr->skel->bss->stage_owner;
 }
 
 void probes__counters(struct probes *tr, struct pyuprof_stats *out)

@@ -13,6 +13,7 @@ struct probes;
 /* For every probes object started from now on: events carry their thread's CPU time (--clock cpu)
  * instead of CLOCK_MONOTONIC. */
 void probes__set_cpu_clock(bool on);
+bool probes__cpu_clock(void);
 /* Where returns (and entries) are taken from: record --exits. */
 enum exits {
 	EXITS_AUTO = 0,	  /* the trampoline, or Debian's USDT exit where the build has one */
@@ -20,6 +21,7 @@ enum exits {
 	EXITS_URETPROBE,  /* the entry and a uretprobe (none past 64 deep: closed from callers) */
 	EXITS_RET,	  /* the entry and every ret instruction (single-stepped by the kernel) */
 	EXITS_USDT,	  /* the entry and USDT python:function__return (Debian's 3.11) */
+	EXITS_BATCH,	  /* the trampoline stages calls and returns, flushed in batches */
 };
 /* "trampoline", ... for messages; and back (-1 for anything else; "auto" is EXITS_AUTO). */
 const char *exits__name(enum exits e);
@@ -27,11 +29,14 @@ int exits__parse(const char *s);
 #define NSETS 3 /* probe sets, one link each: trampoline, interpreter object, uretprobe */
 
 /* Loads and attaches everything for t, returns as exits says (not AUTO); tramp_path is the
- * trampoline's file (EXITS_TRAMPOLINE), hook_value what the hook is kept at. Returns 0 or
+ * trampoline's file (EXITS_TRAMPOLINE, EXITS_BATCH), stage its staging area (EXITS_BATCH),
+ * hook_value what the hook is kept at. Returns 0 or
  * -errno (reported by the caller). */
 int probes__start(struct probes **out, const struct py_target *t, enum exits exits,
-		  const char *tramp_path, uint64_t hook_value, unsigned ringbuf_mb,
+		  const char *tramp_path, uint64_t stage, uint64_t hook_value, unsigned ringbuf_mb,
 		  ring_buffer_sample_fn handler, void *ctx);
+/* EXITS_BATCH: where the records not yet copied out start, and whose they are (stage.bpf.h). */
+void probes__stage_state(struct probes *tr, uint64_t *r, uint32_t *owner);
 /* <= 3.10: stop asking for the trampoline hook (only someone else's is there). */
 void probes__stop_tramp_watch(struct probes *tr);
 /* A descriptor that becomes readable when events are waiting. */

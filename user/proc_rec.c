@@ -13,6 +13,7 @@
 #include "inject.h"
 #include "log.h"
 #include "proc_rec.h"
+#include "tsc.h"
 
 struct proc_rec *proc_rec__new(pid_t pid, pid_t parent, struct ptrace_hold *held)
 {
@@ -71,6 +72,31 @@ int proc_rec__exits_possible(const struct proc_rec *pr, char *why, size_t why_le
 	return 0;
 }
 
+/* Whether the batch mode can record t; why not, if not. */
+static bool batch_possible(const struct py_target *t, char *why, size_t why_len)
+{
+	if (probes__cpu_clock()) {
+		snprintf(why, why_len, "--clock cpu reads each thread's CPU time in the kernel");
+		return false;
+	}
+	if (t->exit_probe.offset) {
+		snprintf(why, why_len, "Python %s runs calls inline that only its USDT exit sees",
+			 t->version);
+		return false;
+	}
+	if (!tsc__usable(why, why_len))
+		return false;
+	if (!staging__tid_offset()) {
+		snprintf(why, why_len, "no thread key (glibc's thread block)");
+		return false;
+	}
+	if (tsc__calibrate()) {
+		snprintf(why, why_len, "the time stamp counter does not advance");
+		return false;
+	}
+	return true;
+}
+
 /* Chooses the exits for the image pr runs (target found, process stopped) and places the
  * trampoline if they are its. Returns 0, or -errno with why set for a choice that cannot be. */
 static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
@@ -79,6 +105,7 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 	const struct py_target *t = &pr->target;
 	char fail[192] = "";
 	enum tramp_kind kind;
+	bool asked;
 	int err;
 
 	memset(&pr->tramp, 0, sizeof(pr->tramp));
@@ -86,6 +113,15 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 	err = proc_rec__exits_possible(pr, why, why_len);
 	if (err)
 		return err;
+	/* the default: the batch mode wherever it works (Debian's 3.11: its USDT exit) */
+	asked = pr->exits == EXITS_BATCH;
+	if (pr->exits == EXITS_AUTO && !t->exit_probe.offset)
+		pr->exits = EXITS_BATCH;
+	if (pr->exits == EXITS_BATCH && !batch_possible(t, fail, sizeof(fail))) {
+		log__msg(asked ? LOG_WARN : LOG_VERBOSE,
+			 "pid %d: no batch mode (%s): every call enters the kernel", pr->pid, fail);
+		pr->exits = EXITS_AUTO;
+	}
 	if (pr->exits == EXITS_AUTO)
 		pr->exits = t->exit_probe.offset ? EXITS_USDT : EXITS_TRAMPOLINE;
 	if (t->exit_probe.offset && pr->exits != EXITS_USDT)
@@ -95,6 +131,7 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 	/* USDT exits take their entries from the trampoline too, where it can be placed; other
 	 * exits on 3.12+ take a pass-through page that hands the C recursion budget back */
 	kind = pr->exits == EXITS_TRAMPOLINE || pr->exits == EXITS_USDT ? TRAMP_PROBED : TRAMP_PASS;
+	kind = pr->exits == EXITS_BATCH ? TRAMP_BATCH : kind;
 	if (!tramp__wanted(t, kind))
 		return 0;
 	err = inject__find_syscall(pr->pid, &r.insn);
@@ -103,10 +140,20 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 			 strerror(-err));
 	else
 		err = tramp__get(pr->pid, t, kind, run_syscall, &r, &pr->tramp, fail, sizeof(fail));
+	if (err && kind == TRAMP_BATCH) {
+		log__msg(asked ? LOG_WARN : LOG_VERBOSE,
+			 "pid %d: no batch mode (%s): every call enters the kernel", pr->pid, fail);
+		pr->exits = EXITS_TRAMPOLINE;
+		kind = TRAMP_PROBED;
+		err = tramp__get(pr->pid, t, kind, run_syscall, &r, &pr->tramp, fail, sizeof(fail));
+	}
 	if (!err) {
-		vlog("%s trampoline at 0x%llx in pid %d%s", kind == TRAMP_PROBED ? "probe" : "pass-through",
+		vlog("%s trampoline at 0x%llx in pid %d%s", kind == TRAMP_PASS ? "pass-through" : "probe",
 		     (unsigned long long)pr->tramp.addr, pr->pid,
 		     pr->tramp.reused ? " (in place from an earlier recording)" : "");
+		if (kind == TRAMP_BATCH)
+			vlog("pid %d: batch mode: calls and returns staged at 0x%llx, copied out "
+			     "once per batch", pr->pid, (unsigned long long)pr->tramp.stage);
 		return 0;
 	}
 	memset(&pr->tramp, 0, sizeof(pr->tramp));
@@ -162,13 +209,22 @@ int proc_rec__start(struct proc_rec *pr, enum rec_start how, const struct proc_r
 	err = choose_exits(pr, why, why_len);
 	if (err)
 		return err;
-	hook__setup(&pr->hooks, &pr->target, pr->tramp.addr);
+	hook__setup(&pr->hooks, &pr->target, pr->tramp.hook);
 	writes = pr->hooks.slot != 0;
-	err = probes__start(&pr->tr, &pr->target, pr->exits, pr->tramp.path, pr->hooks.value,
-			    ringbuf_mb, recorder__handle, &pr->rec);
+	err = probes__start(&pr->tr, &pr->target, pr->exits, pr->tramp.path, pr->tramp.stage,
+			    pr->hooks.value, ringbuf_mb, recorder__handle, &pr->rec);
 	if (err) {
 		snprintf(why, why_len, "cannot attach probes: %s", log__errstr(err));
 		return err;
+	}
+	/* its flush nop probed: the batch path may stage from now on */
+	if (pr->exits == EXITS_BATCH) {
+		err = staging__start(pr->pid, pr->tramp.stage);
+		if (err) {
+			snprintf(why, why_len, "cannot switch its staging on: %s", strerror(-err));
+			return err;
+		}
+		pr->staging = true;
 	}
 	if (!writes)
 		return 0;
@@ -194,6 +250,51 @@ void proc_rec__add_counters(struct pyuprof_stats *sum, const struct pyuprof_stat
 	sum->foreign_hook += s->foreign_hook;
 }
 
+void proc_rec__unstage(struct proc_rec *pr)
+{
+	uint64_t r;
+	uint32_t owner;
+	int err;
+
+	if (!pr->staging || !pr->tr || pr->gone)
+		return;
+	probes__stage_state(pr->tr, &r, &owner);
+	free(pr->rest.data);
+	err = staging__stop(pr->pid, pr->tramp.stage, r, owner, &pr->rest);
+	if (err)
+		wlog("pid %d: cannot read the calls it staged last: %s", pr->pid, strerror(-err));
+	else
+		pr->staging = false;
+}
+
+void proc_rec__forget_stage(struct proc_rec *pr)
+{
+	pr->staging = false;
+}
+
+/* The records proc_rec__unstage kept, as the BPF side would have sent them. */
+static void hand_rest(struct proc_rec *pr)
+{
+	struct ev_batch *b;
+	uint32_t n, room = 4096 - sizeof(*b);
+
+	if (!pr->rest.data)
+		return;
+	b = calloc(1, 4096);
+	for (uint32_t at = 0; b && at < pr->rest.bytes; at += n) {
+		n = pr->rest.bytes - at < room ? pr->rest.bytes - at : room;
+		b->type = EV_BATCH;
+		b->tid = pr->rest.tid;
+		b->bytes = n;
+		memcpy(b + 1, pr->rest.data + at, n);
+		if (recorder__handle(&pr->rec, b, sizeof(*b) + n))
+			break;
+	}
+	free(b);
+	free(pr->rest.data);
+	memset(&pr->rest, 0, sizeof(pr->rest));
+}
+
 void proc_rec__end(struct proc_rec *pr, uint64_t now_ns)
 {
 	struct pyuprof_exit_stats xs;
@@ -202,8 +303,15 @@ void proc_rec__end(struct proc_rec *pr, uint64_t now_ns)
 
 	if (!pr->tr)
 		return;
+	/* staging still on: nobody reads its last records now; the page stops staging itself at
+	 * its next flush, when it finds its flush nop no longer probed */
+	if (pr->staging && !pr->gone)
+		wlog("pid %d: the calls it staged last are not recorded (it could not be stopped)",
+		     pr->pid);
+	pr->staging = false;
 	probes__stop_hook(pr->tr);
 	probes__detach(pr->tr);
+	hand_rest(pr);
 	probes__counters(pr->tr, &s);
 	proc_rec__add_counters(&pr->bstats, &s);
 	probes__exit_counters(pr->tr, &xs);

@@ -16,6 +16,7 @@
 #include "seed.h"
 #include "ptrace_hold.h"
 #include "probes.h"
+#include "staging.h"
 #include "tramp.h"
 
 /* How a process comes to be recorded. */
@@ -32,7 +33,9 @@ struct proc_rec {
 	struct probes *tr; /* NULL when not recording (not Python, ended, or exec'd away) */
 	enum exits want_exits; /* asked for (record --exits); EXITS_AUTO picks */
 	enum exits exits;      /* in use for the image recorded now */
-	struct tramp tramp;    /* EXITS_TRAMPOLINE: the page in this process */
+	struct tramp tramp;    /* EXITS_TRAMPOLINE, EXITS_BATCH: the page in this process */
+	bool staging;	       /* EXITS_BATCH: its staging area is on */
+	struct staging_rest rest; /* what was staged when it was switched off */
 	struct hook_state hooks;
 	struct recorder rec; /* rec.prof: this process's profile */
 	struct seeds seeds;
@@ -55,8 +58,13 @@ int proc_rec__exits_possible(const struct proc_rec *pr, char *why, size_t why_le
  */
 int proc_rec__start(struct proc_rec *pr, enum rec_start how, const struct proc_rec *parent,
 		    unsigned ringbuf_mb, uint64_t now_ns, char *why, size_t why_len);
-/* The probes go; what they sent is handled; frames still open are closed at now_ns. From then
- * on nothing asks for a write. */
+/* pr stopped (tracee): its staging off (EXITS_BATCH), the records it still holds kept for
+ * proc_rec__end. */
+void proc_rec__unstage(struct proc_rec *pr);
+/* The image pr staged in is gone (exec): nothing is left to read or switch off there. */
+void proc_rec__forget_stage(struct proc_rec *pr);
+/* The probes go; what they sent is handled, then what proc_rec__unstage kept; frames still
+ * open are closed at now_ns. From then on nothing asks for a write. */
 void proc_rec__end(struct proc_rec *pr, uint64_t now_ns);
 /* pr stopped (tracee): puts its eval_frame hooks back. */
 void proc_rec__restore(struct proc_rec *pr);

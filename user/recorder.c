@@ -14,7 +14,9 @@
 #include "pystr.h"
 #include "pyuprof.h"
 #include "raw.h"
+#include "stage.h"
 #include "thread_name.h"
+#include "tsc.h"
 
 /* Once per code object: remembers threading's bootstrap code, forgets a reused address. */
 static void note_bootstrap(struct recorder *r, uint64_t code, bool bootstrap)
@@ -163,6 +165,63 @@ static int note_thread(struct recorder *r, const void *data)
 	return on_thread(r, &t);
 }
 
+/* The staged entry, with whatever of its chain came. */
+static int staged_entry_out(struct recorder *r)
+{
+	if (!r->has_staged_entry)
+		return 0;
+	r->has_staged_entry = false;
+	return recorder__handle(r, &r->staged_entry, sizeof(r->staged_entry));
+}
+
+/*
+ * Records the trampoline staged (include/stage.h), one thread's, become the calls and returns
+ * the per-call probes would have sent, so that everything after (the raw recording too) is as
+ * it is without the batch. Their TSC stamps become CLOCK_MONOTONIC.
+ */
+static int on_batch(struct recorder *r, const struct ev_batch *b, size_t size)
+{
+	const uint64_t *w = (const uint64_t *)(b + 1);
+	struct ev_call *e = &r->staged_entry;
+	uint32_t n = b->bytes / STAGE_REC, i;
+	int err = 0;
+
+	if (sizeof(*b) + (size_t)b->bytes > size)
+		return r->err = -EINVAL;
+	for (i = 0; i < n && !err; i++, w += STAGE_REC / 8) {
+		if (w[1] & STAGE_ENTRY) {
+			err = staged_entry_out(r);
+			memset(e, 0, sizeof(*e));
+			e->type = EV_CALL;
+			e->tid = b->tid;
+			e->ts_ns = tsc__to_ns(w[0]);
+			e->frame = w[1] & ~(uint64_t)STAGE_FLAG_MASK;
+			e->flags = w[1] & STAGE_GEN_CREATE ? CALL_GEN_CREATE : 0;
+			e->code = w[2];
+			e->chain[0] = w[3];
+			r->has_staged_entry = true;
+		} else if (w[1] == STAGE_EXIT) {
+			struct ev_return ret = { .type = EV_RETURN, .tid = b->tid,
+						 .ts_ns = tsc__to_ns(w[0]) };
+
+			err = staged_entry_out(r);
+			if (!err)
+				err = recorder__handle(r, &ret, sizeof(ret));
+		} else if ((w[0] & STAGE_CHAIN) && r->has_staged_entry && e->tid == b->tid) {
+			e->chain_code[0] = w[0] & ~(uint64_t)STAGE_FLAG_MASK;
+			e->flags |= (w[0] & STAGE_CHAIN_GEN0 ? CALL_CHAIN_GEN(0) : 0) |
+				    (w[0] & STAGE_CHAIN_GEN1 ? CALL_CHAIN_GEN(1) : 0);
+			e->chain[1] = w[1];
+			e->chain_code[1] = w[2];
+			e->back = w[3];
+			err = staged_entry_out(r);
+		} else {
+			r->staged_bad++;
+		}
+	}
+	return err;
+}
+
 int recorder__handle(void *ctx, void *data, size_t size)
 {
 	struct recorder *r = ctx;
@@ -171,6 +230,14 @@ int recorder__handle(void *ctx, void *data, size_t size)
 
 	if (r->err || size < sizeof(struct ev_return))
 		return r->err;
+	/* a staged entry's chain comes next in its own thread's records, or not at all */
+	if (c->type == EV_BATCH)
+		return on_batch(r, data, size);
+	if (r->has_staged_entry && c->tid == r->staged_entry.tid && c->type != EV_CODE) {
+		err = staged_entry_out(r);
+		if (err)
+			return err;
+	}
 	if (r->stop_ns && c->ts_ns > r->stop_ns && c->type != EV_CODE && c->type != RAW_THREAD)
 		return 0; /* made while the probes were being removed; not in the raw record */
 	if (c->type != EV_CODE && c->type != EV_REQUEST && c->type != RAW_THREAD &&

@@ -3,8 +3,11 @@
 #ifndef __PYUPROF_RECORDER_H
 #define __PYUPROF_RECORDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/types.h>
+#include "pyuprof.h"
 #include "hook.h"
 #include "outfile.h"
 #include "profile.h"
@@ -28,6 +31,10 @@ struct recorder {
 	struct outfile *raw; /* if set, every record is kept there (record --raw) */
 	struct run_info *run; /* report: gets the command line of the raw recording */
 	int checks_ok, checks_bad;
+	/* a staged entry whose chain record is still to come (the next batch, if split) */
+	struct ev_call staged_entry;
+	bool has_staged_entry;
+	uint64_t staged_bad; /* staged records that made no sense (counted, skipped) */
 	int err; /* first fatal error (-ENOMEM, or -EINVAL when the offsets do not fit) */
 };
 

@@ -343,6 +343,7 @@ static void follow_start(struct session *s, struct proc_rec *pr, enum rec_start 
 	}
 	if (err) {
 		wlog("pid %d (started by pid %d) is not recorded: %s", pr->pid, pr->parent, why);
+		proc_rec__unstage(pr);
 		proc_rec__end(pr, clock__mono_ns());
 		proc_rec__restore(pr);
 		return;
@@ -375,6 +376,8 @@ static void on_proc_event(struct session *s, const struct proc_event *ev)
 		if (!pr)
 			pr = add_proc(s, ev->pid, 0);
 		if (pr) {
+			/* (its staged records were copied out as it exec'd: stage.bpf.h) */
+			proc_rec__forget_stage(pr);
 			proc_rec__end(pr, clock__mono_ns());
 			proc_rec__drop_image(pr);
 		}
@@ -497,10 +500,13 @@ static int consume_all(struct session *s)
 			return pr->rec.err;
 		/* a subprocess whose recording failed (said where it failed) is let go */
 		wlog("pid %d is no longer recorded", pr->pid);
-		proc_rec__end(pr, clock__mono_ns());
 		if (!ptrace_hold__stop(s->held, pr->pid)) {
+			proc_rec__unstage(pr);
+			proc_rec__end(pr, clock__mono_ns());
 			put_back(pr);
 			ptrace_hold__resume(s->held, pr->pid);
+		} else {
+			proc_rec__end(pr, clock__mono_ns());
 		}
 	}
 	return 0;
@@ -593,6 +599,20 @@ void session__stop(struct session *s, uint64_t stop_ns)
 
 	/* from here on nothing asks for a write; then put each process back as it was */
 	s->stopping = true;
+	/* batch mode: each process stopped once to switch its staging off and read the rest */
+	for (i = 0; s->held && i < s->nprocs; i++) {
+		struct proc_rec *pr = s->procs[i];
+
+		if (!pr->staging)
+			continue;
+		/* (an exiting thread copies its staged records out: stage.bpf.h) */
+		if (pr->gone || (i == 0 && s->target_gone) || proc__alive(pr->pid))
+			proc_rec__forget_stage(pr);
+		else if (!ptrace_hold__stop(s->held, pr->pid)) {
+			proc_rec__unstage(pr);
+			ptrace_hold__resume(s->held, pr->pid);
+		}
+	}
 	for (i = 0; i < s->nprocs; i++)
 		proc_rec__end(s->procs[i], stop_ns);
 	if (!s->held) {

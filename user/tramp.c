@@ -15,6 +15,8 @@
 #include <unistd.h>
 #include "log.h"
 #include "proc.h"
+#include "stage.h"
+#include "staging.h"
 #include "tramp.h"
 
 #define IDENT "pyuprof-tramp 2"
@@ -25,7 +27,8 @@
 
 /* tramp_code.S: the code and parameters copied into the page (never run in pyuprof) */
 extern const uint8_t tramp_code[], tramp_code_end[], tramp_head_call[], tramp_return_nop[],
-	tramp_body_budget[], tramp_body_plain[], tramp_replay[], tramp_params[];
+	tramp_body_budget[], tramp_body_plain[], tramp_replay[], tramp_params[], tramp_batch[],
+	tramp_batch_call[], tramp_flush[];
 
 /* tramp_code.S's parameter block, field for field */
 struct tramp_params {
@@ -35,6 +38,11 @@ struct tramp_params {
 	char ident[16];
 	uint64_t ident_eval;
 	uint64_t pad2;
+	/* the batch path's (TRAMP_BATCH) */
+	uint64_t stage, main_interp, pad4;
+	uint32_t interp_off, frame_arg, tid_off, code_off, back_off, owner_off, mode, cframe_off,
+		cfcur_off, cur_off, flags_off, name_off, file_off, line_off, hash_off, len_off,
+		data_off, pad3;
 	struct inline_site walk[INLINE_SITES_MAX + 1];
 };
 
@@ -63,19 +71,54 @@ static size_t at(const uint8_t *sym)
 
 bool tramp__wanted(const struct py_target *t, enum tramp_kind kind)
 {
-	return kind == TRAMP_PROBED || (t->offsets && t->offsets->eval_c_units);
+	return kind != TRAMP_PASS || (t->offsets && t->offsets->eval_c_units);
 }
 
-int tramp__build(const struct py_target *t, enum tramp_kind kind, uint8_t page[TRAMP_PAGE],
-		 char *why, size_t why_len)
+uint64_t tramp__flush_offset(void)
+{
+	return at(tramp_flush);
+}
+
+/* The batch path's parameters: where it reads the target (include/py_offsets.h's fields). */
+static void batch_params(const struct py_target *t, uint64_t stage, struct tramp_params *p)
 {
 	const struct py_offsets_entry *o = t->offsets;
-	int len = kind == TRAMP_PROBED ? replayable(t->eval_head) : 0;
+	const struct py_offsets *b = &o->bpf;
+
+	p->stage = stage;
+	p->tid_off = staging__tid_offset();
+	/* 3.12+: an interpreter may have a GIL of its own; only the main one stages */
+	if (t->major == 3 && t->minor >= 12) {
+		p->interp_off = b->PyThreadState_interp;
+		p->main_interp = t->runtime_addr + o->PyRuntime_main_interpreter;
+	}
+	p->frame_arg = b->eval_frame_arg;
+	p->code_off = b->frame_code;
+	p->back_off = b->frame_back;
+	p->owner_off = b->interp_frame ? b->frame_owner : 0;
+	p->mode = b->caller_mode;
+	p->cframe_off = b->PyThreadState_cframe;
+	p->cfcur_off = b->PyCFrame_current_frame;
+	p->cur_off = b->PyThreadState_current_frame;
+	p->flags_off = b->PyCodeObject_co_flags;
+	p->name_off = b->PyCodeObject_co_name;
+	p->file_off = b->PyCodeObject_co_filename;
+	p->line_off = b->PyCodeObject_co_firstlineno;
+	p->hash_off = b->PyUnicode_length + 8; /* str: length, then hash, in every version */
+	p->len_off = b->PyUnicode_length;
+	p->data_off = b->PyASCIIObject_size;
+}
+
+int tramp__build(const struct py_target *t, enum tramp_kind kind, uint64_t stage,
+		 uint8_t page[TRAMP_PAGE], char *why, size_t why_len)
+{
+	const struct py_offsets_entry *o = t->offsets;
+	int len = kind != TRAMP_PASS ? replayable(t->eval_head) : 0;
 	size_t size = at(tramp_code_end), call = at(tramp_head_call) + 1;
 	struct tramp_params p;
 	int32_t rel;
 
-	if (kind == TRAMP_PROBED && !len) {
+	if (kind != TRAMP_PASS && !len) {
 		snprintf(why, why_len,
 			 "_PyEval_EvalFrameDefault starts with %02x %02x %02x %02x, which the "
 			 "trampoline does not replay",
@@ -83,6 +126,11 @@ int tramp__build(const struct py_target *t, enum tramp_kind kind, uint8_t page[T
 		return -ENOTSUP;
 	}
 	/* the probes' offsets are fixed (probes.c), the parameters are tramp_code.S's */
+	if (kind == TRAMP_BATCH && (!stage || !staging__tid_offset())) {
+		snprintf(why, why_len, "no thread key for the batch path (glibc's thread block "
+				       "does not hold the thread's tid where pyuprof looks)");
+		return -ENOTSUP;
+	}
 	if (at(tramp_return_nop) != TRAMP_RETURN_OFFSET || size > TRAMP_PAGE ||
 	    size - at(tramp_params) != sizeof(p)) {
 		snprintf(why, why_len, "the trampoline's template does not have its layout");
@@ -92,6 +140,9 @@ int tramp__build(const struct py_target *t, enum tramp_kind kind, uint8_t page[T
 	memcpy(page, tramp_code, size);
 	/* the head calls the hand-back (3.12+) or the function directly */
 	if (o && o->eval_c_units) {
+		rel = (int32_t)(at(tramp_body_budget) - (call + 4));
+		memcpy(page + call, &rel, sizeof(rel));
+		call = at(tramp_batch_call) + 1;
 		rel = (int32_t)(at(tramp_body_budget) - (call + 4));
 		memcpy(page + call, &rel, sizeof(rel));
 	}
@@ -112,6 +163,12 @@ int tramp__build(const struct py_target *t, enum tramp_kind kind, uint8_t page[T
 	}
 	memcpy(p.ident, IDENT, sizeof(IDENT));
 	p.ident_eval = t->eval_addr;
+	if (kind == TRAMP_BATCH)
+		batch_params(t, stage, &p);
+	/* make bench: a flush nop the kernel cannot turn into a call (4 + 1 bytes), whose probe
+	 * traps as on kernels before 6.18 */
+	if (kind == TRAMP_BATCH && getenv("PYUPROF_BENCH_FLUSH_TRAP"))
+		memcpy(page + at(tramp_flush), "\x0f\x1f\x40\x00\x90", 5);
 	memcpy(page + at(tramp_params), &p, sizeof(p));
 	return 0;
 }
@@ -231,19 +288,23 @@ static int call(tramp_run_fn run, void *ctx, uint64_t via, long nr, uint64_t a0,
 }
 
 /*
- * Maps the page into pid; *addr where. Returns 0 or -errno with why set.
+ * Maps the page (built here, for t and kind) into pid; *addr where. A batch page with no
+ * staging area yet (*stage 0) gets one first, wiped in every child the target forks: a child
+ * must start with staging off, never with a copy of its parent's batch. Returns 0 or -errno
+ * with why set.
  *
  * The scratch page is executable, so that every call after the first runs from its own
  * `syscall; ud2`: a thread let go in one of them by pyuprof's death (SIGKILL) dies of SIGILL
  * there rather than running on (inject.c). A kernel that refuses writable code leaves them on
  * the vDSO's instruction, guarded by the stack pointer alone.
  */
-static int place(pid_t pid, const uint8_t *page, tramp_run_fn run, void *ctx, uint64_t *addr,
-		 char *why, size_t why_len)
+static int place(pid_t pid, const struct py_target *t, enum tramp_kind kind, uint64_t *stage,
+		 uint8_t *page, tramp_run_fn run, void *ctx, uint64_t *addr, char *why,
+		 size_t why_len)
 {
 	static const uint8_t stub[] = { 0x0f, 0x05, 0x0f, 0x0b }; /* syscall; ud2 */
 	char name[SCRATCH_PAGE - SCRATCH_NAME] = TRAMP_NAME;
-	int64_t scratch = 0, fd = -1, n, r;
+	int64_t scratch = 0, fd = -1, n, r, area = 0;
 	const char *step = "mmap";
 	uint64_t via = 0;
 	int err;
@@ -260,11 +321,31 @@ static int place(pid_t pid, const uint8_t *page, tramp_run_fn run, void *ctx, ui
 	if (err)
 		goto fail;
 	step = "writing the page";
+	err = via ? proc__write(pid, via, stub, sizeof(stub)) : 0;
+	if (err)
+		goto undo;
+	if (kind == TRAMP_BATCH && !*stage) {
+		step = "mapping its staging area";
+		err = call(run, ctx, via, SYS_mmap, 0, STAGE_SIZE, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0, &area);
+		if (err)
+			goto undo;
+		step = "madvise(MADV_WIPEONFORK)";
+		err = call(run, ctx, via, SYS_madvise, (uint64_t)area, STAGE_SIZE, MADV_WIPEONFORK, 0,
+			   0, 0, &r);
+		if (err)
+			goto undo;
+		*stage = (uint64_t)area;
+	}
+	err = tramp__build(t, kind, *stage, page, why, why_len);
+	if (err) {
+		step = NULL;
+		goto undo;
+	}
+	step = "writing the page";
 	err = proc__write(pid, (uint64_t)scratch + SCRATCH_NAME, name, sizeof(name));
 	if (!err)
 		err = proc__write(pid, (uint64_t)scratch + SCRATCH_PAGE, page, TRAMP_PAGE);
-	if (!err && via)
-		err = proc__write(pid, via, stub, sizeof(stub));
 	if (err)
 		goto undo;
 	step = "memfd_create";
@@ -285,6 +366,10 @@ static int place(pid_t pid, const uint8_t *page, tramp_run_fn run, void *ctx, ui
 	if (!err)
 		*addr = (uint64_t)r;
 undo:
+	if (err && area > 0) {
+		call(run, ctx, via, SYS_munmap, (uint64_t)area, STAGE_SIZE, 0, 0, 0, 0, &n);
+		*stage = 0;
+	}
 	/* the target keeps no descriptor and no scratch page of ours (munmap runs from the stub
 	 * it unmaps: the thread is given its own registers back before it runs again) */
 	if (fd >= 0)
@@ -296,22 +381,68 @@ fail:
 	if (err == -EAGAIN && !scratch)
 		snprintf(why, why_len, "no thread of it can make system calls for us now (each is "
 				       "stopped by job control, under seccomp, or waiting in vfork)");
-	else if (err)
+	else if (err && step)
 		snprintf(why, why_len, "%s in the target failed: %s", step, strerror(-err));
 	return err;
+}
+
+/* Whether pid has a private anonymous read+write mapping of exactly [start, start + len). */
+static bool anon_mapping(pid_t pid, uint64_t start, uint64_t len)
+{
+	unsigned long long s, e, ino;
+	char path[64], line[512], perms[8];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%llx-%llx %7s %*s %*s %llu", &s, &e, perms, &ino) == 4 &&
+			s == start && e - s == len && !strcmp(perms, "rw-p") && !ino;
+	fclose(f);
+	return found;
+}
+
+/* The staging area a batch page of ours in pid writes (left by an earlier recording, or
+ * inherited from the parent, wiped), or 0. */
+static uint64_t find_stage(pid_t pid)
+{
+	struct page_ref refs[MAX_PAGES];
+	uint8_t *got = malloc(TRAMP_PAGE);
+	int i, n = list_pages(pid, refs, MAX_PAGES);
+	struct tramp_params p;
+	uint64_t stage = 0;
+
+	for (i = 0; got && i < n && !stage; i++) {
+		if (read_file(refs[i].path, got))
+			continue;
+		memcpy(&p, got + at(tramp_params), sizeof(p));
+		if (p.stage && !memcmp(p.ident, IDENT, sizeof(IDENT)) &&
+		    anon_mapping(pid, p.stage, STAGE_SIZE))
+			stage = p.stage;
+	}
+	free(got);
+	return stage;
 }
 
 int tramp__get(pid_t pid, const struct py_target *t, enum tramp_kind kind, tramp_run_fn run,
 	       void *ctx, struct tramp *out, char *why, size_t why_len)
 {
 	uint8_t *page = malloc(TRAMP_PAGE);
-	uint64_t addr = 0;
+	uint64_t addr = 0, stage = 0;
 	int err, fixed;
 
 	memset(out, 0, sizeof(*out));
 	if (!page)
 		return -ENOMEM;
-	err = tramp__build(t, kind, page, why, why_len);
+	/* a batch page writes the staging area it was placed with (or its child inherited); a
+	 * new one's address is known once it is mapped (place): until then 1 stands for it, so
+	 * that a page that cannot be built is refused before the target makes any call */
+	if (kind == TRAMP_BATCH)
+		stage = find_stage(pid);
+	err = tramp__build(t, kind, stage ? stage : 1, page, why, why_len);
 	if (err)
 		goto out;
 	/* a page found in place is reused as it is in memory, not only as its file says: what an
@@ -321,18 +452,23 @@ int tramp__get(pid_t pid, const struct py_target *t, enum tramp_kind kind, tramp
 	if (fixed > 0)
 		wlog("pid %d: %d bytes of a trampoline page left by an earlier recording were not "
 		     "its own code: put back", pid, fixed);
-	if (!find_placed(pid, page, 0, out)) {
+	if ((kind != TRAMP_BATCH || stage) && !find_placed(pid, page, 0, out)) {
 		out->reused = true;
-		goto out;
+		goto found;
 	}
-	err = place(pid, page, run, ctx, &addr, why, why_len);
+	err = place(pid, t, kind, &stage, page, run, ctx, &addr, why, why_len);
 	if (err)
 		goto out;
 	/* what is mapped there now must be what we wrote, or nothing is pointed at it */
 	err = find_placed(pid, page, addr, out);
-	if (err)
+	if (err) {
 		snprintf(why, why_len, "the trampoline mapped at 0x%llx does not read back",
 			 (unsigned long long)addr);
+		goto out;
+	}
+found:
+	out->stage = stage;
+	out->hook = out->addr + (kind == TRAMP_BATCH ? at(tramp_batch) : 0);
 out:
 	free(page);
 	return err;

@@ -57,13 +57,20 @@ enum tramp_kind {
 		       * instruction keeps the probe for calls that bypass the page */
 	TRAMP_PASS,   /* 3.12+ with exits from the function itself (--exits uretprobe|ret): a
 		       * pass-through that only hands the C budget back */
+	TRAMP_BATCH,  /* TRAMP_PROBED, and a batch path that stages calls and returns in a
+		       * staging area (include/stage.h) and enters the kernel once per batch */
 };
 
 struct tramp {
-	uint64_t addr;	/* where its code starts in the target: the hook value */
+	uint64_t addr;	/* where its code starts in the target */
+	uint64_t hook;	/* what the eval_frame hook points at: addr, or its batch path */
+	uint64_t stage; /* TRAMP_BATCH: the staging area it writes (found or placed with it) */
 	char path[96];	/* /proc/PID/map_files/START-END: the file the probes go on */
 	bool reused;	/* found in place, left by an earlier recording */
 };
+
+/* TRAMP_BATCH: the flush nop's offset in the page (the third probe) */
+uint64_t tramp__flush_offset(void);
 
 /* Runs system calls in a stopped thread of the target (ptrace_hold__inject, or inject__syscalls
  * directly while launch holds the one thread). Returns 0 or -errno. */
@@ -83,10 +90,10 @@ bool tramp__wanted(const struct py_target *t, enum tramp_kind kind);
 int tramp__get(pid_t pid, const struct py_target *t, enum tramp_kind kind, tramp_run_fn run,
 	       void *ctx, struct tramp *out, char *why, size_t why_len);
 
-/* The page's bytes for t (unit tests, and the check of a page found in place). Returns 0 or
- * -ENOTSUP with why set. */
-int tramp__build(const struct py_target *t, enum tramp_kind kind, uint8_t page[TRAMP_PAGE],
-		 char *why, size_t why_len);
+/* The page's bytes for t (unit tests, and the check of a page found in place); stage: the
+ * staging area of a TRAMP_BATCH page. Returns 0 or -ENOTSUP with why set. */
+int tramp__build(const struct py_target *t, enum tramp_kind kind, uint64_t stage,
+		 uint8_t page[TRAMP_PAGE], char *why, size_t why_len);
 
 /*
  * Puts back, in process pid (stopped, with no probe of ours registered on it), the original

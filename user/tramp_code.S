@@ -5,7 +5,10 @@
  * instruction, the head's call). pyuprof never runs it: it sits in read-only data here. Layout
  * and the reasons for it: tramp.h.
  */
+#include "stage.h"
 #define WALK_LEVELS 6	/* return addresses looked at above a call, at most */
+#define CALLER_FROM_CFRAME 1	/* include/py_offsets.h's enum caller_mode */
+#define CO_GENERATOR_KINDS 0x3a0	/* co_flags of generators, coroutines, async generators */
 
 	.section .rodata.pyuprof_tramp, "a"
 	.balign 64
@@ -99,6 +102,374 @@ tramp_replay:
 	.byte 0x90, 0x90, 0x90, 0x90
 	jmp *p_slot(%rip)
 
+/*
+ * The batch path (--exits batch; the hook points here): stages an entry record (and its
+ * chain), calls the function as the head does, stages an exit record; the kernel is entered
+ * only at the flush nop (include/stage.h says when, and the records). A call it does not stage
+ * goes to the head (+0) instead, whose probes see it: one of another interpreter (3.12+, which
+ * may hold a GIL of its own) or one entered from an activation's entry shim (3.12+: made while
+ * that activation's frame is cleared after it returned), which the BPF side reads in full.
+ * With staging off (pyuprof not recording, a forked child, pyuprof gone) it only passes the call
+ * through. Before the call only rax, rcx, rdx (kept) and r8-r11 are free; the function's own
+ * arguments are saved on the stack meanwhile, and the stack is as the head's at the call.
+ */
+	.globl tramp_batch
+tramp_batch:
+	mov b_stage(%rip), %r10
+	cmpl $0, STAGE_ON(%r10)
+	je .Lb_call
+	mov b_interp_off(%rip), %eax
+	test %eax, %eax
+	jz 1f
+	mov (%rdi,%rax), %rax
+	cmp b_main_interp(%rip), %rax
+	jne tramp_code
+1:	push %rdi
+	push %rsi
+	push %rdx
+	push %rbx
+	push %r12
+	push %r13
+	/* rbx: the frame; r12: its code; r13d: why to flush first */
+	mov %rdi, %rbx
+	cmpl $0, b_frame_arg(%rip)
+	cmovne %rsi, %rbx
+	mov b_code_off(%rip), %eax
+	mov (%rbx,%rax), %r12
+	xor %r13d, %r13d
+	mov b_tid_off(%rip), %eax
+	mov %fs:(%rax), %eax
+	cmp STAGE_OWNER(%r10), %eax
+	je 2f
+	or $STAGE_FLUSH_SWITCH, %r13d
+2:	mov %r12, %rcx
+	call .Lslot
+	je 4f
+	or $STAGE_FLUSH_CODE, %r13d
+4:	test %r13d, %r13d
+	jz 5f
+	cmpl $0, b_frame_arg(%rip)	/* 3.9+: the thread state first, the frame second */
+	je 3f
+	mov 40(%rsp), %r9		/* the thread state: which interpreter the thread runs */
+	or $STAGE_FLUSH_TSTATE, %r13d
+3:	call .Lflush
+5:	/* the chain: the caller (rsi) as the BPF side finds it, then its caller */
+	mov 40(%rsp), %rdi		/* the thread state (3.9+) */
+	mov b_back_off(%rip), %ecx
+	mov b_mode(%rip), %eax
+	cmp $CALLER_FROM_CFRAME, %eax
+	je 6f
+	ja 7f
+	mov (%rbx,%rcx), %rsi		/* <= 3.10: f_back */
+	jmp 8f
+6:	mov b_cframe_off(%rip), %eax
+	mov (%rdi,%rax), %rsi
+	test %rsi, %rsi
+	jz 8f
+	mov b_cfcur_off(%rip), %eax
+	mov (%rsi,%rax), %rsi
+	jmp 8f
+7:	mov b_cur_off(%rip), %eax
+	mov (%rdi,%rax), %rsi
+8:	xor %r8d, %r8d			/* chain_code[0] | flags */
+	xor %r9d, %r9d			/* chain[1] */
+	xor %edi, %edi			/* chain_code[1] */
+	xor %edx, %edx			/* back */
+	test %rsi, %rsi
+	jz .Lb_stage
+	mov b_owner_off(%rip), %eax
+	test %eax, %eax
+	jz 9f
+	movzbl (%rsi,%rax), %eax	/* 3.11+: its owner */
+	cmp $3, %eax
+	jae .Lb_head			/* an entry shim: not staged */
+	cmp $1, %eax
+	jne 9f
+	or $STAGE_CHAIN_GEN0, %r8
+9:	mov b_code_off(%rip), %eax
+	or (%rsi,%rax), %r8		/* chain_code[0] */
+	mov (%rsi,%rcx), %r9		/* chain[1] */
+	test %r9, %r9
+	jz .Lb_gen
+	mov b_owner_off(%rip), %eax
+	test %eax, %eax
+	jz 10f
+	movzbl (%r9,%rax), %eax
+	cmp $3, %eax
+	jae 11f				/* a shim ends the chain */
+	cmp $1, %eax
+	jne 10f
+	or $STAGE_CHAIN_GEN1, %r8
+10:	mov b_code_off(%rip), %eax
+	mov (%r9,%rax), %rdi		/* chain_code[1] */
+	mov (%r9,%rcx), %rdx		/* back */
+	jmp .Lb_gen
+11:	xor %r9d, %r9d
+.Lb_gen:
+	/* <= 3.10: a generator's frame is known by its code's flags */
+	cmpl $0, b_owner_off(%rip)
+	jne .Lb_stage
+	mov b_flags_off(%rip), %eax
+	mov %r8, %r11
+	and $-16, %r11
+	testl $CO_GENERATOR_KINDS, (%r11,%rax)
+	jz 12f
+	or $STAGE_CHAIN_GEN0, %r8
+12:	test %rdi, %rdi
+	jz .Lb_stage
+	testl $CO_GENERATOR_KINDS, (%rdi,%rax)
+	jz .Lb_stage
+	or $STAGE_CHAIN_GEN1, %r8
+.Lb_stage:
+	/* the chain's code objects too: a frame CPython ran inline (a hole of the eval_frame
+	 * switch, 3.13.0's __init__ shim) has one that no entry sent */
+	push %rdx
+	push %rdi
+	push %r9
+	push %r8
+	push %rsi
+	mov 8(%rsp), %rcx
+	and $-8, %rcx
+	jz 14f
+	call .Lchain_code
+14:	mov 24(%rsp), %rcx
+	test %rcx, %rcx
+	jz 15f
+	call .Lchain_code
+15:	pop %rsi
+	pop %r8
+	pop %r9
+	pop %rdi
+	pop %rdx
+	or $STAGE_CHAIN, %r8
+	mov STAGE_W(%r10), %rcx
+	lea STAGE_BUF(%r10,%rcx), %r11
+	mov %r8, STAGE_REC(%r11)
+	mov %r9, STAGE_REC + 8(%r11)
+	mov %rdi, STAGE_REC + 16(%r11)
+	mov %rdx, STAGE_REC + 24(%r11)
+	mov %rsi, 24(%r11)
+	mov %r12, 16(%r11)
+	mov %rbx, %r8
+	or $STAGE_ENTRY, %r8
+	/* 3.11+: a frame of a generator function that only makes the generator */
+	mov b_owner_off(%rip), %eax
+	test %eax, %eax
+	jz 13f
+	cmpb $0, (%rbx,%rax)
+	jne 13f
+	mov b_flags_off(%rip), %eax
+	testl $CO_GENERATOR_KINDS, (%r12,%rax)
+	jz 13f
+	or $STAGE_GEN_CREATE, %r8
+13:	mov %r8, 8(%r11)
+	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+	mov %rax, (%r11)
+	add $2 * STAGE_REC, %rcx
+	mov %rcx, STAGE_W(%r10)		/* the records are whole before they count */
+	call .Lafter
+	pop %r13
+	pop %r12
+	pop %rbx
+	pop %rdx
+	pop %rsi
+	pop %rdi
+.Lb_call:
+	sub $8, %rsp
+	.globl tramp_batch_call
+tramp_batch_call:
+	call tramp_body_plain		/* or tramp_body_budget, as the head's */
+	add $8, %rsp
+	mov b_stage(%rip), %r10
+	cmpl $0, STAGE_ON(%r10)
+	je 1f
+	push %rax			/* the result */
+	push %rbx
+	push %r12
+	push %r13
+	xor %ebx, %ebx
+	xor %r12d, %r12d
+	xor %r13d, %r13d
+	mov b_tid_off(%rip), %eax
+	mov %fs:(%rax), %eax
+	cmp STAGE_OWNER(%r10), %eax
+	je 2f
+	mov $STAGE_FLUSH_SWITCH, %r13d
+	call .Lflush
+2:	mov STAGE_W(%r10), %rcx
+	lea STAGE_BUF(%r10,%rcx), %r11
+	movq $STAGE_EXIT, 8(%r11)
+	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+	mov %rax, (%r11)
+	add $STAGE_REC, %rcx
+	mov %rcx, STAGE_W(%r10)
+	call .Lafter
+	pop %r13
+	pop %r12
+	pop %rbx
+	pop %rax
+1:	ret
+
+.Lb_head:	/* not staged: the head's probes see this call */
+	pop %r13
+	pop %r12
+	pop %rbx
+	pop %rdx
+	pop %rsi
+	pop %rdi
+	jmp tramp_code
+
+/*
+ * rcx: a code object. ZF set if its slot in the table holds it with the same identity fields
+ * (co_name and its hash, co_filename's address, length, hash and first and last 8 bytes,
+ * co_firstlineno: a new object at a freed one's address differs in one of them); else they
+ * are put there, ZF clear, and its identity must be sent before a record names it. Reads
+ * stay inside the objects: a str's characters start at least 8 bytes into it, and its first
+ * 8 are read only when it has 8. Clobbers rax, rdx, rsi, r8, r9, r11.
+ */
+.Lslot:
+	mov %rcx, %r11
+	shr $4, %r11
+	mov %rcx, %rax
+	shr $18, %rax
+	xor %rax, %r11
+	and $(STAGE_SLOTS - 1), %r11d
+	shl $6, %r11
+	lea STAGE_TABLE(%r10,%r11), %r11
+	cmp (%r11), %rcx
+	jne .Lfill
+	mov b_name_off(%rip), %eax
+	mov (%rcx,%rax), %r8
+	cmp 8(%r11), %r8
+	jne .Lfill
+	mov b_hash_off(%rip), %eax
+	mov (%r8,%rax), %r9
+	cmp 16(%r11), %r9
+	jne .Lfill
+	mov b_file_off(%rip), %eax
+	mov (%rcx,%rax), %rsi
+	cmp 24(%r11), %rsi
+	jne .Lfill
+	call .Lfile_fields
+	cmp 32(%r11), %rdx
+	jne .Lfill
+	cmp 44(%r11), %r9d
+	jne .Lfill
+	cmp 48(%r11), %r8
+	jne .Lfill
+	cmp 56(%r11), %rax
+	jne .Lfill
+	mov b_line_off(%rip), %eax
+	mov (%rcx,%rax), %eax
+	cmp 40(%r11), %eax
+	jne .Lfill
+	ret
+.Lfill:
+	mov %rcx, (%r11)
+	mov b_name_off(%rip), %eax
+	mov (%rcx,%rax), %r8
+	mov %r8, 8(%r11)
+	mov b_hash_off(%rip), %eax
+	mov (%r8,%rax), %r9
+	mov %r9, 16(%r11)
+	mov b_file_off(%rip), %eax
+	mov (%rcx,%rax), %rsi
+	mov %rsi, 24(%r11)
+	call .Lfile_fields
+	mov %rdx, 32(%r11)
+	mov %r9d, 44(%r11)
+	mov %r8, 48(%r11)
+	mov %rax, 56(%r11)
+	mov b_line_off(%rip), %eax
+	mov (%rcx,%rax), %eax
+	mov %eax, 40(%r11)
+	test %r11, %r11
+	ret
+
+/* rsi: a str. Out: r9 its length, rdx its last 8 bytes, r8 its first 8 (or the last again if
+ * it is shorter), rax its hash. */
+.Lfile_fields:
+	mov b_len_off(%rip), %eax
+	mov (%rsi,%rax), %r9
+	mov b_data_off(%rip), %eax
+	add %rsi, %rax
+	mov -8(%rax,%r9), %rdx
+	mov %rdx, %r8
+	cmp $8, %r9
+	jb 1f
+	mov (%rax), %r8
+1:	mov b_hash_off(%rip), %eax
+	mov (%rsi,%rax), %rax
+	ret
+
+/* rcx: a code object of the chain; its identity is sent now if the table does not have it. */
+.Lchain_code:
+	call .Lslot
+	je 1f
+	push %r12
+	push %rbx
+	push %r13
+	mov %rcx, %r12
+	xor %ebx, %ebx
+	mov $STAGE_FLUSH_CODE, %r13d
+	call .Lflush
+	pop %r13
+	pop %rbx
+	pop %r12
+1:	ret
+
+/* After a record (rax: its TSC, rcx: bytes staged): flushes a full or an old batch. */
+.Lafter:
+	xor %r13d, %r13d
+	cmp $STAGE_LIMIT, %rcx
+	jbe 1f
+	or $STAGE_FLUSH_FULL, %r13d
+1:	sub STAGE_FIRST(%r10), %rax
+	cmp STAGE_BOUND(%r10), %rax
+	jb 2f
+	or $STAGE_FLUSH_TIME, %r13d
+2:	test %r13d, %r13d
+	jnz .Lflush
+	ret
+
+/*
+ * Hands the staged records to the BPF program on the flush nop (r10: the stage, r13d: why,
+ * r12: a code object to send, rbx: its frame, r9: the thread state with STAGE_FLUSH_TSTATE),
+ * then starts a batch owned by this thread. If
+ * the nop is no longer probed, nobody consumes (pyuprof is gone): staging stops. Clobbers
+ * rax, rcx, rdx, rsi, rdi, r8.
+ */
+.Lflush:
+	mov %r10, %rdi
+	mov STAGE_W(%r10), %rsi
+	mov %r13, %rdx
+	mov %r12, %rcx
+	mov %rbx, %r8
+	call tramp_flush
+	movq $0, STAGE_W(%r10)
+	mov b_tid_off(%rip), %eax
+	mov %fs:(%rax), %eax
+	mov %eax, STAGE_OWNER(%r10)
+	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+	mov %rax, STAGE_FIRST(%r10)
+	cmpb $0x0f, tramp_flush(%rip)
+	jne 1f
+	movl $0, STAGE_ON(%r10)
+1:	ret
+
+	.globl tramp_flush
+tramp_flush:
+	/* the flush probe's 5-byte nop: rdi the stage, rsi bytes staged, rdx why, rcx a code
+	 * object, r8 its frame */
+	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00
+	ret
+
 	.balign 64
 	.globl tramp_params
 tramp_params:
@@ -115,6 +486,28 @@ p_depth_cap:	.long 0		/* TRAMP_HANDBACK_DEPTH */
 	.long 0
 	.globl tramp_ident
 tramp_ident:	.zero 32	/* "pyuprof-tramp 2", the function's address */
+/* the batch path's: the stage (0: no batch path), and where it reads the target */
+b_stage:	.quad 0
+b_main_interp:	.quad 0		/* 3.12+: the interpreter that stages (its GIL is the stage's) */
+		.quad 0
+b_interp_off:	.long 0		/* 3.12+: PyThreadState.interp; 0: every interpreter stages */
+b_frame_arg:	.long 0		/* the frame is in rsi (3.9+), else rdi */
+b_tid_off:	.long 0		/* glibc's struct pthread: tid, from %fs */
+b_code_off:	.long 0		/* frame: f_code / f_executable */
+b_back_off:	.long 0		/* frame: f_back / previous */
+b_owner_off:	.long 0		/* 3.11+: frame: owner */
+b_mode:		.long 0		/* enum caller_mode */
+b_cframe_off:	.long 0		/* 3.11, 3.12: PyThreadState.cframe, */
+b_cfcur_off:	.long 0		/* _PyCFrame.current_frame */
+b_cur_off:	.long 0		/* 3.13: PyThreadState.current_frame */
+b_flags_off:	.long 0		/* PyCodeObject: co_flags, */
+b_name_off:	.long 0		/* co_name, */
+b_file_off:	.long 0		/* co_filename, */
+b_line_off:	.long 0		/* co_firstlineno */
+b_hash_off:	.long 0		/* str: hash, */
+b_len_off:	.long 0		/* length, */
+b_data_off:	.long 0		/* where an ASCII str's characters start */
+b_pad:		.long 0
 	.balign 16
 p_walk:		.zero 16 * 64	/* {return address, frame size, budget held}, 0-terminated */
 	.globl tramp_code_end

@@ -81,7 +81,7 @@ static void *tramp_with(void *fn, const struct py_offsets_entry *o)
 	t.paths.n = 1;
 	t.eval_addr = (uint64_t)(uintptr_t)fn;
 	memcpy(t.eval_head, fn, sizeof(t.eval_head));
-	if (tramp__build(&t, TRAMP_PROBED, page, why, sizeof(why)))
+	if (tramp__build(&t, TRAMP_PROBED, 0, page, why, sizeof(why)))
 		return NULL;
 	m = mmap(NULL, TRAMP_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
@@ -150,7 +150,7 @@ TEST(refuses_what_it_cannot_replay)
 	memset(&t, 0, sizeof(t));
 	t.eval_addr = 0x7f0000001000;
 	memcpy(t.eval_head, riprel, sizeof(riprel));
-	CHECK(tramp__build(&t, TRAMP_PROBED, page, why, sizeof(why)) == -ENOTSUP);
+	CHECK(tramp__build(&t, TRAMP_PROBED, 0, page, why, sizeof(why)) == -ENOTSUP);
 	CHECK(strstr(why, "48 8b 05") != NULL);
 }
 
@@ -201,9 +201,9 @@ TEST(no_budget_before_3_12)
 	memset(&t, 0, sizeof(t));
 	t.eval_addr = (uint64_t)(uintptr_t)sum3;
 	memcpy(t.eval_head, (void *)sum3, sizeof(t.eval_head));
-	REQUIRE(!tramp__build(&t, TRAMP_PROBED, without, why, sizeof(why)));
+	REQUIRE(!tramp__build(&t, TRAMP_PROBED, 0, without, why, sizeof(why)));
 	t.offsets = py_layouts__find(3, 11, 7);
-	REQUIRE(!tramp__build(&t, TRAMP_PROBED, with, why, sizeof(why)));
+	REQUIRE(!tramp__build(&t, TRAMP_PROBED, 0, with, why, sizeof(why)));
 	CHECK(!memcmp(with, without, TRAMP_PAGE));
 	CHECK(!tramp__wanted(&t, TRAMP_PASS));
 	t.offsets = py_layouts__find(3, 13, 0);

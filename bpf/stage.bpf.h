@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The batch mode's BPF side (include/stage.h): the records the trampoline stages in the
+ * target cross into the ring buffer as they are, in chunks, at its flush nop; and before any
+ * other record of the thread that owns them, so that a thread's records keep their order.
+ * User space turns them into calls and returns (user/recorder.c).
+ */
+#ifndef __PYUPROF_STAGE_BPF_H
+#define __PYUPROF_STAGE_BPF_H
+
+const volatile __u64 stage_addr = 0; /* the staging area in the target; 0: no batch mode */
+
+/*
+ * Where the records not yet copied start (the trampoline's count, STAGE_W, is theirs: it only
+ * grows until a flush, after which both start over) and the thread that made them. Only that
+ * thread's programs touch them, or the flush, which the GIL orders with them.
+ */
+__u64 stage_r = 0;
+__u32 stage_owner = 0;
+
+#define STAGE_SMALL 512
+#define STAGE_BIG 4096
+struct ev_batch_small {
+	struct ev_batch h;
+	__u8 data[STAGE_SMALL - sizeof(struct ev_batch)];
+};
+struct ev_batch_big {
+	struct ev_batch h;
+	__u8 data[STAGE_BIG - sizeof(struct ev_batch)];
+};
+#define STAGE_SMALL_DATA (STAGE_SMALL - sizeof(struct ev_batch))
+#define STAGE_BIG_DATA (STAGE_BIG - sizeof(struct ev_batch))
+
+/* One chunk of [from, from + n) into the ring buffer; n bytes, at most its record's room. */
+#define STAGE_CHUNK(rec_t, room_, from_, n_, tid_)                                                   \
+	({                                                                                       \
+		rec_t *_e = bpf_ringbuf_reserve(&events, sizeof(rec_t), 0);                        \
+		int _err = -1;                                                                   \
+		if (_e) {                                                                        \
+			__u32 _n = (n_);                                                          \
+			if (_n > (room_))                                                         \
+				_n = (room_);                                                     \
+			_e->h.type = EV_BATCH;                                                   \
+			_e->h.tid = (tid_);                                                       \
+			_e->h.bytes = _n;                                                        \
+			_e->h.pad = 0;                                                           \
+			if (bpf_probe_read_user(_e->data, _n,                                    \
+						(void *)(stage_addr + STAGE_BUF + (from_)))) {    \
+				_e->h.bytes = 0;                                                 \
+				__sync_fetch_and_add(&stats.read_fail, 1);                       \
+			}                                                                        \
+			bpf_ringbuf_submit(_e, wakeup_flags());                                  \
+			_err = 0;                                                                \
+		}                                                                                \
+		_err;                                                                            \
+	})
+
+struct stage_copy_ctx {
+	__u64 from, to;
+	__u32 tid;
+};
+
+/* bpf_loop's step over records that had no room: each entry a lost call, each exit a lost
+ * return, as with the per-call records. */
+static long stage_lost_step(__u32 i, void *data)
+{
+	struct stage_copy_ctx *cp = data;
+	__u64 kind;
+
+	if (cp->from >= cp->to)
+		return 1;
+	if (!bpf_probe_read_user(&kind, sizeof(kind), (void *)(stage_addr + STAGE_BUF + cp->from + 8))) {
+		if (kind & STAGE_ENTRY)
+			__sync_fetch_and_add(&stats.lost_calls, 1);
+		else if (kind == STAGE_EXIT)
+			__sync_fetch_and_add(&stats.lost_returns, 1);
+	}
+	cp->from += STAGE_REC;
+	return 0;
+}
+
+/* bpf_loop's step: the next chunk of ctx's range, or the end. */
+static long stage_copy_step(__u32 i, void *data)
+{
+	struct stage_copy_ctx *cp = data;
+	__u64 n = cp->to - cp->from;
+	int err;
+
+	if (cp->from >= cp->to)
+		return 1;
+	if (n > STAGE_BIG_DATA)
+		n = STAGE_BIG_DATA;
+	if (n <= STAGE_SMALL_DATA)
+		err = STAGE_CHUNK(struct ev_batch_small, STAGE_SMALL_DATA, cp->from, n, cp->tid);
+	else
+		err = STAGE_CHUNK(struct ev_batch_big, STAGE_BIG_DATA, cp->from, n, cp->tid);
+	if (err) {
+		bpf_loop(STAGE_BUF_BYTES / STAGE_REC, stage_lost_step, cp, 0);
+		return 1;
+	}
+	cp->from += n;
+	return 0;
+}
+
+/* Copies the staged bytes [from, to) out, as thread tid's; what does not fit is counted lost. */
+static __always_inline void stage_copy(__u64 from, __u64 to, __u32 tid)
+{
+	struct stage_copy_ctx c = { .from = from, .to = to < STAGE_BUF_BYTES ? to : STAGE_BUF_BYTES,
+				    .tid = tid };
+
+	bpf_loop(STAGE_BUF_BYTES / STAGE_BIG_DATA + 2, stage_copy_step, &c, 0);
+}
+
+/* Before any other record of thread tid: what it has staged goes first. */
+static __always_inline void stage_drain(__u32 tid)
+{
+	__u64 w;
+
+	if (!stage_addr || tid != stage_owner)
+		return;
+	if (bpf_probe_read_user(&w, sizeof(w), (void *)(stage_addr + STAGE_W)) || w <= stage_r)
+		return;
+	stage_copy(stage_r, w, tid);
+	stage_r = w;
+}
+
+/*
+ * The flush nop: rsi bytes staged, rdx why (STAGE_FLUSH_*), rcx a code object whose identity
+ * is sent now (STAGE_FLUSH_CODE: sent whatever codes says, since the trampoline found its
+ * fields changed), r8 its frame, r9 the thread state (STAGE_FLUSH_TSTATE). From here on the
+ * calling thread owns the buffer.
+ */
+static __noinline int stage_flush(struct pt_regs *ctx)
+{
+	__u64 cw[CODE_WINDOW / 8], w = ctx->si, why = ctx->dx, code = ctx->cx, frame = ctx->r8;
+	__u64 now = bpf_ktime_get_ns();
+	__u32 tid = current_tid();
+
+	if (!tid || !stage_addr)
+		return 0;
+	if (w > stage_r)
+		stage_copy(stage_r, w, stage_owner ? stage_owner : tid);
+	stage_r = 0;
+	stage_owner = tid;
+	if (why & STAGE_FLUSH_TSTATE)
+		note_tstate(ctx->r9);
+	if ((why & STAGE_FLUSH_CODE) && !read_user(cw, sizeof(cw), code))
+		send_code(code, cw, tid, now, get_cache());
+	/* a thread's first call (a switch) or a new code object: threading's bootstrap? */
+	if ((why & (STAGE_FLUSH_CODE | STAGE_FLUSH_SWITCH)) && code &&
+	    (code == bootstrap_codes[0] || code == bootstrap_codes[1])) {
+		note_thread(frame, code, tid, now);
+		if (code == bootstrap_codes[0])
+			request(0, REQ_THREAD_NAME, tid, now);
+	}
+	return 0;
+}
+
+/*
+ * The process ends, or execs: the records staged there go with its memory, so they are copied
+ * out first, by the thread that owns them. A thread that ends while the process runs on
+ * leaves its records where they are (the next thread to stage copies them out as its): the
+ * others may be staging at that moment. At a group exit none returns to user mode any more.
+ */
+#define SIGNAL_GROUP_EXIT 0x4 /* linux/sched/signal.h */
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(stage_at_exit)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tid = current_tid();
+
+	if (tid && (!BPF_CORE_READ(task, signal, live.counter) ||
+		    (BPF_CORE_READ(task, signal, flags) & SIGNAL_GROUP_EXIT)))
+		stage_drain(tid);
+	return 0;
+}
+
+/* (sched_process_exec comes after the old memory is gone: the exec system call's entry) */
+SEC("raw_tp/sys_enter")
+int BPF_PROG(stage_at_exec, struct pt_regs *regs, long id)
+{
+	__u32 tid;
+
+	if (id != 59 /* execve */ && id != 322 /* execveat */)
+		return 0;
+	tid = current_tid();
+	if (tid)
+		stage_drain(tid);
+	return 0;
+}
+
+#endif /* __PYUPROF_STAGE_BPF_H */

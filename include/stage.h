@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The staging area of the batch mode (--exits batch): one anonymous mapping in the target,
+ * private and wiped at fork (MADV_WIPEONFORK: a child starts with staging off), written by the
+ * trampoline page's batch path (user/tramp_code.S), read by the BPF side at each flush
+ * (bpf/stage.bpf.h) and by pyuprof when it stops (user/stage.c). Plain defines, so that the
+ * assembler, the BPF compiler and user space include the one declaration.
+ *
+ * The trampoline appends 32-byte records for the thread that owns the buffer (STAGE_OWNER) and
+ * calls its flush nop, where the BPF program sits, when the buffer is nearly full, when a batch
+ * grows older than a time bound, when another thread starts writing (its records must be
+ * attributed to the thread that made them), or when a code object is not in its table (its
+ * identity is read while it is alive, before any record names it).
+ *
+ * Records (the word at +8 tells the kind):
+ *   entry:  tsc, frame | STAGE_ENTRY [| STAGE_GEN_CREATE], code, chain[0]
+ *   chain:  chain_code[0] | STAGE_CHAIN [| STAGE_CHAIN_GEN0 | STAGE_CHAIN_GEN1], chain[1],
+ *           chain_code[1], back          (always right after its entry)
+ *   exit:   tsc, STAGE_EXIT
+ * chain and flags mean what they mean in struct ev_call (include/pyuprof.h).
+ */
+#ifndef __PYUPROF_STAGE_H
+#define __PYUPROF_STAGE_H
+
+/* the control block, at the mapping's start */
+#define STAGE_ON 0	/* u32: 1 while pyuprof consumes; 0: the page only passes calls through */
+#define STAGE_OWNER 8	/* u32: the thread whose records are staged (glibc's tid) */
+#define STAGE_W 16	/* u64: bytes staged */
+#define STAGE_FIRST 24	/* u64: TSC of the batch's start */
+#define STAGE_BOUND 32	/* u64: TSC ticks a batch may age before it is flushed (set by pyuprof:
+			 * its rate is measured, and the page's bytes stay the same) */
+
+#define STAGE_BUF 4096		    /* the records */
+#define STAGE_BUF_BYTES (64 << 10)
+#define STAGE_REC 32
+/* flushed once more than this is staged: an entry and its chain (64 bytes) always fit */
+#define STAGE_LIMIT (STAGE_BUF_BYTES - 2 * STAGE_REC)
+/* the code objects whose identity was sent: direct-mapped, 64-byte slots of {code, co_name,
+ * its hash, co_filename, its last 8 bytes, co_firstlineno (u32), its length (u32), its first
+ * 8 bytes, its hash} (tramp_code.S's .Lslot) */
+#define STAGE_TABLE (STAGE_BUF + STAGE_BUF_BYTES)
+#define STAGE_SLOTS 16384
+#define STAGE_SLOT 64
+#define STAGE_SIZE (STAGE_TABLE + STAGE_SLOTS * STAGE_SLOT)
+
+/* record kinds and flags, in the word at +8 (entry, exit) or +0 (chain) */
+#define STAGE_ENTRY 1
+#define STAGE_GEN_CREATE 2
+#define STAGE_EXIT 2
+#define STAGE_CHAIN_GEN0 1
+#define STAGE_CHAIN_GEN1 2
+#define STAGE_CHAIN 4
+#define STAGE_FLAG_MASK 7
+
+/* why the trampoline flushes (in %rdx at its flush nop) */
+#define STAGE_FLUSH_FULL 1
+#define STAGE_FLUSH_TIME 2
+#define STAGE_FLUSH_SWITCH 4 /* another thread writes now */
+#define STAGE_FLUSH_CODE 8   /* %rcx: a code object not in the table (%r8: its frame) */
+#define STAGE_FLUSH_TSTATE 16 /* %r9: the thread's thread state (3.9+), at an entry */
+
+#endif /* __PYUPROF_STAGE_H */

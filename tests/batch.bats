@@ -1,0 +1,162 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# The batch mode (the default, --exits batch): the trampoline stages calls and returns in a
+# staging area in the target and the kernel copies them out once per batch (include/stage.h).
+# Every other file records with it and compares with cProfile; here, what only it can get
+# wrong: calls named after the code object that lived at the same address before (against the
+# program's own count: cProfile keys its entries by that address and is wrong there itself),
+# a forked child that must start with staging off, a second recording of one process that
+# must send its code objects again, pyuprof killed while the target stages, and where the
+# batch is not possible (it says why and records exactly with per-call probes).
+
+load helpers
+
+# code_reuse.py recorded with pyuprof ARGS... equals its own count of its calls.
+check_reuse() {
+	local label=$1
+	shift
+	require_py "$label"
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	run -0 --separate-stderr "$PYUPROF" record -v "$@" -o ours.prof -- \
+		"$PY" "$TARGETS/code_reuse.py" truth.json
+	echo "$stderr" >ours.err
+	run -0 "$PY" "$TOOLS/truth_compare.py" ours.prof truth.json
+	[[ $(summary_lost_events ours.err) == 0 ]] || { cat ours.err; return 1; }
+}
+
+@test "batch: code objects freed and made at their address are named right (3.8)" {
+	check_reuse 3.8
+	grep -q 'batch mode: calls and returns staged' ours.err
+}
+@test "batch: code objects freed and made at their address are named right (3.9)" { check_reuse 3.9; }
+@test "batch: code objects freed and made at their address are named right (3.10)" { check_reuse 3.10; }
+@test "batch: code objects freed and made at their address are named right (3.11)" { check_reuse 3.11; }
+@test "batch: code objects freed and made at their address are named right (3.12)" { check_reuse 3.12; }
+@test "batch: code objects freed and made at their address are named right (3.13)" { check_reuse 3.13; }
+@test "batch: the per-call trampoline names them right too (3.8, 3.12, 3.13)" {
+	local label
+	for label in 3.8 3.12 3.13; do
+		check_reuse "$label" --exits trampoline
+		! grep -q 'batch mode' ours.err
+	done
+}
+@test "batch: cProfile itself names them after the first object at the address (the truth is the program's)" {
+	require_py 3.12
+	cd "$BATS_TEST_TMPDIR"
+	"$PY" "$TOOLS/cprofile_run.py" -o cprofile.prof "$TARGETS/code_reuse.py" truth.json
+	run -1 "$PY" "$TOOLS/truth_compare.py" cprofile.prof truth.json
+}
+
+# A forked child's staging area is wiped (staging off: it only passes calls through) while
+# its parent's is on; the child runs right.
+check_fork_wiped() {
+	require_py "$1"
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	run -0 --separate-stderr "$PYUPROF" record -q -o out.prof -- "$PY" "$TARGETS/stage_state.py" fork
+	[[ $output == $'child 0\nparent 1 child-status 0' ]] || { echo "$output"; return 1; }
+}
+@test "batch: a forked child starts with staging off, its parent's on (3.8)" { check_fork_wiped 3.8; }
+@test "batch: a forked child starts with staging off, its parent's on (3.12)" { check_fork_wiped 3.12; }
+@test "batch: a forked child starts with staging off, its parent's on (3.13)" { check_fork_wiped 3.13; }
+
+# pyuprof SIGKILLed while the target stages: the page finds its flush nop no longer probed and
+# stops staging; the target runs on, right, untraced.
+check_killed() {
+	local pid
+	require_py "$1"
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	start_bg target.out target.err "$PY" "$TARGETS/stage_state.py" wait "$BATS_TEST_TMPDIR/stop"
+	TARGET=$BG_PID
+	wait_for_line target.out '^ready' 20 "$TARGET"
+	"$PYUPROF" record -v --top 0 -p "$TARGET" -o kill.prof 2>kill.err &
+	pid=$!
+	wait_for_line kill.err '^pyuprof: recording pid' 30 "$pid"
+	grep -q 'batch mode' kill.err || { cat kill.err; return 1; }
+	kill -KILL "$pid"
+	wait "$pid" || true
+	assert_unharmed "$TARGET"
+	grep -q '^TracerPid:[[:space:]]*0$' "/proc/$TARGET/status"
+	touch stop
+	wait_exit "$TARGET" 30
+	cat target.out
+	[[ $EXIT_STATUS == 0 ]] && grep -qx 'on 0 result ok' target.out
+}
+@test "batch: pyuprof killed mid-recording: the target stops staging by itself, runs right (3.10)" { check_killed 3.10; }
+@test "batch: pyuprof killed mid-recording: the target stops staging by itself, runs right (3.12)" { check_killed 3.12; }
+
+# Attached again and again: each recording sends its code objects anew (the table of those
+# sent stays in the target between recordings and must not be taken for this one's).
+@test "batch: 8 attaches to one process: every profile names every call (3.8, 3.12)" {
+	require_bpf
+	local label cycle
+	for label in 3.8 3.12; do
+		require_py "$label"
+		cd "$BATS_TEST_TMPDIR"
+		start_bg "$label.out" "$label.err" "$PY" "$TARGETS/selfcheck.py" "stop.$label"
+		TARGET=$BG_PID
+		wait_for_line "$label.out" '^ready' 20 "$TARGET"
+		for ((cycle = 0; cycle < 8; cycle++)); do
+			run -0 --separate-stderr "$PYUPROF" record -q -p "$TARGET" -d 0.2 \
+				-o "$label.$cycle.prof"
+		done
+		# one staging area, as one page, however many recordings
+		[[ $("$PY" -c 'import sys
+sizes = [int(b, 16) - int(a, 16) for l in open(sys.argv[1])
+         for a, b in [l.split()[0].split("-")] if len(l.split()) == 5 and l.split()[1] == "rw-p"]
+print(sizes.count(4096 + (64 << 10) + 16384 * 64))' "/proc/$TARGET/maps") == 1 ]]
+		[[ $(grep -c '/memfd:pyuprof-tramp' "/proc/$TARGET/maps") == 1 ]]
+		touch "stop.$label"
+		wait_exit "$TARGET" 30
+		[[ $EXIT_STATUS == 0 ]]
+		run -0 "$PY" -c '
+import pstats, sys
+want = {"one_round", "fib", "squares", "add", "boom", "__init__"}
+for f in sys.argv[1:]:
+    names = {k[2] for k in pstats.Stats(f).stats}
+    assert want <= names, (f, sorted(want - names))
+    assert not any("unknown" in n for n in names), (f, sorted(names))
+print(len(sys.argv) - 1)' "$label".*.prof
+		[[ $output == 8 ]]
+	done
+}
+
+@test "batch: --clock cpu records per call, says so, and equals cProfile (3.12)" {
+	require_py 3.12
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	"$PY" "$TOOLS/cprofile_run.py" -o cprofile.prof "$TARGETS/generators.py" >/dev/null
+	run -0 --separate-stderr "$PYUPROF" record --clock cpu --exits batch -o ours.prof -- \
+		"$PY" "$TARGETS/generators.py"
+	grep -q 'no batch mode (--clock cpu reads each thread.s CPU time in the kernel)' <<<"$stderr" ||
+		{ echo "$stderr"; return 1; }
+	run -0 "$PY" "$TOOLS/pstats_compare.py" ours.prof cprofile.prof --file "$TARGETS/generators.py"
+}
+
+@test "batch: Debian's 3.11 keeps its USDT exits, said when batch is asked for" {
+	require_py deb3.11
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	run -0 --separate-stderr "$PYUPROF" record --exits batch -o ours.prof -- \
+		"$PY" "$TARGETS/getitem.py"
+	grep -q 'no batch mode (Python 3.11.2 runs calls inline that only its USDT exit sees)' \
+		<<<"$stderr" || { echo "$stderr"; return 1; }
+	"$PY" "$TOOLS/cprofile_run.py" -o cprofile.prof "$TARGETS/getitem.py" >/dev/null
+	run -0 "$PY" "$TOOLS/pstats_compare.py" ours.prof cprofile.prof --file "$TARGETS/getitem.py"
+}
+
+# The calls made just before an exec: staged, and copied out as the exec starts.
+check_exec() {
+	require_py "$1"
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	run -0 --separate-stderr "$PYUPROF" record -o ours.prof -- "$PY" "$TARGETS/exec_after_calls.py" 300
+	run -0 "$PY" -c 'import pstats, sys
+calls = {k[2]: v[1] for k, v in pstats.Stats(sys.argv[1]).stats.items()
+         if k[0].endswith("exec_after_calls.py")}
+assert calls == {"<module>": 1, "main": 1, "step": 300}, calls' ours.prof
+}
+@test "batch: the calls staged before an exec are recorded (3.8)" { check_exec 3.8; }
+@test "batch: the calls staged before an exec are recorded (3.12)" { check_exec 3.12; }

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The staging area switched on and off, and its rest read, with the target stopped. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "proc.h"
+#include "stage.h"
+#include "staging.h"
+#include "tsc.h"
+
+uint32_t staging__tid_offset(void)
+{
+	static uint32_t found, done;
+	const uint8_t *self = (const uint8_t *)pthread_self();
+	int32_t tid = (int32_t)gettid(), v;
+
+	if (done)
+		return found;
+	done = 1;
+	/* glibc's struct pthread starts at the thread pointer (%fs:0 holds its own address) */
+	for (uint32_t off = 8; off < 2048; off += 4) {
+		memcpy(&v, self + off, sizeof(v));
+		if (v == tid) {
+			found = off;
+			break;
+		}
+	}
+	return found;
+}
+
+int staging__start(pid_t pid, uint64_t stage)
+{
+	enum { CHUNK = 64 << 10 };
+	uint8_t *zero = calloc(1, CHUNK);
+	uint64_t bound = tsc__ticks(STAGING_BOUND_NS);
+	uint32_t on = 1;
+	uint64_t at;
+	int err = zero ? 0 : -ENOMEM;
+
+	/* the area as a forked child has it (wiped), whatever an earlier recording left: above
+	 * all its table, whose code objects this recording has not sent yet */
+	for (at = 0; !err && at < STAGE_SIZE; at += CHUNK)
+		err = proc__write(pid, stage + at, zero, STAGE_SIZE - at < CHUNK ? STAGE_SIZE - at : CHUNK);
+	free(zero);
+	if (!err)
+		err = proc__write(pid, stage + STAGE_BOUND, &bound, sizeof(bound));
+	if (!err)
+		err = proc__write(pid, stage + STAGE_ON, &on, sizeof(on));
+	return err;
+}
+
+int staging__stop(pid_t pid, uint64_t stage, uint64_t r, uint32_t owner, struct staging_rest *rest)
+{
+	uint32_t off = 0;
+	uint64_t w = 0;
+	int err;
+
+	memset(rest, 0, sizeof(*rest));
+	err = proc__write(pid, stage + STAGE_ON, &off, sizeof(off));
+	if (!err)
+		err = proc__read(pid, stage + STAGE_W, &w, sizeof(w));
+	if (err)
+		return err;
+	if (w > STAGE_BUF_BYTES)
+		w = STAGE_BUF_BYTES;
+	if (w <= r)
+		return 0;
+	rest->data = malloc(w - r);
+	if (!rest->data)
+		return -ENOMEM;
+	err = proc__read(pid, stage + STAGE_BUF + r, rest->data, w - r);
+	if (err) {
+		free(rest->data);
+		rest->data = NULL;
+		return err;
+	}
+	rest->tid = owner;
+	rest->bytes = (uint32_t)(w - r);
+	return 0;
+}

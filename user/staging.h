@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The batch mode's staging area in one target (include/stage.h): switching it on and off, and
+ * what is still staged when pyuprof stops. The area is placed, with the page that writes it,
+ * by tramp.c.
+ */
+#ifndef __PYUPROF_STAGING_H
+#define __PYUPROF_STAGING_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* How long records may stay staged before the trampoline flushes them: `top` and the status
+ * line stay this live. */
+#define STAGING_BOUND_NS (50 * 1000 * 1000)
+
+/* Where glibc keeps a thread's kernel tid in its thread block (%fs), the trampoline's thread
+ * key: found in pyuprof's own, once; 0 if not found. */
+uint32_t staging__tid_offset(void);
+
+/* Process stopped: an empty batch, staging on. Returns 0 or -errno. */
+int staging__start(pid_t pid, uint64_t stage);
+
+/* What was staged and not yet copied out when the recording stopped. */
+struct staging_rest {
+	uint32_t tid;	/* the thread whose records they are */
+	uint32_t bytes;
+	uint8_t *data;	/* malloc'd */
+};
+
+/*
+ * Process stopped: staging off (the page only passes calls through from now on), and the
+ * records from r (the BPF side's count of those copied) to the end into *rest. Returns 0 or
+ * -errno.
+ */
+int staging__stop(pid_t pid, uint64_t stage, uint64_t r, uint32_t owner, struct staging_rest *rest);
+
+#endif /* __PYUPROF_STAGING_H */

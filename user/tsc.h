@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The time stamp counter, which the trampoline's batch path stamps its records with (a read
+ * costs nanoseconds, a kernel clock a kernel entry), converted to the monotonic clock of every
+ * other record (clock.h).
+ */
+#ifndef __PYUPROF_TSC_H
+#define __PYUPROF_TSC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Whether the TSC ticks at one rate on every CPU, in every power state (constant_tsc and
+ * nonstop_tsc), so that one conversion holds; why not, if not. */
+bool tsc__usable(char *why, size_t why_len);
+/* Measures the conversion (once: later calls return at once). Returns 0 or -errno. */
+int tsc__calibrate(void);
+/* A TSC reading as CLOCK_MONOTONIC ns, and a span of ns in ticks (after tsc__calibrate). */
+uint64_t tsc__to_ns(uint64_t tsc);
+uint64_t tsc__ticks(uint64_t ns);
+
+#endif /* __PYUPROF_TSC_H */
