@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The trampoline page's batch path (user/tramp_code.S, include/stage.h) run for real in this
+ * process, with 3.12.1's layout, in front of a small assembly function that starts as
+ * _PyEval_EvalFrameDefault does and returns its frame argument. Fake thread state, frames,
+ * code objects and strings hold the fields it reads; the flush nop jumps to a shim that logs
+ * its registers (a byte other than the nop's first: "probed"). Checked: the entry, chain and
+ * exit records and their flags; a flush before the first record of a thread and of each code
+ * object, the chain's too, with the thread state; none for a code object already sent; one
+ * again when a field of its identity changed (a new object at a freed one's address); a full
+ * buffer flushed; staging off, another interpreter and an entry-shim caller stage nothing; and
+ * a flush nop found unprobed (pyuprof gone) switches staging off.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "test.h"
+#include "py_layouts.h"
+#include "stage.h"
+#include "tramp.h"
+
+/* the eval function: returns its frame argument (rsi), starting with push %r15 */
+extern uint64_t frame_id(uint64_t tstate, uint64_t frame, uint64_t throwflag);
+/* the flush nop's stand-in: logs rdi, rsi, rdx, rcx, r8, r9; clobbers rax and rcx only */
+extern void flush_shim(void);
+extern uint64_t flush_n, flush_log[64][8];
+__asm__(".text\n"
+	".globl frame_id\n frame_id:\n push %r15\n mov %rsi,%rax\n pop %r15\n ret\n"
+	".globl flush_shim\n flush_shim:\n push %rcx\n mov flush_n(%rip),%rax\n and $63,%rax\n"
+	" shl $6,%rax\n lea flush_log(%rip),%rcx\n add %rax,%rcx\n mov %rdi,(%rcx)\n"
+	" mov %rsi,8(%rcx)\n mov %rdx,16(%rcx)\n pop %rax\n mov %rax,24(%rcx)\n"
+	" mov %r8,32(%rcx)\n mov %r9,40(%rcx)\n incq flush_n(%rip)\n ret\n"
+	".data\n .globl flush_n, flush_log\n .balign 8\n flush_n: .quad 0\n"
+	" flush_log: .zero 64 * 64\n .text\n");
+
+#define OBJ 256
+/* the fake objects: a thread state and its interpreter, a _PyCFrame, the frame entered, its
+ * caller and the caller's entry shim, two code objects, their names and filename */
+struct world {
+	uint8_t tstate[OBJ], interp[OBJ], other_interp[OBJ], cframe[OBJ];
+	uint8_t frame[OBJ], caller[OBJ], shim[OBJ], code[OBJ], caller_code[OBJ];
+	uint8_t name[OBJ], caller_name[OBJ], file[OBJ];
+} __attribute__((aligned(64)));
+
+static void put64(uint8_t *obj, uint32_t off, uint64_t v)
+{
+	memcpy(obj + off, &v, sizeof(v));
+}
+
+static uint64_t addr(const void *p)
+{
+	return (uint64_t)(uintptr_t)p;
+}
+
+/* An ASCII str at s (3.12: length, hash, characters at PyASCIIObject_size). */
+static void put_str(const struct py_offsets *b, uint8_t *s, const char *text, uint64_t hash)
+{
+	put64(s, b->PyUnicode_length, strlen(text));
+	put64(s, b->PyUnicode_length + 8, hash);
+	memcpy(s + b->PyASCIIObject_size, text, strlen(text) + 1);
+}
+
+static void put_code(const struct py_offsets *b, uint8_t *code, uint8_t *name, uint8_t *file,
+		     int32_t line, uint32_t flags)
+{
+	put64(code, b->PyCodeObject_co_name, addr(name));
+	put64(code, b->PyCodeObject_co_filename, addr(file));
+	memcpy(code + b->PyCodeObject_co_firstlineno, &line, sizeof(line));
+	memcpy(code + b->PyCodeObject_co_flags, &flags, sizeof(flags));
+}
+
+struct rig {
+	const struct py_offsets_entry *o;
+	struct world *w;
+	uint8_t *stage, *page;
+};
+
+/* The world, a staging area (on, empty) and a batch page for it whose flush nop jumps to
+ * flush_shim through an island in the page after it. */
+static int rig_up(struct rig *r)
+{
+	static const uint8_t nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	const struct py_offsets *b;
+	struct py_target t;
+	uint8_t *island;
+	char why[256];
+	uint64_t shim = addr(flush_shim);
+	int32_t rel;
+
+	memset(r, 0, sizeof(*r));
+	r->o = py_layouts__find(3, 12, 1);
+	if (!r->o)
+		return -1;
+	b = &r->o->bpf;
+	r->w = aligned_alloc(64, sizeof(*r->w));
+	r->stage = aligned_alloc(4096, STAGE_SIZE);
+	r->page = mmap(NULL, 2 * TRAMP_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	if (!r->w || !r->stage || r->page == MAP_FAILED)
+		return -1;
+	memset(r->w, 0, sizeof(*r->w));
+	memset(r->stage, 0, STAGE_SIZE);
+	memset(&t, 0, sizeof(t));
+	t.major = 3;
+	t.minor = 12;
+	t.offsets = r->o;
+	t.runtime_addr = addr(r->w->interp) - r->o->PyRuntime_main_interpreter;
+	t.eval_addr = addr(frame_id);
+	memcpy(t.eval_head, (void *)frame_id, sizeof(t.eval_head));
+	if (tramp__build(&t, TRAMP_BATCH, addr(r->stage), r->page, why, sizeof(why)))
+		return -1;
+	if (memcmp(r->page + tramp__flush_offset(), nop5, sizeof(nop5)))
+		return -1;
+	/* island: movabs $flush_shim, %rax; jmp *%rax */
+	island = r->page + TRAMP_PAGE;
+	island[0] = 0x48;
+	island[1] = 0xb8;
+	memcpy(island + 2, &shim, 8);
+	island[10] = 0xff;
+	island[11] = 0xe0;
+	r->page[tramp__flush_offset()] = 0xe9;
+	rel = (int32_t)(TRAMP_PAGE - (tramp__flush_offset() + 5));
+	memcpy(r->page + tramp__flush_offset() + 1, &rel, sizeof(rel));
+	if (mprotect(r->page, 2 * TRAMP_PAGE, PROT_READ | PROT_EXEC))
+		return -1;
+	/* the world: the main interpreter's thread, in a call from caller, whose activation's
+	 * frame chain ends at its entry shim */
+	put64(r->w->tstate, b->PyThreadState_interp, addr(r->w->interp));
+	put64(r->w->tstate, b->PyThreadState_cframe, addr(r->w->cframe));
+	put64(r->w->cframe, b->PyCFrame_current_frame, addr(r->w->caller));
+	put64(r->w->frame, b->frame_code, addr(r->w->code));
+	put64(r->w->frame, b->frame_back, addr(r->w->caller));
+	put64(r->w->caller, b->frame_code, addr(r->w->caller_code));
+	put64(r->w->caller, b->frame_back, addr(r->w->shim));
+	r->w->shim[b->frame_owner] = 3; /* FRAME_OWNED_BY_CSTACK */
+	put_str(b, r->w->name, "leaf", 0x1234);
+	put_str(b, r->w->caller_name, "caller", 0x5678);
+	put_str(b, r->w->file, "/srv/app/model.py", 0x9abc);
+	put_code(b, r->w->code, r->w->name, r->w->file, 10, 0);
+	put_code(b, r->w->caller_code, r->w->caller_name, r->w->file, 3, 0);
+	*(uint32_t *)(r->stage + STAGE_ON) = 1;
+	*(uint64_t *)(r->stage + STAGE_BOUND) = UINT64_MAX; /* no time bound here */
+	flush_n = 0;
+	return 0;
+}
+
+static void rig_down(struct rig *r)
+{
+	munmap(r->page, 2 * TRAMP_PAGE);
+	free(r->stage);
+	free(r->w);
+}
+
+static uint64_t *staged(struct rig *r, uint64_t at)
+{
+	return (uint64_t *)(r->stage + STAGE_BUF + at);
+}
+
+static uint64_t staged_bytes(struct rig *r)
+{
+	return *(uint64_t *)(r->stage + STAGE_W);
+}
+
+/* One call through the batch path (its address: the page's tramp_batch). */
+static uint64_t call(struct rig *r)
+{
+	extern const uint8_t tramp_code[], tramp_batch[];
+	uint64_t (*f)(uint64_t, uint64_t, uint64_t) =
+		(uint64_t(*)(uint64_t, uint64_t, uint64_t))(r->page + (tramp_batch - tramp_code));
+
+	return f(addr(r->w->tstate), addr(r->w->frame), 0);
+}
+
+TEST(stages_entry_chain_and_exit)
+{
+	struct rig r;
+	uint64_t *e;
+
+	REQUIRE(!rig_up(&r));
+	CHECK(call(&r) == addr(r.w->frame));
+	/* first: a new thread and a new code object, then the chain's new code object */
+	REQUIRE(flush_n == 2);
+	CHECK(flush_log[0][0] == addr(r.stage));
+	CHECK(flush_log[0][1] == 0);
+	CHECK(flush_log[0][2] == (STAGE_FLUSH_SWITCH | STAGE_FLUSH_CODE | STAGE_FLUSH_TSTATE));
+	CHECK(flush_log[0][3] == addr(r.w->code));
+	CHECK(flush_log[0][4] == addr(r.w->frame));
+	CHECK(flush_log[0][5] == addr(r.w->tstate));
+	CHECK(flush_log[1][2] == STAGE_FLUSH_CODE);
+	CHECK(flush_log[1][3] == addr(r.w->caller_code));
+	CHECK(*(uint32_t *)(r.stage + STAGE_OWNER) == (uint32_t)gettid());
+	REQUIRE(staged_bytes(&r) == 3 * STAGE_REC);
+	e = staged(&r, 0);
+	CHECK(e[0] != 0);
+	CHECK(e[1] == (addr(r.w->frame) | STAGE_ENTRY));
+	CHECK(e[2] == addr(r.w->code));
+	CHECK(e[3] == addr(r.w->caller));
+	/* the chain: the caller's code, then nothing past its entry shim */
+	CHECK(e[4] == (addr(r.w->caller_code) | STAGE_CHAIN));
+	CHECK(e[5] == 0 && e[6] == 0 && e[7] == 0);
+	CHECK(e[9] == STAGE_EXIT);
+	CHECK(e[8] >= e[0]);
+	/* again: nothing new, no flush */
+	CHECK(call(&r) == addr(r.w->frame));
+	CHECK(flush_n == 2);
+	CHECK(staged_bytes(&r) == 6 * STAGE_REC);
+	CHECK(staged(&r, 3 * STAGE_REC)[0] >= e[8]);
+	rig_down(&r);
+}
+
+TEST(a_new_identity_at_the_same_address_is_sent_again)
+{
+	const struct py_offsets *b;
+	struct rig r;
+
+	REQUIRE(!rig_up(&r));
+	b = &r.o->bpf;
+	call(&r);
+	REQUIRE(flush_n == 2);
+	/* another name (its hash), another file (its last bytes), another line: each once */
+	put_str(b, r.w->name, "leaf", 0x4321);
+	call(&r);
+	CHECK(flush_n == 3 && flush_log[2][2] == (STAGE_FLUSH_CODE | STAGE_FLUSH_TSTATE) &&
+	      flush_log[2][3] == addr(r.w->code));
+	put_str(b, r.w->file, "/srv/app/modem.py", 0x9abc);
+	call(&r);
+	/* (the caller's code names the same file: it is sent again too) */
+	CHECK(flush_n == 5);
+	put_code(b, r.w->code, r.w->name, r.w->file, 11, 0);
+	call(&r);
+	CHECK(flush_n == 6);
+	call(&r);
+	CHECK(flush_n == 6);
+	rig_down(&r);
+}
+
+TEST(flags_generator_frames)
+{
+	const struct py_offsets *b;
+	struct rig r;
+
+	REQUIRE(!rig_up(&r));
+	b = &r.o->bpf;
+	put_code(b, r.w->code, r.w->name, r.w->file, 10, 0x20); /* CO_GENERATOR */
+	call(&r);
+	CHECK(staged(&r, 0)[1] == (addr(r.w->frame) | STAGE_ENTRY | STAGE_GEN_CREATE));
+	/* a generator's own frame (owner 1) is a call */
+	r.w->frame[b->frame_owner] = 1;
+	call(&r);
+	CHECK(staged(&r, 3 * STAGE_REC)[1] == (addr(r.w->frame) | STAGE_ENTRY));
+	/* the chain's generator frames are flagged, their addresses whole: the caller's caller
+	 * a generator's frame (in place of the entry shim), then the caller too */
+	r.w->shim[b->frame_owner] = 1;
+	put64(r.w->shim, b->frame_code, addr(r.w->caller_code));
+	call(&r);
+	CHECK(staged(&r, 7 * STAGE_REC)[0] ==
+	      (addr(r.w->caller_code) | STAGE_CHAIN | STAGE_CHAIN_GEN1));
+	CHECK(staged(&r, 7 * STAGE_REC)[1] == addr(r.w->shim));
+	CHECK(staged(&r, 7 * STAGE_REC)[2] == addr(r.w->caller_code));
+	r.w->caller[b->frame_owner] = 1;
+	call(&r);
+	CHECK(staged(&r, 10 * STAGE_REC)[0] == (addr(r.w->caller_code) | STAGE_CHAIN |
+						 STAGE_CHAIN_GEN0 | STAGE_CHAIN_GEN1));
+	rig_down(&r);
+}
+
+TEST(a_full_buffer_is_flushed)
+{
+	struct rig r;
+
+	REQUIRE(!rig_up(&r));
+	call(&r);
+	REQUIRE(flush_n == 2);
+	*(uint64_t *)(r.stage + STAGE_W) = STAGE_LIMIT - STAGE_REC;
+	call(&r);
+	/* entry and chain take it past the limit (never past the buffer): flushed, then the exit
+	 * starts the next batch */
+	CHECK(flush_n == 3 && flush_log[2][2] == STAGE_FLUSH_FULL);
+	CHECK(flush_log[2][1] == STAGE_LIMIT + STAGE_REC);
+	CHECK(staged_bytes(&r) == STAGE_REC);
+	CHECK(staged(&r, 0)[1] == STAGE_EXIT);
+	rig_down(&r);
+}
+
+TEST(stages_nothing_off_elsewhere_or_from_a_shim)
+{
+	struct rig r;
+
+	REQUIRE(!rig_up(&r));
+	call(&r);
+	REQUIRE(staged_bytes(&r) == 3 * STAGE_REC && flush_n == 2);
+	/* staging off: a pass-through */
+	*(uint32_t *)(r.stage + STAGE_ON) = 0;
+	CHECK(call(&r) == addr(r.w->frame));
+	CHECK(staged_bytes(&r) == 3 * STAGE_REC);
+	*(uint32_t *)(r.stage + STAGE_ON) = 1;
+	/* another interpreter (its own GIL, maybe): the head's probes, not the stage */
+	put64(r.w->tstate, r.o->bpf.PyThreadState_interp, addr(r.w->other_interp));
+	CHECK(call(&r) == addr(r.w->frame));
+	CHECK(staged_bytes(&r) == 3 * STAGE_REC);
+	put64(r.w->tstate, r.o->bpf.PyThreadState_interp, addr(r.w->interp));
+	/* called from an entry shim (a frame cleared after it returned): the head's probes */
+	put64(r.w->cframe, r.o->bpf.PyCFrame_current_frame, addr(r.w->shim));
+	CHECK(call(&r) == addr(r.w->frame));
+	CHECK(staged_bytes(&r) == 3 * STAGE_REC);
+	CHECK(flush_n == 2);
+	rig_down(&r);
+}
+
+TEST(an_unprobed_flush_nop_switches_staging_off)
+{
+	static const uint8_t nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	struct rig r;
+
+	REQUIRE(!rig_up(&r));
+	REQUIRE(!mprotect(r.page, TRAMP_PAGE, PROT_READ | PROT_WRITE));
+	memcpy(r.page + tramp__flush_offset(), nop5, sizeof(nop5));
+	REQUIRE(!mprotect(r.page, TRAMP_PAGE, PROT_READ | PROT_EXEC));
+	CHECK(call(&r) == addr(r.w->frame));
+	CHECK(*(uint32_t *)(r.stage + STAGE_ON) == 0);
+	CHECK(call(&r) == addr(r.w->frame));
+	CHECK(flush_n == 0);
+	rig_down(&r);
+}
+
+int main(void)
+{
+	static const struct test_case cases[] = {
+		TEST_CASE(stages_entry_chain_and_exit),
+		TEST_CASE(a_new_identity_at_the_same_address_is_sent_again),
+		TEST_CASE(flags_generator_frames),
+		TEST_CASE(a_full_buffer_is_flushed),
+		TEST_CASE(stages_nothing_off_elsewhere_or_from_a_shim),
+		TEST_CASE(an_unprobed_flush_nop_switches_staging_off),
+	};
+
+	return test_run(cases, TEST_COUNT(cases));
+}
