@@ -52,6 +52,16 @@ run_mode() {
 	pyuprof-uret | pyuprof-ret | pyuprof-tramp)
 		line=$(build/pyuprof record -q --exits "$(exits_of "$mode")" -o "$tmp/p.prof" -- \
 			"$py" $(workload_cmd "$w")) ;;
+	pyuprof-trap) # the batch with a flush probe that traps (kernels before 6.18)
+		line=$(PYUPROF_BENCH_FLUSH_TRAP=1 build/pyuprof record -q -o "$tmp/p.prof" -- \
+			"$py" $(workload_cmd "$w")) ;;
+	stagefloor) # the batch as built, its flush probe counting only: no copy, no consumer
+		line=$(PYUPROF_BENCH_COUNT_ONLY=1 build/pyuprof record -q --exits batch \
+			-o "$tmp/p.prof" -- "$py" $(workload_cmd "$w") 2>/dev/null || true) ;;
+	stage) # the staging anchor (../shared/anchors/stage) with a counting probe on its flush
+		[[ -n $stage_so ]] || return 0
+		line=$(STAGE_SO="$stage_so" BARE_STAGE="$stage_so:$stage_flush" build/bench/bare stage \
+			-- "$py" bench/with_stage.py $(workload_cmd "$w")) ;;
 	tramp) # no call is recorded: pyuprof says so and exits 1
 		line=$(PYUPROF_BENCH_COUNT_ONLY=1 build/pyuprof record -q --exits trampoline \
 			-o "$tmp/p.prof" -- "$py" $(workload_cmd "$w") 2>/dev/null || true) ;;
@@ -59,6 +69,28 @@ run_mode() {
 	esac
 	awk '/^elapsed/ {print $2, $4}' <<<"$line"
 }
+
+# The staging anchor, the floor of the batch design (../shared/anchors/stage/README.md), as a
+# shared object, and the file offset of its flush nop (where bare's counting probe goes).
+stage_so="" stage_flush=""
+if [[ -f ../shared/anchors/stage/stage.S ]] &&
+	gcc -shared -nostdlib -o "$tmp/stage.so" ../shared/anchors/stage/stage.S; then
+	stage_so=$tmp/stage.so
+	stage_flush=$(python3 - "$stage_so" <<'PY'
+import subprocess, sys
+out = subprocess.run(["readelf", "-sSW", sys.argv[1]], capture_output=True, text=True).stdout
+secs = {}
+for line in out.splitlines():
+    f = line.replace("[ ", "[").split()
+    if len(f) > 5 and f[0].startswith("[") and f[0].endswith("]") and f[1] == ".text":
+        secs["text"] = (int(f[3], 16), int(f[4], 16))
+    if len(f) == 8 and f[7] == "tramp_flush":
+        sym = int(f[1], 16)
+addr, off = secs["text"]
+print(hex(sym - addr + off))
+PY
+)
+fi
 
 exits_of() { # bench mode -> record --exits
 	case $1 in
@@ -104,8 +136,12 @@ stats() { # values... -> "min median"
 	echo "kernel $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')."
 	echo "Run $(date -u +%Y-%m-%dT%H:%MZ), $REPS repetitions per cell, min and median; compile.py $COMPILE_FILES."
 	echo "Per-call cost = (time - native time) / calls of the timed section, in ns (medians)."
-	echo "**pyuprof/bare** = pyuprof's per-call cost over counting-only probes at the same points,"
-	echo "same run: the trampoline's nops (tramp), on deb3.11 the entry and USDT exit (exit)."
+	echo "**pyuprof/stage** = pyuprof's per-call cost (its default: the batch mode) over the staging"
+	echo "anchor's (../shared/anchors/stage: TSC-stamped records, a counting probe per 256), same run."
+	echo "**pyuprof-tramp/bare** = the per-call trampoline's cost over counting-only probes at the same"
+	echo "points, same run: the trampoline's nops (tramp), on deb3.11 the entry and USDT exit (exit)."
+	echo "stagefloor: the batch as built with its flush probe counting only (no copy, no consumer);"
+	echo "pyuprof-trap: the batch with a flush probe that traps (no nop optimization, kernels < 6.18)."
 	echo "BPF ns/call: time inside the BPF programs per Python call (kernel.bpf_stats_enabled,"
 	echo "separate run), counting-only at the same points vs pyuprof, and the events pyuprof lost in"
 	echo "that run (default settings). Modes: see bench/run.sh."
@@ -116,7 +152,7 @@ stats() { # values... -> "min median"
 
 for label in $PYS; do
 	py=$(py_path "$label") || continue
-	modes=${MODES:-"native switch both uretprobe tramp pyuprof pyuprof-uret pyuprof-ret cprofile"}
+	modes=${MODES:-"native switch both uretprobe tramp stage stagefloor pyuprof pyuprof-trap pyuprof-tramp pyuprof-uret pyuprof-ret cprofile"}
 	bare=tramp
 	if [[ $label == deb3.11 ]]; then # the build with USDT: pyuprof's exits are function__return
 		modes=${MODES:-"native switch both exit uretprobe tramp pyuprof pyuprof-tramp cprofile"}
@@ -140,10 +176,23 @@ for label in $PYS; do
 				"$(awk -v v="$mn" 'BEGIN {print v*1000}')" \
 				"$(awk -v v="$md" 'BEGIN {print v*1000}')" "$per" >>"$out.tmp"
 		done
-		read -r bb bp lost < <(bpf_per_call "$bare" "$py" "$w")
-		awk -v p="${med[pyuprof]}" -v b="${med[$bare]}" -v n="${med[native]}" -v l="$label" \
-			-v w="$w" -v bb="$bb" -v bp="$bp" -v lost="$lost" 'BEGIN {printf "| %s | %s | | | **pyuprof/bare** | | | **%.2f** |\n| %s | %s | | | BPF ns/call bare, pyuprof; lost events | | | %s, %s; %s |\n",
-			l, w, (p - n) / (b - n), l, w, bb, bp, lost}' >>"$out.tmp"
+		# the batch (pyuprof's default) over the staging anchor's floor, the per-call
+		# trampoline over its counting-only probes (the floors of the two designs)
+		if [[ -n ${med[stage]:-} && -n ${med[pyuprof]:-} ]]; then
+			awk -v p="${med[pyuprof]}" -v b="${med[stage]}" -v n="${med[native]}" \
+				-v l="$label" -v w="$w" 'BEGIN {printf "| %s | %s | | | **pyuprof/stage** | | | **%.2f** |\n",
+				l, w, (p - n) / (b - n)}' >>"$out.tmp"
+		fi
+		if [[ -n ${med[pyuprof-tramp]:-} && -n ${med[$bare]:-} ]]; then
+			awk -v p="${med[pyuprof-tramp]}" -v b="${med[$bare]}" -v n="${med[native]}" \
+				-v l="$label" -v w="$w" 'BEGIN {printf "| %s | %s | | | **pyuprof-tramp/bare** | | | **%.2f** |\n",
+				l, w, (p - n) / (b - n)}' >>"$out.tmp"
+		fi
+		if [[ -z ${NO_BPF_STATS:-} ]]; then
+			read -r bb bp lost < <(bpf_per_call "$bare" "$py" "$w")
+			printf '| %s | %s | | | BPF ns/call bare, pyuprof; lost events | | | %s, %s; %s |\n' \
+				"$label" "$w" "$bb" "$bp" "$lost" >>"$out.tmp"
+		fi
 		unset med
 	done
 done

@@ -87,8 +87,8 @@ static int alloc_set(struct link_probes *p, const char *path, bool ret, size_t c
 }
 
 /*
- * Every probe for t, in detach order: the trampoline's (entry, then return), the interpreter
- * object's (the entry first), then the uretprobe. Sets with no probe have n 0.
+ * Every probe for t, in detach order: the trampoline's (the batch's flush, entry, return), the
+ * interpreter object's (the entry first), then the uretprobe. Sets with no probe have n 0.
  */
 static int probes_of(struct link_probes set[NSETS], const struct py_target *t, enum exits exits,
 		     const char *tramp_path)
@@ -98,7 +98,7 @@ static int probes_of(struct link_probes set[NSETS], const struct py_target *t, e
 	struct link_probes *lib = &set[1];
 	int i, err;
 
-	err = alloc_set(&set[0], tramp_path, false, 2);
+	err = alloc_set(&set[0], tramp_path, false, 3);
 	if (!err)
 		err = alloc_set(lib, t->path, false, cap);
 	if (!err)

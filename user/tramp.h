@@ -14,8 +14,13 @@
  *   +23  ret
  *   body: 3.12+, the C recursion budget handed back around a call of what follows (below);
  *         then <the function's first instruction, replayed>; jmp *<slot>(%rip)
+ *   batch: stages an entry record and its chain, calls <body> as the head does, stages an
+ *         exit record; the flush nop (a third probe) hands the staged records to the kernel
+ *         (include/stage.h). A batch page's hook points here; a call it does not stage (3.12+:
+ *         another interpreter's; one from an entry shim) goes to +0.
  *   then the parameters: the slot (the function's second instruction; for a pass-through page,
- *   the function), the hand-back's, the identity "pyuprof-tramp 2" and the function's address.
+ *   the function), the hand-back's, the identity "pyuprof-tramp 2" and the function's address,
+ *   the batch path's (its staging area, where it reads frames, code objects and strings).
  *
  * The code and its parameters are tramp_code.S, copied and filled in by tramp__build.
  *
