@@ -12,14 +12,14 @@
 # size of the same workload (shares, not times, are compared). Writes bench/FIDELITY.md
 # (keeping its hand-written "## Findings" section), or OUT.
 # Settings: PYTHONS (labels as tests/helpers.bash: "3.8 3.10 3.12 3.13 deb3.11"), WORKLOADS
-# ("fib generators compile recursion threads"), REPS (3), PYUPROF_ARGS (extra record options,
+# ("fib generators compile recursion threads known"), REPS (3), PYUPROF_ARGS (extra record options,
 # e.g. "--exits uretprobe"), OUT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=tests/helpers.bash
 source tests/helpers.bash 2>/dev/null || true
 PYTHONS=${PYTHONS:-"3.8 3.10 3.12 3.13 deb3.11"}
-WORKLOADS=${WORKLOADS:-"fib generators compile recursion threads"}
+WORKLOADS=${WORKLOADS:-"fib generators compile recursion threads known"}
 REPS=${REPS:-3}
 PYUPROF_ARGS=${PYUPROF_ARGS:-}
 OUT=${OUT:-bench/FIDELITY.md}
@@ -39,6 +39,7 @@ size() { # WORKLOAD -> the bench's size; WORKLOAD big -> the samplers'
 	fib) [[ ${2:-} == big ]] && echo 28 || echo 22 ;;
 	generators) [[ ${2:-} == big ]] && echo 200000 || echo 10000 ;;
 	compile) echo 1 ;;
+	known) [[ ${2:-} == big ]] && echo 30000 || echo 3000 ;;
 	recursion) [[ ${2:-} == big ]] && echo 600 || echo 30 ;;
 	threads) [[ ${2:-} == big ]] && echo 200000 || echo 10000 ;;
 	esac
@@ -48,7 +49,7 @@ elapsed() { awk '/^elapsed/ {print $2}'; }
 
 row() { # LABEL WORKLOAD
 	local label=$1 w=$2 py script n big times=() native i summary calib lost ref
-	local c_tot p_tot r_tot s_file="-" a_file="-" cols=()
+	local c_tot p_tot r_tot s_file="-" a_file="-" t_file="-" cols=()
 	py=$(py_path "$label") || { echo "bench-fidelity: no Python $label, skipped" >&2; return 0; }
 	script=bench/fidelity/$w.py
 	n=$(size "$w")
@@ -57,6 +58,11 @@ row() { # LABEL WORKLOAD
 		times+=("$("$py" "$script" "$n" | elapsed)")
 	done
 	native=$(printf '%s\n' "${times[@]}" | sort -g | head -n 1)
+	# a workload that knows its functions' true self times writes them (natively)
+	if [[ $w == known ]]; then
+		"$py" "$script" "$n" --truth "$tmp/t.truth" >/dev/null
+		t_file=$tmp/t.truth
+	fi
 	rm -f "$tmp/c.prof"
 	# cProfile of the section alone; not for threads: it profiles the calling thread only
 	# (3.8-3.11), or all threads into one stack (3.12+)
@@ -87,7 +93,7 @@ row() { # LABEL WORKLOAD
 		"${calib:--}" "${lost:-?}"
 	)
 	# raw then compensated, against each reference present
-	for ref in "$tmp/c.prof" "$s_file" "$a_file"; do
+	for ref in "$tmp/c.prof" "$s_file" "$a_file" "$t_file"; do
 		if [[ $ref == - || ! -s $ref ]]; then
 			cols+=("-" "-")
 		else
@@ -97,6 +103,12 @@ row() { # LABEL WORKLOAD
 	done
 	if [[ $s_file != - && -s $tmp/c.prof ]]; then
 		cols+=("$($EVAL tvd "$tmp/c.prof" "$s_file")")
+	else
+		cols+=("-")
+	fi
+	# cProfile against the truth: its own distortion
+	if [[ $t_file != - && -s $tmp/c.prof ]]; then
+		cols+=("$($EVAL tvd "$tmp/c.prof" "$t_file")")
 	else
 		cols+=("-")
 	fi
@@ -131,8 +143,11 @@ findings=""
 	echo "  (builtins off: a C call's time is its caller's), sigsample (SIGPROF every ms of CPU,"
 	echo "  main thread only: no threads row) and austin 1.0.1 (Debian; 3.8-3.10 only)."
 	echo
-	echo "| py | workload | native | cProfile | raw | comp | comp/native | calib | lost | TVD cProf raw | TVD cProf comp | TVD sigsample raw | TVD sigsample comp | TVD austin raw | TVD austin comp | TVD cProf vs sigsample | sigsample n |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "  **truth**: the known workload's own self times (bench/fidelity/known.py: each function's"
+	echo "  own work timed natively on its own, times its calls); cProfile against it too."
+	echo
+	echo "| py | workload | native | cProfile | raw | comp | comp/native | calib | lost | TVD cProf raw | TVD cProf comp | TVD sigsample raw | TVD sigsample comp | TVD austin raw | TVD austin comp | TVD truth raw | TVD truth comp | TVD cProf vs sigsample | TVD cProf vs truth | sigsample n |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for label in $PYTHONS; do
 		for w in $WORKLOADS; do
 			row "$label" "$w"

@@ -17,6 +17,9 @@ const volatile __u64 stage_addr = 0; /* the staging area in the target; 0: no ba
  */
 __u64 stage_r = 0;
 __u32 stage_owner = 0;
+/* Set by user space once it has switched staging off and read the rest itself (the target
+ * held): a record a thread was writing as it was stopped is not copied after that rest. */
+__u32 stage_closed = 0;
 
 #define STAGE_SMALL 512
 #define STAGE_BIG 4096
@@ -116,7 +119,7 @@ static __always_inline void stage_drain(__u32 tid)
 {
 	__u64 w;
 
-	if (!stage_addr || tid != stage_owner)
+	if (!stage_addr || tid != stage_owner || stage_closed)
 		return;
 	if (bpf_probe_read_user(&w, sizeof(w), (void *)(stage_addr + STAGE_W)) || w <= stage_r)
 		return;
@@ -136,7 +139,7 @@ static __noinline int stage_flush(struct pt_regs *ctx)
 	__u64 now = bpf_ktime_get_ns();
 	__u32 tid = current_tid();
 
-	if (!tid || !stage_addr)
+	if (!tid || !stage_addr || stage_closed)
 		return 0;
 	if (w > stage_r)
 		stage_copy(stage_r, w, stage_owner ? stage_owner : tid);
@@ -159,8 +162,9 @@ static __noinline int stage_flush(struct pt_regs *ctx)
 /*
  * The process ends, or execs: the records staged there go with its memory, so they are copied
  * out first, by the thread that owns them. A thread that ends while the process runs on
- * leaves its records where they are (the next thread to stage copies them out as its): the
- * others may be staging at that moment. At a group exit none returns to user mode any more.
+ * leaves its records where they are (the next thread to stage copies them out, as the ended
+ * thread's): the others may be staging at that moment. At a group exit none returns to user
+ * mode any more.
  */
 #define SIGNAL_GROUP_EXIT 0x4 /* linux/sched/signal.h */
 
@@ -176,7 +180,9 @@ int BPF_PROG(stage_at_exit)
 	return 0;
 }
 
-/* (sched_process_exec comes after the old memory is gone: the exec system call's entry) */
+/* (sched_process_exec comes after the old memory is gone: the exec system call's entry; this
+ * runs at every system call on the machine while a batch recording lasts, and leaves at the
+ * first compare but for an exec) */
 SEC("raw_tp/sys_enter")
 int BPF_PROG(stage_at_exec, struct pt_regs *regs, long id)
 {

@@ -425,8 +425,9 @@ void probes__detach(struct probes *tr)
 		;
 }
 
-void probes__stage_state(struct probes *tr, uint64_t *r, uint32_t *owner)
+void probes__stage_close(struct probes *tr, uint64_t *r, uint32_t *owner)
 {
+	tr->skel->bss->stage_closed = 1;
 	*r = tr->skel->bss->stage_r;
 	*owner = tr->skel->bss->stage_owner;
 }

@@ -35,8 +35,9 @@ int exits__parse(const char *s);
 int probes__start(struct probes **out, const struct py_target *t, enum exits exits,
 		  const char *tramp_path, uint64_t stage, uint64_t hook_value, unsigned ringbuf_mb,
 		  ring_buffer_sample_fn handler, void *ctx);
-/* EXITS_BATCH: where the records not yet copied out start, and whose they are (stage.bpf.h). */
-void probes__stage_state(struct probes *tr, uint64_t *r, uint32_t *owner);
+/* EXITS_BATCH, target held: the BPF side copies no more staged records; where those it did
+ * not copy start, and whose they are (stage.bpf.h). */
+void probes__stage_close(struct probes *tr, uint64_t *r, uint32_t *owner);
 /* <= 3.10: stop asking for the trampoline hook (only someone else's is there). */
 void probes__stop_tramp_watch(struct probes *tr);
 /* A descriptor that becomes readable when events are waiting. */

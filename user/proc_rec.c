@@ -258,13 +258,12 @@ void proc_rec__unstage(struct proc_rec *pr)
 
 	if (!pr->staging || !pr->tr || pr->gone)
 		return;
-	probes__stage_state(pr->tr, &r, &owner);
+	pr->staging = false;
+	probes__stage_close(pr->tr, &r, &owner);
 	free(pr->rest.data);
 	err = staging__stop(pr->pid, pr->tramp.stage, r, owner, &pr->rest);
 	if (err)
 		wlog("pid %d: cannot read the calls it staged last: %s", pr->pid, strerror(-err));
-	else
-		pr->staging = false;
 }
 
 void proc_rec__forget_stage(struct proc_rec *pr)
@@ -280,7 +279,7 @@ static void hand_rest(struct proc_rec *pr)
 
 	if (!pr->rest.data)
 		return;
-	b = calloc(1, 4096);
+	b = calloc(1, 4096); /* the size of the BPF side's records */
 	for (uint32_t at = 0; b && at < pr->rest.bytes; at += n) {
 		n = pr->rest.bytes - at < room ? pr->rest.bytes - at : room;
 		b->type = EV_BATCH;

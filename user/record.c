@@ -62,17 +62,26 @@ static int raw_begin_recording(struct outputs *out, const struct session *s,
 /* -v, and the bench: how the probes did, and how long attaching and detaching took. */
 static void say_probe_figures(const struct session *s, const struct proc_rec *root)
 {
-	uint64_t run_ns = 0, runs = 0, direct = 0;
+	uint64_t run_ns = 0, runs = 0, direct = 0, bad = 0, reordered = 0;
 	uint32_t i;
 
 	for (i = 0; i < s->nprocs; i++) {
 		run_ns += s->procs[i]->bpf_run_ns;
 		runs += s->procs[i]->bpf_runs;
 		direct += s->procs[i]->direct_calls;
+		bad += s->procs[i]->rec.staged_bad;
+		reordered += s->procs[i]->rec.reordered;
 	}
 	if (root && root->has_target)
 		vlog("returns from %s; %llu calls bypassed the trampoline", exits__name(root->exits),
 		     (unsigned long long)direct);
+	if (reordered)
+		vlog("%llu records were stamped before their thread's previous one (its staged TSC "
+		     "stamps and the kernel's clock differ by tens of ns): given that one's time",
+		     (unsigned long long)reordered);
+	if (bad)
+		wlog("%llu staged records could not be read as calls or returns and were left out",
+		     (unsigned long long)bad);
 	if (runs) /* for the bench */
 		vlog("BPF: %llu probe runs, %.0f ns each", (unsigned long long)runs,
 		     (double)run_ns / (double)runs);

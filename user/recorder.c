@@ -201,12 +201,13 @@ static int on_batch(struct recorder *r, const struct ev_batch *b, size_t size)
 			e->chain[0] = w[3];
 			r->has_staged_entry = true;
 		} else if (w[1] == STAGE_EXIT) {
-			struct ev_return ret = { .type = EV_RETURN, .tid = b->tid,
-						 .ts_ns = tsc__to_ns(w[0]) };
+			/* a struct ev_return, in storage any record fits */
+			struct ev_call ret = { .type = EV_RETURN, .tid = b->tid,
+					       .ts_ns = tsc__to_ns(w[0]) };
 
 			err = staged_entry_out(r);
 			if (!err)
-				err = recorder__handle(r, &ret, sizeof(ret));
+				err = recorder__handle(r, &ret, sizeof(struct ev_return));
 		} else if ((w[0] & STAGE_CHAIN) && r->has_staged_entry && e->tid == b->tid) {
 			e->chain_code[0] = w[0] & ~(uint64_t)STAGE_FLAG_MASK;
 			e->flags |= (w[0] & STAGE_CHAIN_GEN0 ? CALL_CHAIN_GEN(0) : 0) |
@@ -222,10 +223,36 @@ static int on_batch(struct recorder *r, const struct ev_batch *b, size_t size)
 	return err;
 }
 
+/*
+ * A thread's calls and returns in order of time: staged ones carry TSC stamps, the others the
+ * kernel's clock, and the conversion between them (or two vCPUs' counters) may be tens of ns
+ * apart. A record stamped before its thread's last one takes that one's time (before it is
+ * kept in a raw recording, so that a replay gives the same). Returns the record to use.
+ */
+static const void *in_order(struct recorder *r, const void *data, size_t size,
+			    struct ev_call *copy)
+{
+	const struct ev_return *h = data; /* every record starts with type, tid, ts_ns */
+	struct thread *t;
+
+	if (!r->live_pid || (h->type != EV_CALL && h->type != EV_RETURN && h->type != EV_EXIT &&
+			     h->type != EV_INLINE_CALL) ||
+	    !profile__has_thread(r->prof, h->tid) || size > sizeof(*copy))
+		return data;
+	t = profile__thread(r->prof, h->tid);
+	if (!t || h->ts_ns >= t->last_ns)
+		return data;
+	memcpy(copy, data, size);
+	copy->ts_ns = t->last_ns;
+	r->reordered++;
+	return copy;
+}
+
 int recorder__handle(void *ctx, void *data, size_t size)
 {
 	struct recorder *r = ctx;
 	const struct ev_call *c = data;
+	struct ev_call copy;
 	int err = 0;
 
 	if (r->err || size < sizeof(struct ev_return))
@@ -233,6 +260,8 @@ int recorder__handle(void *ctx, void *data, size_t size)
 	/* a staged entry's chain comes next in its own thread's records, or not at all */
 	if (c->type == EV_BATCH)
 		return on_batch(r, data, size);
+	data = (void *)in_order(r, data, size, &copy);
+	c = data;
 	if (r->has_staged_entry && c->tid == r->staged_entry.tid && c->type != EV_CODE) {
 		err = staged_entry_out(r);
 		if (err)

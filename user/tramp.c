@@ -126,10 +126,14 @@ int tramp__build(const struct py_target *t, enum tramp_kind kind, uint64_t stage
 		return -ENOTSUP;
 	}
 	/* the probes' offsets are fixed (probes.c), the parameters are tramp_code.S's */
-	if (kind == TRAMP_BATCH && (!stage || !staging__tid_offset())) {
+	if (kind == TRAMP_BATCH && !staging__tid_offset()) {
 		snprintf(why, why_len, "no thread key for the batch path (glibc's thread block "
 				       "does not hold the thread's tid where pyuprof looks)");
 		return -ENOTSUP;
+	}
+	if (kind == TRAMP_BATCH && !stage) {
+		snprintf(why, why_len, "a batch page without its staging area");
+		return -EINVAL;
 	}
 	if (at(tramp_return_nop) != TRAMP_RETURN_OFFSET || size > TRAMP_PAGE ||
 	    size - at(tramp_params) != sizeof(p)) {

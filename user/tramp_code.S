@@ -103,15 +103,16 @@ tramp_replay:
 	jmp *p_slot(%rip)
 
 /*
- * The batch path (--exits batch; the hook points here): stages an entry record (and its
- * chain), calls the function as the head does, stages an exit record; the kernel is entered
+ * The batch path (the default, --exits batch; the hook points here): stages an entry record
+ * and its chain, calls the function as the head does, stages an exit record; the kernel is entered
  * only at the flush nop (include/stage.h says when, and the records). A call it does not stage
  * goes to the head (+0) instead, whose probes see it: one of another interpreter (3.12+, which
  * may hold a GIL of its own) or one entered from an activation's entry shim (3.12+: made while
  * that activation's frame is cleared after it returned), which the BPF side reads in full.
  * With staging off (pyuprof not recording, a forked child, pyuprof gone) it only passes the call
- * through. Before the call only rax, rcx, rdx (kept) and r8-r11 are free; the function's own
- * arguments are saved on the stack meanwhile, and the stack is as the head's at the call.
+ * through. While it stages, the function's arguments and the callee-saved registers it uses
+ * wait on the stack (rax, rcx, rdx, r8-r11 are scratch); at the call the stack is as the
+ * head's, which the hand-back's walk of return addresses reads.
  */
 	.globl tramp_batch
 tramp_batch:

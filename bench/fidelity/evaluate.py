@@ -9,7 +9,8 @@ A source is a .prof (cProfile of the section alone, bench/fidelity/_fidelity.py:
 reachable from section() through the callers, any builtins folded into their callers),
 pyuprof's --collapsed stacks (*.collapsed: stacks through section() or worker()), an austin collapsed-stack file
 (*.austin: samples with section or worker on the stack, by leaf frame, weighted by their
-time) or a sigsample.py file (*.samples). Functions are matched by (filename, name): austin
+time), a sigsample.py file (*.samples) or a workload's own truth (*.truth: known.py's self
+times, each function's own work timed natively on its own). Functions are matched by (filename, name): austin
 knows no first line. TVD = half the sum of |share_a - share_b|: 0.3 means 30% of the time sits
 in other functions. Prints "-" when a source has nothing."""
 import collections
@@ -114,7 +115,20 @@ def sample_shares(path):
     return out
 
 
+def truth_shares(path):
+    """A workload's own truth (known.py --truth): [filename, name, seconds] per function."""
+    import json
+
+    out = collections.Counter()
+    with open(path) as f:
+        for filename, name, seconds in json.load(f):
+            out[(norm(filename), name)] += seconds
+    return out
+
+
 def shares(path):
+    if path.endswith(".truth"):
+        return truth_shares(path)
     if path.endswith(".austin"):
         return austin_shares(path)
     if path.endswith(".samples"):
