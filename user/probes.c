@@ -226,7 +226,7 @@ static void pidns_of_self(__u64 *dev, __u64 *ino)
 	*ino = st.st_ino;
 }
 
-/* The batch mode's programs at a thread's end and exec, as the last links (detached first). */
+/* The batch mode's programs at a process's end and exec, the last links (detached first). */
 static int attach_stage_ends(struct probes *tr)
 {
 	struct bpf_program *progs[] = { tr->skel->progs.stage_at_exit, tr->skel->progs.stage_at_exec };
@@ -333,7 +333,7 @@ int probes__start(struct probes **out, const struct py_target *t, enum exits exi
 		if (err)
 			goto fail;
 	}
-	/* batch: a thread that ends or execs copies its staged records out first */
+	/* batch: a process that ends or execs has its staged records copied out first */
 	if (exits == EXITS_BATCH) {
 		err = attach_stage_ends(tr);
 		if (err)
