@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The staging area of the batch mode (--exits batch): one anonymous mapping in the target,
+ * The staging area of the batch mode (the default): one anonymous mapping in the target,
  * private and wiped at fork (MADV_WIPEONFORK: a child starts with staging off), written by the
  * trampoline page's batch path (user/tramp_code.S), read by the BPF side at each flush
- * (bpf/stage.bpf.h) and by pyuprof when it stops (user/stage.c). Plain defines, so that the
+ * (bpf/stage.bpf.h) and by pyuprof when it stops (user/staging.c). Plain defines, so that the
  * assembler, the BPF compiler and user space include the one declaration.
  *
  * The trampoline appends 32-byte records for the thread that owns the buffer (STAGE_OWNER) and
