@@ -97,6 +97,13 @@ static bool batch_possible(const struct py_target *t, char *why, size_t why_len)
 	return true;
 }
 
+/* Says why pr records per call instead: a warning if the batch was asked for. */
+static void no_batch(const struct proc_rec *pr, bool asked, const char *why)
+{
+	log__msg(asked ? LOG_WARN : LOG_VERBOSE,
+		 "pid %d: no batch mode (%s): every call enters the kernel", pr->pid, why);
+}
+
 /* Chooses the exits for the image pr runs (target found, process stopped) and places the
  * trampoline if they are its. Returns 0, or -errno with why set for a choice that cannot be. */
 static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
@@ -118,8 +125,7 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 	if (pr->exits == EXITS_AUTO && !t->exit_probe.offset)
 		pr->exits = EXITS_BATCH;
 	if (pr->exits == EXITS_BATCH && !batch_possible(t, fail, sizeof(fail))) {
-		log__msg(asked ? LOG_WARN : LOG_VERBOSE,
-			 "pid %d: no batch mode (%s): every call enters the kernel", pr->pid, fail);
+		no_batch(pr, asked, fail);
 		pr->exits = EXITS_AUTO;
 	}
 	if (pr->exits == EXITS_AUTO)
@@ -141,8 +147,7 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 	else
 		err = tramp__get(pr->pid, t, kind, run_syscall, &r, &pr->tramp, fail, sizeof(fail));
 	if (err && kind == TRAMP_BATCH) {
-		log__msg(asked ? LOG_WARN : LOG_VERBOSE,
-			 "pid %d: no batch mode (%s): every call enters the kernel", pr->pid, fail);
+		no_batch(pr, asked, fail);
 		pr->exits = EXITS_TRAMPOLINE;
 		kind = TRAMP_PROBED;
 		err = tramp__get(pr->pid, t, kind, run_syscall, &r, &pr->tramp, fail, sizeof(fail));

@@ -384,6 +384,22 @@ static void start_seeded(struct thread *t, uint64_t ts)
 	t->t0_pending = false;
 }
 
+/*
+ * The time of a thread's event, in the thread's order: records from different clocks (the
+ * batch mode's TSC stamps, the kernel's for the other probes) or vCPUs may be tens of ns apart,
+ * and one stamped before its thread's previous event takes that one's time. Then the frames
+ * seeded at attach start (start_seeded).
+ */
+static uint64_t event_time(struct profile *p, struct thread *t, uint64_t ts)
+{
+	if (!t->t0_pending && ts < t->last_ns) {
+		p->n.reordered++;
+		ts = t->last_ns;
+	}
+	start_seeded(t, ts);
+	return ts;
+}
+
 /* Index of the topmost entry for frame, or -1. */
 static int64_t find_frame(const struct thread *t, uint64_t frame)
 {
@@ -519,7 +535,7 @@ int profile__call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code, u
 
 	if (!t)
 		return -ENOMEM;
-	start_seeded(t, ts);
+	ts = event_time(p, t, ts);
 	if (!p->first_ns)
 		p->first_ns = ts;
 	p->last_ns = ts;
@@ -557,7 +573,7 @@ int profile__inline_call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t 
 
 	if (!t)
 		return -ENOMEM;
-	start_seeded(t, ts);
+	ts = event_time(p, t, ts);
 	if (!p->first_ns)
 		p->first_ns = ts;
 	/* what ran above the caller (an earlier inline call) has returned */
@@ -579,7 +595,7 @@ int profile__return(struct profile *p, uint32_t tid, uint64_t ts)
 
 	if (!t)
 		return -ENOMEM;
-	start_seeded(t, ts);
+	ts = event_time(p, t, ts);
 	p->last_ns = ts;
 	t->last_ns = ts;
 	/* frames that ran inline above the returning frame returned before it, unseen */
@@ -614,7 +630,7 @@ int profile__exit(struct profile *p, uint32_t tid, uint64_t ts, uint64_t frame, 
 	t = thread_of(p, tid);
 	if (!t)
 		return -ENOMEM;
-	start_seeded(t, ts);
+	ts = event_time(p, t, ts);
 	p->last_ns = ts;
 	i = find_frame(t, frame);
 	if (i >= 0) {

@@ -78,6 +78,7 @@ struct profile_counters {
 	uint64_t unmatched_returns; /* returns of frames never seen (entered before recording) */
 	uint64_t unknown_code;	  /* calls whose code object identity never arrived */
 	uint64_t not_calls;	  /* generator-creation entries (3.11+), not calls in cProfile */
+	uint64_t reordered;	  /* events stamped before their thread's previous one */
 	uint64_t open_at_stop;	  /* calls still running when recording stopped */
 	uint64_t no_return;	  /* entered past the uretprobe depth limit: closed from callers */
 	uint64_t seeded;	  /* frames running at attach, put on the stacks (seed.h) */

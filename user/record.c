@@ -70,14 +70,14 @@ static void say_probe_figures(const struct session *s, const struct proc_rec *ro
 		runs += s->procs[i]->bpf_runs;
 		direct += s->procs[i]->direct_calls;
 		bad += s->procs[i]->rec.staged_bad;
-		reordered += s->procs[i]->rec.reordered;
+		reordered += s->procs[i]->rec.prof->n.reordered;
 	}
 	if (root && root->has_target)
 		vlog("returns from %s; %llu calls bypassed the trampoline", exits__name(root->exits),
 		     (unsigned long long)direct);
 	if (reordered)
-		vlog("%llu records were stamped before their thread's previous one (its staged TSC "
-		     "stamps and the kernel's clock differ by tens of ns): given that one's time",
+		vlog("%llu events were stamped before their thread's previous one (staged TSC stamps "
+		     "and the kernel's clock differ by tens of ns): given that one's time",
 		     (unsigned long long)reordered);
 	if (bad)
 		wlog("%llu staged records could not be read as calls or returns and were left out",

@@ -223,36 +223,10 @@ static int on_batch(struct recorder *r, const struct ev_batch *b, size_t size)
 	return err;
 }
 
-/*
- * A thread's calls and returns in order of time: staged ones carry TSC stamps, the others the
- * kernel's clock, and the conversion between them (or two vCPUs' counters) may be tens of ns
- * apart. A record stamped before its thread's last one takes that one's time (before it is
- * kept in a raw recording, so that a replay gives the same). Returns the record to use.
- */
-static const void *in_order(struct recorder *r, const void *data, size_t size,
-			    struct ev_call *copy)
-{
-	const struct ev_return *h = data; /* every record starts with type, tid, ts_ns */
-	struct thread *t;
-
-	if (!r->live_pid || (h->type != EV_CALL && h->type != EV_RETURN && h->type != EV_EXIT &&
-			     h->type != EV_INLINE_CALL) ||
-	    !profile__has_thread(r->prof, h->tid) || size > sizeof(*copy))
-		return data;
-	t = profile__thread(r->prof, h->tid);
-	if (!t || h->ts_ns >= t->last_ns)
-		return data;
-	memcpy(copy, data, size);
-	copy->ts_ns = t->last_ns;
-	r->reordered++;
-	return copy;
-}
-
 int recorder__handle(void *ctx, void *data, size_t size)
 {
 	struct recorder *r = ctx;
 	const struct ev_call *c = data;
-	struct ev_call copy;
 	int err = 0;
 
 	if (r->err || size < sizeof(struct ev_return))
@@ -260,8 +234,6 @@ int recorder__handle(void *ctx, void *data, size_t size)
 	/* a staged entry's chain comes next in its own thread's records, or not at all */
 	if (c->type == EV_BATCH)
 		return on_batch(r, data, size);
-	data = (void *)in_order(r, data, size, &copy);
-	c = data;
 	if (r->has_staged_entry && c->tid == r->staged_entry.tid && c->type != EV_CODE) {
 		err = staged_entry_out(r);
 		if (err)

@@ -35,7 +35,6 @@ struct recorder {
 	struct ev_call staged_entry;
 	bool has_staged_entry;
 	uint64_t staged_bad; /* staged records that made no sense (counted, skipped) */
-	uint64_t reordered;  /* records stamped before their thread's last one (in_order) */
 	int err; /* first fatal error (-ENOMEM, or -EINVAL when the offsets do not fit) */
 };
 

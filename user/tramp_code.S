@@ -10,6 +10,12 @@
 #define CALLER_FROM_CFRAME 1	/* include/py_offsets.h's enum caller_mode */
 #define CO_GENERATOR_KINDS 0x3a0	/* co_flags of generators, coroutines, async generators */
 
+/* eax: the running thread's key for the batch path: glibc's tid in its thread block (%fs) */
+.macro thread_key
+	mov b_tid_off(%rip), %eax
+	mov %fs:(%rax), %eax
+.endm
+
 	.section .rodata.pyuprof_tramp, "a"
 	.balign 64
 	.globl tramp_code
@@ -138,8 +144,7 @@ tramp_batch:
 	mov b_code_off(%rip), %eax
 	mov (%rbx,%rax), %r12
 	xor %r13d, %r13d
-	mov b_tid_off(%rip), %eax
-	mov %fs:(%rax), %eax
+	thread_key
 	cmp STAGE_OWNER(%r10), %eax
 	je 2f
 	or $STAGE_FLUSH_SWITCH, %r13d
@@ -293,8 +298,7 @@ tramp_batch_call:
 	xor %ebx, %ebx
 	xor %r12d, %r12d
 	xor %r13d, %r13d
-	mov b_tid_off(%rip), %eax
-	mov %fs:(%rax), %eax
+	thread_key
 	cmp STAGE_OWNER(%r10), %eax
 	je 2f
 	mov $STAGE_FLUSH_SWITCH, %r13d
@@ -452,8 +456,7 @@ tramp_batch_call:
 	mov %rbx, %r8
 	call tramp_flush
 	movq $0, STAGE_W(%r10)
-	mov b_tid_off(%rip), %eax
-	mov %fs:(%rax), %eax
+	thread_key
 	mov %eax, STAGE_OWNER(%r10)
 	rdtsc
 	shl $32, %rdx
