@@ -32,6 +32,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* 3.13: PyHeapTypeObject._spec_cache.init and PyFunctionObject.func_code */
 const volatile __u32 spec_cache_init_off = 0, func_code_off = 0;
+/* 3.11: where the new frame is at the inline __getitem__ probe (enum frame_reg) */
+const volatile __u32 getitem_frame_reg = 0;
 /* 3.12+: each activation of the eval function links its frame to a C-stack entry frame */
 const volatile __u32 entry_shim = 0;
 /* bench only (PYUPROF_BENCH_COUNT_ONLY): every probe only counts, the floor of its placement */
@@ -314,6 +316,72 @@ static __noinline int inline_init(struct pt_regs *ctx)
 	return 0;
 }
 
+/* The frame register at PROBE_INLINE_GETITEM (user/inline_subscr.c found which). Each read
+ * at a fixed offset: the verifier refuses a context pointer moved by a variable. */
+static __always_inline __u64 getitem_frame(const struct pt_regs *ctx)
+{
+	__u64 bx = ctx->bx, bp = ctx->bp, r12 = ctx->r12, r13 = ctx->r13, r14 = ctx->r14,
+	      r15 = ctx->r15;
+
+	barrier_var(bx);
+	barrier_var(bp);
+	barrier_var(r12);
+	barrier_var(r13);
+	barrier_var(r14);
+	barrier_var(r15);
+	switch (getitem_frame_reg) {
+	case FRAME_REG_BX:
+		return bx;
+	case FRAME_REG_BP:
+		return bp;
+	case FRAME_REG_R12:
+		return r12;
+	case FRAME_REG_R13:
+		return r13;
+	case FRAME_REG_R14:
+		return r14;
+	case FRAME_REG_R15:
+		return r15;
+	}
+	return 0;
+}
+
+/*
+ * CPython 3.11's BINARY_SUBSCR_GETITEM (before 3.11.3 or so: Debian's 3.11.2) runs a Python
+ * __getitem__ inline whatever eval_frame says, on a path of its own in the eval loop. The
+ * probe sits just after the new frame became the running one: report it, its code and its
+ * caller (the frame it links to). Its end is not seen; user space ends it at the thread's next
+ * event, as it does every frame run inline.
+ */
+static __noinline int inline_getitem(struct pt_regs *ctx)
+{
+	__u64 fw[FRAME_WINDOW / 8], cw[CODE_WINDOW / 8], frame = getitem_frame(ctx), code, now;
+	struct ev_call *e;
+	__u32 tid = current_tid();
+
+	if (tid)
+		stage_drain(tid);
+	if (!tid || read_user(fw, sizeof(fw), frame) ||
+	    !(code = FIELD(fw, off.frame_code, __u64)) || read_user(cw, sizeof(cw), code))
+		return 0;
+	now = bpf_ktime_get_ns();
+	note_code(code, cw, tid, now, get_cache());
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&stats.lost_calls, 1);
+		return 0;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = EV_INLINE_CALL;
+	e->tid = tid;
+	e->ts_ns = event_ts(now);
+	e->code = code;
+	e->frame = frame;
+	e->chain[0] = FIELD(fw, off.frame_back, __u64);
+	bpf_ringbuf_submit(e, wakeup_flags());
+	return 0;
+}
+
 /*
  * CPython 3.11's USDT probe python:function__return (Debian's build), used instead of the ret
  * sites where it exists: it fires at every frame exit, also of frames run inline (a hole of the
@@ -394,6 +462,8 @@ int on_probe(struct pt_regs *ctx)
 		return perf_trampoline_init_ret();
 	case PROBE_INLINE_INIT:
 		return inline_init(ctx);
+	case PROBE_INLINE_GETITEM:
+		return inline_getitem(ctx);
 	case PROBE_STAGE_FLUSH:
 		return stage_flush(ctx);
 	}

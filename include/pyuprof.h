@@ -43,6 +43,17 @@ enum probe_role {
 	PROBE_EVAL_DIRECT = 9,
 	PROBE_EVAL_URETURN = 10,
 	PROBE_STAGE_FLUSH = 11, /* the trampoline's flush nop (--exits batch) */
+	PROBE_INLINE_GETITEM = 12, /* 3.11's inline __getitem__ path (user/inline_subscr.h) */
+};
+
+/* The register that holds the frame at PROBE_INLINE_GETITEM (callee-saved in the eval loop) */
+enum frame_reg {
+	FRAME_REG_BX = 1,
+	FRAME_REG_BP = 2,
+	FRAME_REG_R12 = 3,
+	FRAME_REG_R13 = 4,
+	FRAME_REG_R14 = 5,
+	FRAME_REG_R15 = 6,
 };
 
 /* The kernel's limit of pending uretprobes per thread (MAX_URETPROBE_DEPTH): a call entered

@@ -5,8 +5,9 @@
 # records with; here: the page is really in place (its memfd page in the target's maps, its
 # nops turned into calls by the kernel), it stays after detach and a second recording reuses
 # it, and each other mechanism still equals cProfile: the per-call trampoline, the uretprobe
-# pair (with a recursion far past its 64-deep limit), the ret instruction, the trampoline on
-# Debian's 3.11 (whose default is its USDT exit), and calls that bypass the page because
+# pair (with a recursion far past its 64-deep limit), the ret instruction, the trampoline and
+# the USDT exit on Debian's 3.11 (whose inline __getitem__ calls a probe on their own path
+# sees), and calls that bypass the page because
 # someone else's PEP 523 hook (3.12's perf trampoline) calls _PyEval_EvalFrameDefault itself.
 
 load helpers
@@ -23,7 +24,7 @@ check_with() {
 	done
 	(($#)) && shift
 	pyargs=("$@")
-	require_py "$label"
+	if [[ $label == /* ]]; then PY=$label; else require_py "$label"; fi
 	require_bpf
 	cd "$BATS_TEST_TMPDIR"
 	"$PY" "${pyargs[@]}" "$TOOLS/cprofile_run.py" -o cprofile.prof "$script" >cprofile.out \
@@ -78,22 +79,39 @@ check_with() {
 }
 @test "exits: ret on 3.8 equals cProfile" { check_with 3.8 recursion --exits ret; }
 @test "exits: ret on 3.12 equals cProfile" { check_with 3.12 finalizers --exits ret; }
-@test "exits: default on Debian 3.11: USDT exits, entries through the trampoline (__getitem__)" {
+@test "exits: default on Debian 3.11: the batch mode, inline __getitem__ calls from their path's probe" {
 	check_with deb3.11 getitem
-	grep -q 'returns from usdt' ours.err
-	grep -q 'probe trampoline at' ours.err
+	grep -q 'returns from batch' ours.err
+	grep -q 'runs __getitem__ inline: a probe on that path' ours.err
+	grep -q '__getitem__ calls ran inline through CPython 3.11.2' ours.err
 }
-@test "exits: trampoline on Debian 3.11 says which inline calls it misses" {
-	check_with deb3.11 plain_calls --exits trampoline
+@test "exits: trampoline on Debian 3.11 equals cProfile (getitem, generators)" {
+	check_with deb3.11 getitem --exits trampoline
 	grep -q 'returns from trampoline' ours.err
-	grep -q 'with --exits trampoline they are missing' ours.err
-}
-@test "exits: trampoline on Debian 3.11 equals cProfile (generators)" {
+	! grep -q 'they are missing' ours.err
 	check_with deb3.11 generators --exits trampoline
 }
-@test "exits: default on Debian 3.11 is its USDT exit" {
-	check_with deb3.11 plain_calls
+@test "exits: usdt on Debian 3.11 equals cProfile (getitem, plain_calls)" {
+	check_with deb3.11 getitem --exits usdt
 	grep -q 'returns from usdt' ours.err
+	grep -q 'probe trampoline at' ours.err
+	check_with deb3.11 plain_calls --exits usdt
+}
+# A copy of Debian's 3.11 whose dispatch table sends BINARY_SUBSCR_GETITEM (19) to the generic
+# BINARY_SUBSCR's code (25): it runs as before (that code takes any container), but the inline
+# path is nowhere to be found, so the default is its USDT exit, and the trampoline says what
+# it would miss.
+@test "exits: Debian 3.11 whose inline __getitem__ path is not found: USDT exits by default" {
+	require_py deb3.11
+	require_bpf
+	local copy="$BATS_TEST_TMPDIR/python3.11"
+	cp "$(readlink -f "$PY")" "$copy"
+	"$PY" "$TOOLS/opcode_table.py" "$copy" --point 19 25
+	check_with "$copy" getitem
+	grep -q 'returns from usdt' ours.err
+	! grep -q 'runs __getitem__ inline: a probe' ours.err
+	check_with "$copy" plain_calls --exits trampoline
+	grep -q 'with --exits trampoline they are missing' ours.err
 }
 @test "exits: 3.12 -X perf: the perf trampoline's direct calls are recorded (deep, generators)" {
 	check_with 3.12 deep_chain -- -X perf

@@ -197,6 +197,71 @@ bool elf_file__needs(struct elf_file *ef, const char *prefix)
 	return false;
 }
 
+/* The file's executable sections (up to 16): where a code address may point. */
+struct code_spans {
+	uint64_t start[16], size[16];
+	size_t n;
+};
+
+static void code_spans(struct elf_file *ef, struct code_spans *c)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	c->n = 0;
+	while ((scn = elf_nextscn(ef->elf, scn)) && c->n < 16)
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR) && sh.sh_size) {
+			c->start[c->n] = sh.sh_addr;
+			c->size[c->n++] = sh.sh_size;
+		}
+}
+
+static bool in_code(const struct code_spans *c, uint64_t vaddr)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (vaddr - c->start[i] < c->size[i])
+			return true;
+	return false;
+}
+
+int elf_file__code_table(struct elf_file *ef, uint64_t lo, uint64_t hi, size_t n, size_t inside,
+			 uint64_t *table)
+{
+	struct code_spans code;
+	Elf_Scn *scn = NULL;
+	size_t found = 0;
+	GElf_Shdr sh;
+
+	code_spans(ef, &code);
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		size_t i, run = 0, in = 0, count;
+		const uint64_t *v;
+		Elf_Data *data;
+
+		/* initialised data the code does not run: .rodata, .data.rel.ro, .data */
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_ALLOC) || (sh.sh_flags & SHF_EXECINSTR) ||
+		    (sh.sh_addr & 7) || !(data = elf_getdata(scn, NULL)) || !data->d_buf ||
+		    data->d_size < n * 8)
+			continue;
+		v = data->d_buf;
+		count = data->d_size / 8;
+		/* runs of pointers into code, windows of n of them with enough inside [lo, hi) */
+		for (i = 0; i < count; i++) {
+			if (in_code(&code, v[i])) {
+				in += v[i] - lo < hi - lo;
+				if (++run > n)
+					in -= v[i - n] - lo < hi - lo;
+				if (run >= n && in >= inside && found++ == 0)
+					*table = sh.sh_addr + (i + 1 - n) * 8;
+			} else {
+				run = in = 0;
+			}
+		}
+	}
+	return found == 1 ? 0 : -ENOENT;
+}
+
 /* The address of a section by name, or 0. */
 static uint64_t section_addr(struct elf_file *ef, const char *name)
 {

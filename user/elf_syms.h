@@ -34,6 +34,14 @@ uint64_t elf_file__base_vaddr(struct elf_file *ef);
 /* True if a DT_NEEDED entry starts with prefix (e.g. "libpython"). */
 bool elf_file__needs(struct elf_file *ef, const char *prefix);
 
+/*
+ * A table of n code addresses in the file's initialised data (a computed-goto dispatch table,
+ * as a build without relocations holds it), at least inside of them in [lo, hi). Returns 0
+ * with its vaddr in *table, or -ENOENT when no such table, or more than one, is found.
+ */
+int elf_file__code_table(struct elf_file *ef, uint64_t lo, uint64_t hi, size_t n, size_t inside,
+			 uint64_t *table);
+
 /* A SystemTap (USDT) probe: where it is and its semaphore, as file offsets (0: none). */
 struct usdt_probe {
 	uint64_t offset;

@@ -144,6 +144,9 @@ static int probes_of(struct link_probes set[NSETS], const struct py_target *t, e
 	}
 	if (t->inline_init_offset)
 		add(lib, t->inline_init_offset, 0, PROBE_INLINE_INIT);
+	/* (USDT exits see these calls at their exits already) */
+	if (t->inline_getitem_offset && exits != EXITS_USDT)
+		add(lib, t->inline_getitem_offset, 0, PROBE_INLINE_GETITEM);
 	return 0;
 }
 
@@ -262,6 +265,7 @@ static int load(struct probes *tr, const struct py_target *t, enum exits exits, 
 	skel->rodata->tp_name_off = t->offsets->PyTypeObject_tp_name;
 	skel->rodata->spec_cache_init_off = t->offsets->PyHeapTypeObject_spec_cache_init;
 	skel->rodata->func_code_off = t->offsets->PyFunctionObject_func_code;
+	skel->rodata->getitem_frame_reg = t->inline_getitem_reg;
 	skel->rodata->localsplus_off = t->offsets->PyFrame_localsplus;
 	skel->rodata->qualname_off = t->offsets->PyCodeObject_co_qualname;
 	skel->rodata->entry_shim = t->major == 3 && t->minor >= 12;

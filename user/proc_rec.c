@@ -79,7 +79,7 @@ static bool batch_possible(const struct py_target *t, char *why, size_t why_len)
 		snprintf(why, why_len, "--clock cpu reads each thread's CPU time in the kernel");
 		return false;
 	}
-	if (t->exit_probe.offset) {
+	if (t->exit_probe.offset && !t->inline_getitem_offset) {
 		snprintf(why, why_len, "Python %s runs calls inline that only its USDT exit sees",
 			 t->version);
 		return false;
@@ -112,7 +112,7 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 	const struct py_target *t = &pr->target;
 	char fail[192] = "";
 	enum tramp_kind kind;
-	bool asked;
+	bool asked, unseen;
 	int err;
 
 	memset(&pr->tramp, 0, sizeof(pr->tramp));
@@ -120,17 +120,25 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 	err = proc_rec__exits_possible(pr, why, why_len);
 	if (err)
 		return err;
-	/* the default: the batch mode wherever it works (Debian's 3.11: its USDT exit) */
+	/*
+	 * The default: the batch mode wherever it works. A 3.11 build that runs __getitem__ inline
+	 * (Debian's) needs a probe on that path (inline_subscr.h), or else its USDT exit, which
+	 * sees every frame's end.
+	 */
+	unseen = t->exit_probe.offset && !t->inline_getitem_offset;
 	asked = pr->exits == EXITS_BATCH;
-	if (pr->exits == EXITS_AUTO && !t->exit_probe.offset)
+	if (pr->exits == EXITS_AUTO && !unseen)
 		pr->exits = EXITS_BATCH;
 	if (pr->exits == EXITS_BATCH && !batch_possible(t, fail, sizeof(fail))) {
 		no_batch(pr, asked, fail);
 		pr->exits = EXITS_AUTO;
 	}
 	if (pr->exits == EXITS_AUTO)
-		pr->exits = t->exit_probe.offset ? EXITS_USDT : EXITS_TRAMPOLINE;
-	if (t->exit_probe.offset && pr->exits != EXITS_USDT)
+		pr->exits = unseen ? EXITS_USDT : EXITS_TRAMPOLINE;
+	if (t->inline_getitem_offset && pr->exits != EXITS_USDT)
+		vlog("pid %d: Python %s runs __getitem__ inline: a probe on that path sees those "
+		     "calls", pr->pid, t->version);
+	if (unseen && pr->exits != EXITS_USDT)
 		wlog("Python %s still runs some calls inline (a Python __getitem__ reached by "
 		     "obj[i]); only its USDT exit sees those that call no other function, and with "
 		     "--exits %s they are missing", t->version, exits__name(pr->exits));

@@ -565,7 +565,7 @@ int profile__call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code, u
 }
 
 int profile__inline_call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code,
-			 uint64_t caller)
+			 uint64_t frame, uint64_t caller)
 {
 	struct thread *t = thread_of(p, tid);
 	int64_t i;
@@ -580,10 +580,14 @@ int profile__inline_call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t 
 	i = caller ? find_frame(t, caller) : -1;
 	if (i >= 0)
 		close_above(p, t, i, ts);
+	/* so has a frame that ran at this one's address: it was freed for this one */
+	i = frame ? find_frame(t, frame) : -1;
+	if (i >= 0)
+		close_above(p, t, i - 1, ts);
 	p->last_ns = t->last_ns = ts;
 	p->n.inline_calls++;
-	/* its own frame's address is not known yet (0) */
-	err = push(p, t, 0, func_of_code(p, code), ts, true);
+	/* (0: its frame is not made yet, the next chain that shows it names it) */
+	err = push(p, t, frame, func_of_code(p, code), ts, true);
 	if (!err)
 		t->stack[t->depth - 1].inlined = true;
 	return err;

@@ -158,11 +158,12 @@ int profile__return(struct profile *p, uint32_t tid, uint64_t ts);
 int profile__exit(struct profile *p, uint32_t tid, uint64_t ts, uint64_t frame, uint64_t code,
 		  uint64_t caller);
 
-/* A call CPython runs inline (3.13.0's specialised class call), seen before its frame exists.
- * caller is the calling frame if known (else the top is taken); the call returns at the
- * latest at the next event that shows it gone. Returns 0 or -ENOMEM. */
+/* A call CPython runs inline: 3.13.0's specialised class call, seen before its frame exists
+ * (frame 0), or 3.11's inline __getitem__, seen with its frame. caller is the calling frame if
+ * known (else the top is taken); the call returns at the latest at the next event that shows
+ * it gone. Returns 0 or -ENOMEM. */
 int profile__inline_call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code,
-			 uint64_t caller);
+			 uint64_t frame, uint64_t caller);
 
 /* A frame running when recording began (outermost first per thread): a call from ts on.
  * Returns 0 or -ENOMEM. */

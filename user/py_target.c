@@ -109,6 +109,7 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n, co
 		      char *why, size_t why_len)
 {
 	uint64_t vaddr, size, start = UINT64_MAX;
+	struct inline_subscr getitem;
 	struct elf_file *ef;
 	int i, err;
 
@@ -146,6 +147,11 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n, co
 		goto out;
 	}
 	t->eval_addr = t->bias + vaddr;
+	/* 3.11: the path of the __getitem__ calls it runs inline whatever the hook says */
+	if (t->major == 3 && t->minor == 11 &&
+	    !inline_subscr__find(ef, vaddr, size, t->offsets->bpf.frame_back, &getitem) &&
+	    !elf_file__vaddr_to_offset(ef, getitem.vaddr, &t->inline_getitem_offset))
+		t->inline_getitem_reg = getitem.reg;
 	/* from the file: the trampoline replays the first instruction (a probe may sit on it in
 	 * memory) */
 	if (elf_file__read(ef, vaddr, t->eval_head, sizeof(t->eval_head)))

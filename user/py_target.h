@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include "elf_syms.h"
 #include "inline_paths.h"
+#include "inline_subscr.h"
 #include "py_layouts.h"
 
 struct py_target {
@@ -35,6 +36,8 @@ struct py_target {
 	uint64_t *perf_ret_offsets;
 	int nperf_ret;
 	uint64_t inline_init_offset; /* _PyType_NewManagedObject (3.13, .symtab only), 0 if none */
+	uint64_t inline_getitem_offset; /* 3.11's inline __getitem__ (inline_subscr.h), or 0 */
+	uint32_t inline_getitem_reg;	/* the frame's register there (enum frame_reg) */
 	struct usdt_probe exit_probe; /* 3.11 python:function__return, used instead of ret sites */
 	struct inline_paths paths; /* 3.12+: the calls whose C budget the trampoline hands back */
 };

@@ -263,7 +263,8 @@ int recorder__handle(void *ctx, void *data, size_t size)
 		err = profile__exit(r->prof, c->tid, c->ts_ns, c->frame, c->code, c->chain[0]);
 		break;
 	case EV_INLINE_CALL:
-		err = profile__inline_call(r->prof, c->tid, c->ts_ns, c->code, c->chain[0]);
+		err = profile__inline_call(r->prof, c->tid, c->ts_ns, c->code, c->frame,
+					   c->chain[0]);
 		break;
 	case EV_RETURN:
 		err = profile__return(r->prof, c->tid, c->ts_ns);

@@ -218,8 +218,8 @@ TEST(inline_calls_known_by_code_are_counted_once)
 
 	profile__code(p, 500, "m.py", "__init__", 5);
 	call(p, 1, 100, 1, 0, 0, 0, 0, 0);
-	CHECK(!profile__inline_call(p, 7, 2, 500, 1)); /* leaf: ends at the next one */
-	CHECK(!profile__inline_call(p, 7, 4, 500, 1));
+	CHECK(!profile__inline_call(p, 7, 2, 500, 0, 1)); /* leaf: ends at the next one */
+	CHECK(!profile__inline_call(p, 7, 4, 500, 0, 1));
 	/* the second one calls h: its frame (3) is recovered onto the inline entry */
 	call(p, 5, 300, 4, 3, 500, 2, 400, 1);
 	CHECK(!profile__return(p, 7, 6)); /* h */
@@ -228,6 +228,27 @@ TEST(inline_calls_known_by_code_are_counted_once)
 	CHECK(p->funcs[4].st.calls == 2 && p->funcs[4].st.rec_calls == 0);
 	CHECK(p->funcs[4].st.total_ns == 2 + 5);
 	CHECK(p->funcs[0].st.calls == 1 && p->funcs[0].st.total_ns == 8);
+	CHECK(has_edge(p, 0, 4) && has_edge(p, 4, 2) && !has_edge(p, 4, 4));
+	profile__free(p);
+}
+
+/* 3.11's inline __getitem__: seen with its frame. The frame slot is reused by the next one
+ * (the first returned unseen), and a call the second makes names it as its caller. */
+TEST(inline_calls_with_a_frame_end_when_the_frame_is_reused)
+{
+	struct profile *p = with_funcs();
+
+	profile__code(p, 500, "m.py", "__getitem__", 5);
+	call(p, 1, 100, 1, 0, 0, 0, 0, 0);
+	CHECK(!profile__inline_call(p, 7, 2, 500, 3, 0)); /* caller not given: the top */
+	CHECK(!profile__inline_call(p, 7, 4, 500, 3, 0));
+	call(p, 5, 300, 4, 3, 500, 1, 100, 0); /* h from the second */
+	CHECK(!profile__return(p, 7, 6));	/* h */
+	CHECK(!profile__return(p, 7, 9));	/* f: the inline one returned before it */
+	profile__finish(p, 10);
+	CHECK(p->n.inline_calls == 2 && p->n.recovered == 0);
+	CHECK(p->funcs[4].st.calls == 2 && p->funcs[4].st.rec_calls == 0);
+	CHECK(p->funcs[4].st.total_ns == 2 + 5);
 	CHECK(has_edge(p, 0, 4) && has_edge(p, 4, 2) && !has_edge(p, 4, 4));
 	profile__free(p);
 }
@@ -300,6 +321,7 @@ int main(void)
 		TEST_CASE(frame_entered_unseen_is_recovered),
 		TEST_CASE(init_shim_and_inlined_init_are_recovered_once),
 		TEST_CASE(inline_calls_known_by_code_are_counted_once),
+		TEST_CASE(inline_calls_with_a_frame_end_when_the_frame_is_reused),
 		TEST_CASE(generator_creation_is_not_a_call),
 		TEST_CASE(threads_have_their_own_stacks_and_recursion_levels),
 	};
