@@ -99,7 +99,7 @@ static __noinline int eval_entry(struct pt_regs *ctx, bool direct)
 	tid = current_tid();
 	if (!tid)
 		return 0;
-	stage_drain(tid);
+	stage_drain(tid, true);
 	cc = get_cache();
 	sh = get_shadow();
 	now = bpf_ktime_get_ns();
@@ -258,7 +258,7 @@ static __noinline int eval_return(bool uret)
 
 	if (!tid)
 		return 0;
-	stage_drain(tid);
+	stage_drain(tid, true);
 	if (uret) {
 		depth = bpf_task_storage_get(&uret_depth, bpf_get_current_task_btf(), 0, 0);
 		if (depth && *depth)
@@ -292,7 +292,7 @@ static __noinline int inline_init(struct pt_regs *ctx)
 	__u32 tid = current_tid();
 
 	if (tid)
-		stage_drain(tid);
+		stage_drain(tid, true);
 	if (!tid || read_user(&init, sizeof(init), type + spec_cache_init_off) ||
 	    read_user(&code, sizeof(code), init + func_code_off) ||
 	    read_user(cw, sizeof(cw), code))
@@ -360,7 +360,7 @@ static __noinline int inline_getitem(struct pt_regs *ctx)
 	__u32 tid = current_tid();
 
 	if (tid)
-		stage_drain(tid);
+		stage_drain(tid, true);
 	if (!tid || read_user(fw, sizeof(fw), frame) ||
 	    !(code = FIELD(fw, off.frame_code, __u64)) || read_user(cw, sizeof(cw), code))
 		return 0;

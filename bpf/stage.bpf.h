@@ -114,8 +114,55 @@ static __always_inline void stage_copy(__u64 from, __u64 to, __u32 tid)
 	bpf_loop(STAGE_BUF_BYTES / STAGE_BIG_DATA + 2, stage_copy_step, &c, 0);
 }
 
-/* Before any other record of thread tid: what it has staged goes first. */
-static __always_inline void stage_drain(__u32 tid)
+/*
+ * Room in the ring for n staged bytes as chunks (each with its header and the ring's own 8
+ * bytes), and STAGE_HEADROOM beside: the request that stops the thread instead, and the code
+ * identity a flush may send after.
+ */
+#define STAGE_HEADROOM (64 << 10)
+
+static __always_inline bool stage_room(__u64 n)
+{
+	__u64 size = bpf_ringbuf_query(&events, BPF_RB_RING_SIZE);
+	__u64 used = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+
+	n += (n / STAGE_BIG_DATA + 1) * (sizeof(struct ev_batch) + 8) + STAGE_HEADROOM;
+	return used + n <= size;
+}
+
+/*
+ * The ring has no room (pyuprof is behind): rather than lose the records, this thread stops
+ * on its way back to user mode (REQUEST_SIGNAL, as for any request) and user space, once it
+ * has read everything before, reads the records [from, W) from the target itself
+ * (user/recorder.c, REQ_STAGE_REST). Only while user space holds the target (it resumes the
+ * thread). Returns whether the thread was stopped so.
+ */
+static __always_inline bool stage_wait(__u64 from, __u32 owner, bool flush, __u32 tid)
+{
+	struct ev_request *e;
+
+	if (!signal_requests)
+		return false;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e)
+		return false;
+	if (bpf_send_signal_thread(REQUEST_SIGNAL)) {
+		bpf_ringbuf_discard(e, 0);
+		return false;
+	}
+	e->type = EV_REQUEST;
+	e->tid = tid;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->addr = (__u64)owner << 32 | (flush ? STAGE_REST_FLUSH : 0) | from;
+	e->what = REQ_STAGE_REST;
+	e->signalled = 1;
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	return true;
+}
+
+/* Before any other record of thread tid: what it has staged goes first. From a probe of
+ * the thread's own (can_wait), it waits for room rather than lose them. */
+static __always_inline void stage_drain(__u32 tid, bool can_wait)
 {
 	__u64 w;
 
@@ -123,7 +170,10 @@ static __always_inline void stage_drain(__u32 tid)
 		return;
 	if (bpf_probe_read_user(&w, sizeof(w), (void *)(stage_addr + STAGE_W)) || w <= stage_r)
 		return;
-	stage_copy(stage_r, w, tid);
+	if (w > STAGE_BUF_BYTES)
+		w = STAGE_BUF_BYTES;
+	if (!can_wait || stage_room(w - stage_r) || !stage_wait(stage_r, tid, false, tid))
+		stage_copy(stage_r, w, tid);
 	stage_r = w;
 }
 
@@ -137,13 +187,20 @@ static __noinline int stage_flush(struct pt_regs *ctx)
 {
 	__u64 cw[CODE_WINDOW / 8], w = ctx->si, why = ctx->dx, code = ctx->cx, frame = ctx->r8;
 	__u64 now = bpf_ktime_get_ns();
-	__u32 tid = current_tid();
+	__u32 tid = current_tid(), owner = stage_owner ? stage_owner : tid;
+	bool waits = false;
 
 	if (!tid || !stage_addr || stage_closed)
 		return 0;
-	if (w > stage_r)
-		stage_copy(stage_r, w, stage_owner ? stage_owner : tid);
-	stage_r = 0;
+	if (w > STAGE_BUF_BYTES)
+		w = STAGE_BUF_BYTES;
+	if (w > stage_r && !stage_room(w - stage_r))
+		waits = stage_wait(stage_r, owner, true, tid);
+	if (w > stage_r && !waits)
+		stage_copy(stage_r, w, owner);
+	/* the trampoline starts the next batch at 0; for a thread stopped so, user space does,
+	 * once it has read the rest (the stop's read, should it come first, then reads none) */
+	stage_r = waits ? w : 0;
 	stage_owner = tid;
 	if (why & STAGE_FLUSH_TSTATE)
 		note_tstate(ctx->r9);
@@ -176,7 +233,7 @@ int BPF_PROG(stage_at_exit)
 
 	if (tid && (!BPF_CORE_READ(task, signal, live.counter) ||
 		    (BPF_CORE_READ(task, signal, flags) & SIGNAL_GROUP_EXIT)))
-		stage_drain(tid);
+		stage_drain(tid, false);
 	return 0;
 }
 
@@ -192,7 +249,7 @@ int BPF_PROG(stage_at_exec, struct pt_regs *regs, long id)
 		return 0;
 	tid = current_tid();
 	if (tid)
-		stage_drain(tid);
+		stage_drain(tid, false);
 	return 0;
 }
 

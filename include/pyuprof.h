@@ -175,6 +175,9 @@ enum request_kind {
 	 * space has read its name from its Thread, which a short thread drops at once */
 	REQ_THREAD_NAME = 3,
 	REQ_HOOK_YIELD = 4,  /* 3.12+: the perf trampoline starts and refuses any other hook */
+	/* the batch mode: the ring had no room for the records a thread staged; it waits while
+	 * user space reads them from the target (include/stage.h, STAGE_REST_*) */
+	REQ_STAGE_REST = 5,
 };
 
 struct ev_request {

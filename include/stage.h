@@ -59,4 +59,14 @@
 #define STAGE_FLUSH_CODE 8   /* %rcx: a code object not in the table (%r8: its frame) */
 #define STAGE_FLUSH_TSTATE 16 /* %r9: the thread's thread state (3.9+), at an entry */
 
+/*
+ * REQ_STAGE_REST's addr (include/pyuprof.h): the ring had no room for a thread's records, so
+ * it stopped: user space reads them, [from, STAGE_W), from the target. Bits 0-30: from; bit
+ * 31: at a flush (user space then starts the next batch: STAGE_W and the BPF side's read
+ * position to 0); bits 32-63: the thread the records are of.
+ */
+#define STAGE_REST_FLUSH (1u << 31)
+#define STAGE_REST_FROM(a) ((__u32)(a) & ~STAGE_REST_FLUSH)
+#define STAGE_REST_OWNER(a) ((__u32)((a) >> 32))
+
 #endif /* __PYUPROF_STAGE_H */

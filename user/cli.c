@@ -130,7 +130,8 @@ static const struct argp_option record_options[] = {
 	{ NULL, 0, NULL, 0, "Tuning and messages:", 3 },
 	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0,
 	  "Size of the BPF ring buffer in MiB, a power of two up to " STR(MAX_RINGBUF_MB)
-	  " (default " STR(DEFAULT_RINGBUF_MB) "); raise it if events are lost", 3 },
+	  " (default " STR(DEFAULT_RINGBUF_MB) "); raise it if events are lost (the batch mode "
+	  "loses none: a full one makes the target wait)", 3 },
 	{ "exits", OPT_EXITS, "HOW", 0,
 	  "Where calls and returns are probed: batch (pyuprof's code page in the target, set as "
 	  "the PEP 523 hook, stages calls and returns there and the kernel copies them out once "

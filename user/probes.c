@@ -35,7 +35,6 @@
  * as they are handled (a loaded machine) would otherwise keep one consume call going for ever,
  * and the caller would never see its signal, deadline or stop again.
  */
-#define CONSUME_BUDGET 65536
 
 struct probes {
 	struct pyuprof_bpf *skel;
@@ -427,6 +426,11 @@ void probes__detach(struct probes *tr)
 	/* no program runs any more: what is in the ring buffer is all there will be */
 	while (tr->rb && probes__consume(tr) == CONSUME_BUDGET)
 		;
+}
+
+volatile __u64 *probes__stage_r(struct probes *tr)
+{
+	return &tr->skel->bss->stage_r;
 }
 
 void probes__stage_close(struct probes *tr, uint64_t *r, uint32_t *owner)

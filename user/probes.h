@@ -38,12 +38,16 @@ int probes__start(struct probes **out, const struct py_target *t, enum exits exi
 /* EXITS_BATCH, target held: the BPF side copies no more staged records; where those it did
  * not copy start, and whose they are (stage.bpf.h). */
 void probes__stage_close(struct probes *tr, uint64_t *r, uint32_t *owner);
+/* The BPF side's read position in the staging area, which user space sets back to the start
+ * once it has read the records of a thread that waited for it (recorder.c, REQ_STAGE_REST). */
+volatile __u64 *probes__stage_r(struct probes *tr);
 /* <= 3.10: stop asking for the trampoline hook (only someone else's is there). */
 void probes__stop_tramp_watch(struct probes *tr);
 /* A descriptor that becomes readable when events are waiting. */
 int probes__epoll_fd(struct probes *tr);
-/* Handles the events waiting, up to a budget (call again while it returns > 0 and more wait).
- * Returns events handled or -errno. */
+/* Handles the events waiting, up to CONSUME_BUDGET of them (it returns that when more may
+ * wait: call again). Returns events handled or -errno. */
+#define CONSUME_BUDGET 65536
 int probes__consume(struct probes *tr);
 /* Whether a thread that asks for a write is stopped by REQUEST_SIGNAL (target held). */
 void probes__signal_requests(struct probes *tr, bool on);

@@ -238,6 +238,8 @@ int proc_rec__start(struct proc_rec *pr, enum rec_start how, const struct proc_r
 			return err;
 		}
 		pr->staging = true;
+		pr->rec.stage = pr->tramp.stage;
+		pr->rec.stage_r = probes__stage_r(pr->tr);
 	}
 	if (!writes)
 		return 0;
@@ -282,6 +284,8 @@ void proc_rec__unstage(struct proc_rec *pr)
 void proc_rec__forget_stage(struct proc_rec *pr)
 {
 	pr->staging = false;
+	pr->rec.stage = 0; /* (an exec: not this image's any more) */
+	pr->rec.stage_r = NULL;
 }
 
 /* The records proc_rec__unstage kept, as the BPF side would have sent them. */
@@ -334,6 +338,7 @@ void proc_rec__end(struct proc_rec *pr, uint64_t now_ns)
 	}
 	probes__free(pr->tr);
 	pr->tr = NULL;
+	pr->rec.stage_r = NULL;
 	if (!pr->rec.stop_ns)
 		pr->rec.stop_ns = now_ns;
 	profile__finish(pr->rec.prof, pr->rec.stop_ns);

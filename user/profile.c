@@ -392,6 +392,7 @@ static void start_seeded(struct thread *t, uint64_t ts)
  */
 static uint64_t event_time(struct profile *p, struct thread *t, uint64_t ts)
 {
+	ts = ts > t->paused_ns ? ts - t->paused_ns : 0;
 	if (!t->t0_pending && ts < t->last_ns) {
 		p->n.reordered++;
 		ts = t->last_ns;
@@ -593,6 +594,18 @@ int profile__inline_call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t 
 	return err;
 }
 
+int profile__pause(struct profile *p, uint32_t tid, uint64_t ns)
+{
+	struct thread *t = thread_of(p, tid);
+
+	if (!t)
+		return -ENOMEM;
+	t->paused_ns += ns;
+	p->n.waits++;
+	p->n.waited_ns += ns;
+	return 0;
+}
+
 int profile__return(struct profile *p, uint32_t tid, uint64_t ts)
 {
 	struct thread *t = thread_of(p, tid);
@@ -682,11 +695,13 @@ void profile__finish(struct profile *p, uint64_t stop_ns)
 
 	for (i = 0; i < p->nthreads; i++) {
 		struct thread *t = p->threads[i];
+		/* (in its own time: what it waited for pyuprof taken out) */
+		uint64_t end = stop_ns > t->paused_ns ? stop_ns - t->paused_ns : 0;
 
 		while (t->depth) {
 			p->n.open_at_stop += t->stack[t->depth - 1].counted;
 			/* a CPU clock has no common stop: the thread's last event is its latest */
-			pop(p, t, cpu_clock ? t->last_ns : stop_ns);
+			pop(p, t, cpu_clock || end < t->last_ns ? t->last_ns : end);
 		}
 	}
 	if (!cpu_clock && stop_ns > p->last_ns)

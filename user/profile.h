@@ -64,6 +64,7 @@ struct thread {
 	uint64_t last_ns;
 	uint32_t owed; /* rets still to come of activations closed with nothing below them */
 	bool t0_pending; /* CPU clock: seeded frames start at the thread's first event */
+	uint64_t paused_ns; /* time it stood waiting for pyuprof (batch mode): not its own */
 	/* recursion level per function and per edge in this thread, indexed by their ids */
 	uint32_t *func_level, *edge_level;
 	uint32_t func_level_cap, edge_level_cap;
@@ -82,6 +83,7 @@ struct profile_counters {
 	uint64_t open_at_stop;	  /* calls still running when recording stopped */
 	uint64_t no_return;	  /* entered past the uretprobe depth limit: closed from callers */
 	uint64_t seeded;	  /* frames running at attach, put on the stacks (seed.h) */
+	uint64_t waits, waited_ns; /* threads stopped until pyuprof read their staged records */
 };
 
 struct profile {
@@ -164,6 +166,10 @@ int profile__exit(struct profile *p, uint32_t tid, uint64_t ts, uint64_t frame, 
  * it gone. Returns 0 or -ENOMEM. */
 int profile__inline_call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code,
 			 uint64_t frame, uint64_t caller);
+
+/* Thread tid stood ns waiting for pyuprof (the batch mode's ring was full): its later events
+ * are taken as ns earlier, so that the wait is in none of its calls. Returns 0 or -ENOMEM. */
+int profile__pause(struct profile *p, uint32_t tid, uint64_t ns);
 
 /* A frame running when recording began (outermost first per thread): a call from ts on.
  * Returns 0 or -ENOMEM. */

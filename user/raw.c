@@ -58,6 +58,8 @@ static size_t size_of(__u32 type)
 		return sizeof(struct raw_command);
 	case RAW_CALIB:
 		return sizeof(struct raw_calib);
+	case RAW_PAUSE:
+		return sizeof(struct raw_pause);
 	default:
 		return 0;
 	}

@@ -44,6 +44,13 @@ enum raw_type {
 	RAW_COMMAND = 103, /* the target's command line (run_info.h), after the header */
 	RAW_CALIB = 104,   /* the overhead calibration (calibrate.h), before any event; absent
 			    * in recordings made with --no-compensation */
+	RAW_PAUSE = 105,   /* a thread waited for pyuprof (profile__pause), after its records */
+};
+
+struct raw_pause {
+	__u32 type;
+	__u32 tid;
+	__u64 ns;
 };
 
 struct raw_command {

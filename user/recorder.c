@@ -7,10 +7,14 @@
  */
 #include <errno.h>
 #include <linux/types.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "recorder.h"
+#include "clock.h"
 #include "log.h"
+#include "proc.h"
 #include "pystr.h"
 #include "pyuprof.h"
 #include "raw.h"
@@ -223,6 +227,68 @@ static int on_batch(struct recorder *r, const struct ev_batch *b, size_t size)
 	return err;
 }
 
+/*
+ * A thread stopped at a flush or drain because the ring had no room (include/stage.h,
+ * REQ_STAGE_REST): everything before it has been read by now, so its records are read from the
+ * target and go next, as the BPF side would have sent them; at a flush the next batch starts
+ * here (the thread, stopped, does not touch the area). The time it waits is taken out of its
+ * profile (RAW_PAUSE: a report of the raw recording does the same).
+ */
+static int stage_rest(struct recorder *r, const struct ev_request *q)
+{
+	uint32_t from = STAGE_REST_FROM(q->addr), room = 4096 - sizeof(struct ev_batch), n;
+	struct raw_pause pause = { .type = RAW_PAUSE, .tid = q->tid };
+	uint64_t w = 0, now = clock__mono_ns();
+	struct ev_batch *b;
+	bool unread;
+	int err = 0;
+
+	if (!r->live_pid || !r->stage)
+		return 0;
+	b = calloc(1, 4096); /* the size of the BPF side's records */
+	if (!b)
+		return -ENOMEM;
+	unread = proc__read(r->live_pid, r->stage + STAGE_W, &w, sizeof(w)) != 0;
+	if (w > STAGE_BUF_BYTES)
+		w = STAGE_BUF_BYTES;
+	for (; !unread && from < w && !err; from += n) {
+		n = w - from < room ? (uint32_t)(w - from) : room;
+		b->type = EV_BATCH;
+		b->tid = STAGE_REST_OWNER(q->addr);
+		b->bytes = n;
+		unread = proc__read(r->live_pid, r->stage + STAGE_BUF + from, b + 1, n) != 0;
+		if (!unread)
+			err = on_batch(r, b, sizeof(*b) + n);
+	}
+	free(b);
+	if (unread) /* the process ended while its thread waited */
+		wlog("pid %d: the calls thread %u staged while it waited for pyuprof could not be "
+		     "read (it has ended): they are not recorded", r->live_pid, q->tid);
+	if (q->addr & STAGE_REST_FLUSH) {
+		/* (the thread itself does so as it goes on; written here for a stop that may come
+		 * before: it then reads none of these again) */
+		w = 0;
+		proc__write(r->live_pid, r->stage + STAGE_W, &w, sizeof(w));
+		if (r->stage_r)
+			*r->stage_r = 0;
+	}
+	pause.ns = now > q->ts_ns ? now - q->ts_ns : 0;
+	if (!err && r->raw)
+		err = raw__record(r->raw, &pause, sizeof(pause));
+	if (!err)
+		err = profile__pause(r->prof, q->tid, pause.ns);
+	return err;
+}
+
+static int on_stage_rest(struct recorder *r, const struct ev_request *q)
+{
+	int err = stage_rest(r, q);
+
+	if (q->signalled && r->held)
+		ptrace_hold__expect_signal(r->held, (pid_t)q->tid);
+	return err ? (r->err = err) : 0;
+}
+
 int recorder__handle(void *ctx, void *data, size_t size)
 {
 	struct recorder *r = ctx;
@@ -234,6 +300,9 @@ int recorder__handle(void *ctx, void *data, size_t size)
 	/* a staged entry's chain comes next in its own thread's records, or not at all */
 	if (c->type == EV_BATCH)
 		return on_batch(r, data, size);
+	/* (its records may be from before the stop, whenever it came) */
+	if (c->type == EV_REQUEST && ((const struct ev_request *)data)->what == REQ_STAGE_REST)
+		return on_stage_rest(r, data);
 	if (r->has_staged_entry && c->tid == r->staged_entry.tid && c->type != EV_CODE) {
 		err = staged_entry_out(r);
 		if (err)
@@ -281,6 +350,12 @@ int recorder__handle(void *ctx, void *data, size_t size)
 				 (int)sizeof(r->run->command) - 1,
 				 ((const struct raw_command *)data)->command);
 		break;
+	case RAW_PAUSE: {
+		const struct raw_pause *ps = data;
+
+		err = profile__pause(r->prof, ps->tid, ps->ns);
+		break;
+	}
 	case RAW_SEED: {
 		const struct raw_seed *sd = data;
 

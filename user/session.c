@@ -104,7 +104,9 @@ static bool on_request(void *ctx, pid_t pid, pid_t tid)
 
 	if (!pr || !pr->tr)
 		return false;
-	probes__consume(pr->tr);
+	/* all of it: the request that marks this signal as ours may be behind a full ring */
+	while (probes__consume(pr->tr) == CONSUME_BUDGET)
+		;
 	if (s->stopping)
 		return false;
 	err = hook__service(&pr->target, &pr->hooks, tid);

@@ -104,6 +104,11 @@ void summary__notes(const struct profile *p, const struct hook_state *h,
 		     "were lost (try a larger --ringbuf-mb)",
 		     (unsigned long long)s->lost_calls, (unsigned long long)s->lost_returns,
 		     (unsigned long long)s->lost_codes);
+	if (p->n.waits)
+		wlog("the ring buffer was full %llu times: the thread that staged the calls waited "
+		     "%.3f s in all while pyuprof caught up (not counted in any call; a larger "
+		     "--ringbuf-mb waits less)", (unsigned long long)p->n.waits,
+		     p->n.waited_ns / 1e9);
 	/* 3.11's come from its inline __getitem__, 3.13.0's from its class call */
 	if (p->n.inline_calls && !strncmp(version, "3.11.", 5))
 		wlog("%llu __getitem__ calls ran inline through CPython %s's specialised subscript "
