@@ -42,7 +42,7 @@ struct tramp_params {
 	uint64_t stage, main_interp, pad4;
 	uint32_t interp_off, frame_arg, tid_off, code_off, back_off, owner_off, mode, cframe_off,
 		cfcur_off, cur_off, flags_off, name_off, file_off, line_off, hash_off, len_off,
-		data_off, pad3;
+		data_off, chains;
 	struct inline_site walk[INLINE_SITES_MAX + 1];
 };
 
@@ -107,6 +107,8 @@ static void batch_params(const struct py_target *t, uint64_t stage, struct tramp
 	p->hash_off = b->PyUnicode_length + 8; /* str: length, then hash, in every version */
 	p->len_off = b->PyUnicode_length;
 	p->data_off = b->PyASCIIObject_size;
+	/* 3.11+ runs some frames inline, unseen, whose code objects a chain may name */
+	p->chains = t->major > 3 || t->minor >= 11;
 }
 
 int tramp__build(const struct py_target *t, enum tramp_kind kind, uint64_t stage,

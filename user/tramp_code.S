@@ -228,7 +228,11 @@ tramp_batch:
 	or $STAGE_CHAIN_GEN1, %r8
 .Lb_stage:
 	/* the chain's code objects too: a frame CPython ran inline (a hole of the eval_frame
-	 * switch, 3.13.0's __init__ shim) has one that no entry sent */
+	 * switch, 3.13.0's __init__ shim) has one that no entry sent. Before 3.11 every frame
+	 * entered through here (those running at attach are read then), and a caller's code
+	 * object lives as long as its frame: its identity went out at its own entry. */
+	cmpl $0, b_chains(%rip)
+	je 16f
 	push %rdx
 	push %rdi
 	push %r9
@@ -247,7 +251,7 @@ tramp_batch:
 	pop %r9
 	pop %rdi
 	pop %rdx
-	or $STAGE_CHAIN, %r8
+16:	or $STAGE_CHAIN, %r8
 	mov STAGE_W(%r10), %rcx
 	lea STAGE_BUF(%r10,%rcx), %r11
 	mov %r8, STAGE_REC(%r11)
@@ -511,7 +515,7 @@ b_line_off:	.long 0		/* co_firstlineno */
 b_hash_off:	.long 0		/* str: hash, */
 b_len_off:	.long 0		/* length, */
 b_data_off:	.long 0		/* where an ASCII str's characters start */
-b_pad:		.long 0
+b_chains:	.long 0		/* 3.11+: check the chain's code objects too */
 	.balign 16
 p_walk:		.zero 16 * 64	/* {return address, frame size, budget held}, 0-terminated */
 	.globl tramp_code_end
