@@ -23,7 +23,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
 .PHONY: all deps demo demo-compile test test-asan asan fuzz fuzz-build unit bench bench-soak \
 	bench-soak-attach bench-soak-subprocesses bench-fidelity bench-soak-forks \
-	bench-regrtest vmlinux clean install
+	bench-regrtest bench-realjob vmlinux clean install
 all: $(OUTPUT)/pyuprof
 
 # What the build needs; with `make test` also what the tests need (chromium, node, go, ...):
@@ -157,6 +157,10 @@ bench-soak-subprocesses: all
 # forked children while recorded, launch and attach, and followed children left unrun (SOAK.md)
 bench-soak-forks: all
 	$(Q)bench/soak-forks.sh
+
+# a real program's own tests (sympy's core, Debian's 3.11) recorded every way (REALJOB.md)
+bench-realjob: all
+	$(Q)bench/realjob.sh
 
 # CPython's own regression tests, natively, recorded and under repeated attaches (REGRTEST.md)
 bench-regrtest: all

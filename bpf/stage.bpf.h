@@ -34,8 +34,10 @@ struct ev_batch_big {
 #define STAGE_SMALL_DATA (STAGE_SMALL - sizeof(struct ev_batch))
 #define STAGE_BIG_DATA (STAGE_BIG - sizeof(struct ev_batch))
 
-/* One chunk of [from, from + n) into the ring buffer; n bytes, at most its record's room. */
-#define STAGE_CHUNK(rec_t, room_, from_, n_, tid_)                                                   \
+/* One chunk of [from, from + n) into the ring buffer; n bytes, at most its record's room. The
+ * consumer is woken (if it is behind) at the last chunk of a copy only: a wake-up costs this
+ * thread more than a chunk, and once woken it reads all there is. */
+#define STAGE_CHUNK(rec_t, room_, from_, n_, tid_, last_)                                            \
 	({                                                                                       \
 		rec_t *_e = bpf_ringbuf_reserve(&events, sizeof(rec_t), 0);                        \
 		int _err = -1;                                                                   \
@@ -52,7 +54,7 @@ struct ev_batch_big {
 				_e->h.bytes = 0;                                                 \
 				__sync_fetch_and_add(&stats.read_fail, 1);                       \
 			}                                                                        \
-			bpf_ringbuf_submit(_e, wakeup_flags());                                  \
+			bpf_ringbuf_submit(_e, (last_) ? wakeup_flags() : BPF_RB_NO_WAKEUP);     \
 			_err = 0;                                                                \
 		}                                                                                \
 		_err;                                                                            \
@@ -94,9 +96,11 @@ static long stage_copy_step(__u32 i, void *data)
 	if (n > STAGE_BIG_DATA)
 		n = STAGE_BIG_DATA;
 	if (n <= STAGE_SMALL_DATA)
-		err = STAGE_CHUNK(struct ev_batch_small, STAGE_SMALL_DATA, cp->from, n, cp->tid);
+		err = STAGE_CHUNK(struct ev_batch_small, STAGE_SMALL_DATA, cp->from, n, cp->tid,
+				  cp->from + n >= cp->to);
 	else
-		err = STAGE_CHUNK(struct ev_batch_big, STAGE_BIG_DATA, cp->from, n, cp->tid);
+		err = STAGE_CHUNK(struct ev_batch_big, STAGE_BIG_DATA, cp->from, n, cp->tid,
+				  cp->from + n >= cp->to);
 	if (err) {
 		bpf_loop(STAGE_BUF_BYTES / STAGE_REC, stage_lost_step, cp, 0);
 		return 1;
@@ -160,21 +164,32 @@ static __always_inline bool stage_wait(__u64 from, __u32 owner, bool flush, __u3
 	return true;
 }
 
-/* Before any other record of thread tid: what it has staged goes first. From a probe of
- * the thread's own (can_wait), it waits for room rather than lose them. */
+/*
+ * Before any other record of thread tid: what it has staged goes first. From a probe of the
+ * thread's own (can_wait), it waits for room rather than lose them, or the record its probe
+ * is about to send (any thread: with nothing of its own to read, owner 0).
+ */
 static __always_inline void stage_drain(__u32 tid, bool can_wait)
 {
+	bool mine;
 	__u64 w;
 
-	if (!stage_addr || tid != stage_owner || stage_closed)
+	if (!stage_addr || stage_closed)
 		return;
-	if (bpf_probe_read_user(&w, sizeof(w), (void *)(stage_addr + STAGE_W)) || w <= stage_r)
-		return;
-	if (w > STAGE_BUF_BYTES)
+	mine = tid == stage_owner &&
+	       !bpf_probe_read_user(&w, sizeof(w), (void *)(stage_addr + STAGE_W)) && w > stage_r;
+	if (mine && w > STAGE_BUF_BYTES)
 		w = STAGE_BUF_BYTES;
-	if (!can_wait || stage_room(w - stage_r) || !stage_wait(stage_r, tid, false, tid))
+	if (can_wait && !stage_room(mine ? w - stage_r : 0) &&
+	    stage_wait(stage_r, mine ? tid : 0, false, tid)) {
+		if (mine)
+			stage_r = w;
+		return;
+	}
+	if (mine) {
 		stage_copy(stage_r, w, tid);
-	stage_r = w;
+		stage_r = w;
+	}
 }
 
 /*

@@ -63,7 +63,8 @@
  * REQ_STAGE_REST's addr (include/pyuprof.h): the ring had no room for a thread's records, so
  * it stopped: user space reads them, [from, STAGE_W), from the target. Bits 0-30: from; bit
  * 31: at a flush (user space then starts the next batch: STAGE_W and the BPF side's read
- * position to 0); bits 32-63: the thread the records are of.
+ * position to 0); bits 32-63: the thread the records are of, 0 for none (a thread that only
+ * waits for room for the record its probe sends next).
  */
 #define STAGE_REST_FLUSH (1u << 31)
 #define STAGE_REST_FROM(a) ((__u32)(a) & ~STAGE_REST_FLUSH)

@@ -248,7 +248,9 @@ static int stage_rest(struct recorder *r, const struct ev_request *q)
 	b = calloc(1, 4096); /* the size of the BPF side's records */
 	if (!b)
 		return -ENOMEM;
-	unread = proc__read(r->live_pid, r->stage + STAGE_W, &w, sizeof(w)) != 0;
+	/* (owner 0: the thread only waited, with nothing staged of its own) */
+	unread = STAGE_REST_OWNER(q->addr) &&
+		 proc__read(r->live_pid, r->stage + STAGE_W, &w, sizeof(w)) != 0;
 	if (w > STAGE_BUF_BYTES)
 		w = STAGE_BUF_BYTES;
 	for (; !unread && from < w && !err; from += n) {

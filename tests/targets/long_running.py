@@ -36,13 +36,24 @@ class Accumulator:
         self.total += v
 
 
+class Squares:
+    def __getitem__(self, i):
+        return i * i
+
+
+SQUARES = Squares()
+
+
 def do_round(n):
-    # per round: values 21 calls (20 items + the final resume), add 21, fib 177/1
+    # per round: values 21 calls (20 items + the final resume), add 21, fib 177/1,
+    # __getitem__ 10 (through obj[i]: run inline by 3.11's BINARY_SUBSCR_GETITEM once warm)
     acc = Accumulator()
     acc.total = n
     for v in values(20):
         acc.add(v)
     acc.add(fib(10))
+    for i in range(10):
+        acc.total += SQUARES[i]
     return acc.total
 
 
