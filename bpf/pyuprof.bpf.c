@@ -347,7 +347,8 @@ static __always_inline __u64 getitem_frame(const struct pt_regs *ctx)
 }
 
 /*
- * CPython 3.11's BINARY_SUBSCR_GETITEM (before 3.11.3 or so: Debian's 3.11.2) runs a Python
+ * CPython 3.11's BINARY_SUBSCR_GETITEM (early 3.11 releases: Debian's 3.11.2, not pyenv's
+ * 3.11.7) runs a Python
  * __getitem__ inline whatever eval_frame says, on a path of its own in the eval loop. The
  * probe sits just after the new frame became the running one: report it, its code and its
  * caller (the frame it links to). Its end is not seen; user space ends it at the thread's next
