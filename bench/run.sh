@@ -6,12 +6,15 @@
 # probes at the entry and ret sites, bench/bare); exit (entry + the USDT frame exit that
 # pyuprof uses instead of ret sites on Debian's 3.11; run there only, elsewhere it is both);
 # uretprobe (entry uprobe + uretprobe); tramp (pyuprof's trampoline with counting-only
-# programs on its two nops: the floor of that design); pyuprof (its default exits: the
-# trampoline, Debian's 3.11 its USDT exit); pyuprof-uret, pyuprof-ret (--exits uretprobe,
-# ret), pyuprof-tramp (Debian's 3.11: --exits trampoline); cProfile. Then one more run of the
-# floor and of pyuprof with kernel.bpf_stats_enabled, for the time spent in the BPF programs
-# themselves (not in the timed runs: the stats add two clock reads per probe). Then the consumer alone on a replayed raw recording (bench/replay) and the attach
-# latency (bench/attach.sh). Writes bench/RESULTS.md (keeping its hand-written "## Findings"
+# programs on its two nops: the floor of that design); stage (the staging anchor) and
+# stagefloor (the batch mode with its flush only counting); pyuprof (its default: the batch
+# mode); pyuprof-trap (its flush probe trapping); pyuprof-uret, pyuprof-ret (--exits
+# uretprobe, ret), pyuprof-tramp (--exits trampoline), pyuprof-usdt (--exits usdt: Debian's
+# 3.11, its default before the batch mode saw its inline __getitem__ calls); cProfile. Then one
+# more run of the floor and of pyuprof with kernel.bpf_stats_enabled, for the time spent in the
+# BPF programs themselves (not in the timed runs: the stats add two clock reads per probe).
+# Then the consumer alone on a replayed raw recording (bench/replay) and the attach latency
+# (bench/attach.sh). Writes bench/RESULTS.md (keeping its hand-written "## Findings"
 # section). REPS (3), PYS (all present), WORKLOADS (fib generators compile deep), MODES and
 # COMPILE_FILES (2: the stdlib modules
 # the compile workload compiles) can be set. The 10-minute memory run is separate: make
@@ -49,7 +52,7 @@ run_mode() {
 	entry | ret | both | exit | preret | uretprobe)
 		line=$(build/bench/bare "$mode" -- "$py" $(workload_cmd "$w")) ;;
 	pyuprof) line=$(build/pyuprof record -q -o "$tmp/p.prof" -- "$py" $(workload_cmd "$w")) ;;
-	pyuprof-uret | pyuprof-ret | pyuprof-tramp)
+	pyuprof-uret | pyuprof-ret | pyuprof-tramp | pyuprof-usdt)
 		line=$(build/pyuprof record -q --exits "$(exits_of "$mode")" -o "$tmp/p.prof" -- \
 			"$py" $(workload_cmd "$w")) ;;
 	pyuprof-trap) # the batch with a flush probe that traps (kernels before 6.18)
@@ -96,6 +99,7 @@ exits_of() { # bench mode -> record --exits
 	case $1 in
 	pyuprof-uret) echo uretprobe ;;
 	pyuprof-ret) echo ret ;;
+	pyuprof-usdt) echo usdt ;;
 	*) echo trampoline ;;
 	esac
 }
