@@ -253,6 +253,23 @@ TEST(inline_calls_with_a_frame_end_when_the_frame_is_reused)
 	profile__free(p);
 }
 
+/* A thread that waited for pyuprof (the batch mode's full ring): the wait is in none of its
+ * calls, the open ones at the stop included. */
+TEST(a_wait_is_taken_out_of_the_thread_time)
+{
+	struct profile *p = with_funcs();
+
+	call(p, 10, 100, 1, 0, 0, 0, 0, 0);	 /* f */
+	call(p, 20, 200, 2, 1, 100, 0, 0, 0);	 /* g from f */
+	CHECK(!profile__pause(p, 7, 1000));	 /* g's thread waits 1000 ns */
+	CHECK(!profile__return(p, 7, 1030));	 /* g: 10 ns of its own after the wait */
+	profile__finish(p, 1050);		 /* f still open: 40 ns in all */
+	CHECK(p->n.waits == 1 && p->n.waited_ns == 1000);
+	CHECK(p->funcs[1].st.total_ns == 10);
+	CHECK(p->funcs[0].st.total_ns == 40 && p->funcs[0].st.inline_ns == 30);
+	profile__free(p);
+}
+
 TEST(generator_creation_is_not_a_call)
 {
 	struct profile *p = with_funcs();
@@ -322,6 +339,7 @@ int main(void)
 		TEST_CASE(init_shim_and_inlined_init_are_recovered_once),
 		TEST_CASE(inline_calls_known_by_code_are_counted_once),
 		TEST_CASE(inline_calls_with_a_frame_end_when_the_frame_is_reused),
+		TEST_CASE(a_wait_is_taken_out_of_the_thread_time),
 		TEST_CASE(generator_creation_is_not_a_call),
 		TEST_CASE(threads_have_their_own_stacks_and_recursion_levels),
 	};
