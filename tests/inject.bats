@@ -91,9 +91,10 @@ attach_paused() {
 	require_bpf
 	cd "$BATS_TEST_TMPDIR"
 	# each child's exit sends a SIGCHLD, often while the calls are made: once that held the
-	# thread in a signal stop that the injection refused, and placing failed (EAGAIN)
+	# thread in a signal stop that the injection refused, and placing failed (EAGAIN). (The
+	# target lives 3 s: on a loaded machine attaching took longer than 1.5 s.)
 	for i in 1 2 3 4 5; do
-		start_bg "target$i.out" target.err "$PY" "$TARGETS/fork_children.py" -t 1.5
+		start_bg "target$i.out" target.err "$PY" "$TARGETS/fork_children.py" -t 3
 		TARGET=$BG_PID
 		wait_for_line "target$i.out" '^ready' 20 "$TARGET"
 		run -0 --separate-stderr "$PYUPROF" record -v --top 0 -p "$TARGET" -d 0.3 \
