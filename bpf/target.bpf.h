@@ -24,14 +24,15 @@ struct {
 } events SEC(".maps");
 
 /*
- * Waking the consumer for every record costs more than the record itself: wake it only once
- * this much is waiting (it also polls every 100 ms on its own).
+ * Waking the consumer for every record costs more than the record itself, and a wake-up from
+ * the target's thread tends to bring the consumer onto that thread's CPU, where it takes turns
+ * with the target: the consumer reads on its own every POLL_MS (session.c), and is woken only
+ * once a quarter of the ring is waiting.
  */
-#define WAKEUP_BYTES (1 << 20)
-
 static __always_inline __u64 wakeup_flags(void)
 {
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= WAKEUP_BYTES ?
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >=
+			       bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4 ?
 		       BPF_RB_FORCE_WAKEUP :
 		       BPF_RB_NO_WAKEUP;
 }

@@ -28,6 +28,10 @@
 #include "summary.h"
 #include "top.h"
 
+/* How often the loop reads the ring buffers without being woken (bpf/target.bpf.h: the BPF
+ * side wakes it only when a quarter of a ring waits) */
+#define POLL_MS 10
+
 static volatile sig_atomic_t exiting;
 static volatile pid_t child_pid;
 static volatile sig_atomic_t calibrating; /* child_pid is the calibration snippet */
@@ -538,7 +542,7 @@ int session__record(struct session *s, uint64_t deadline_ns)
 			if (s->procs[i]->tr)
 				pfd[n++] = (struct pollfd){ .fd = probes__epoll_fd(s->procs[i]->tr),
 							    .events = POLLIN };
-		if (poll(pfd, n, 100) < 0 && errno != EINTR) {
+		if (poll(pfd, n, POLL_MS) < 0 && errno != EINTR) {
 			err = -errno;
 			break;
 		}
