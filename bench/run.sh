@@ -159,13 +159,15 @@ for label in $PYS; do
 	modes=${MODES:-"native switch both uretprobe tramp stage stagefloor pyuprof pyuprof-trap pyuprof-tramp pyuprof-uret pyuprof-ret cprofile"}
 	bare=tramp
 	if [[ $label == deb3.11 ]]; then # the build with USDT: pyuprof's exits are function__return
-		modes=${MODES:-"native switch both exit uretprobe tramp pyuprof pyuprof-tramp cprofile"}
+		modes=${MODES:-"native switch both exit uretprobe tramp stage stagefloor pyuprof pyuprof-trap pyuprof-tramp pyuprof-usdt cprofile"}
 		bare="exit"
 	fi
 	for w in $WORKLOADS; do
 		declare -A med=()
 		calls=0
 		for mode in $modes; do
+			# (the USDT exit is Debian's 3.11's)
+			[[ $mode == pyuprof-usdt && $label != deb3.11 ]] && continue
 			vals=()
 			for ((r = 0; r < REPS; r++)); do
 				read -r secs calls < <(run_mode "$mode" "$py" "$w")
