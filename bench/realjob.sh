@@ -76,7 +76,7 @@ native=$(tr ' ' '\n' <<<"${ms[native]}" | grep . | median)
 		"sympy $($PY -c 'import sympy; print(sympy.__version__)'); median of $REPS," \
 		"whole process wall time (start-up included)."
 	echo
-	echo "| mode | wall (ms) | × native | calls recorded | lost events | waits for pyuprof (s) |"
+	echo "| mode | wall (ms) | × native | calls recorded (last run) | lost events (last run) | waits for pyuprof (s) |"
 	echo "|---|---|---|---|---|---|"
 	for mode in $MODES; do
 		m=$(tr ' ' '\n' <<<"${ms[$mode]}" | grep . | median)
