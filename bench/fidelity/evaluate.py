@@ -93,12 +93,15 @@ CFRAME = re.compile(r"^(.*) \((.*):\d+\)$")
 
 
 def collapsed_shares(path):
-    """pyuprof --collapsed: "name (file:line);... self_us" per call path."""
+    """pyuprof --collapsed: "name (file:line);... self_us" per call path. On 3.11+ a frame
+    is named by its co_qualname ("Walker.visit", "f.<locals>.g"): its last part is the
+    co_name every other source names it by."""
     out = collections.Counter()
     with open(path, errors="replace") as f:
         for line in f:
             stack, _, value = line.rstrip("\n").rpartition(" ")
             frames = [m.groups() for m in (CFRAME.match(p) for p in stack.split(";")) if m]
+            frames = [(name.rsplit(".", 1)[-1], filename) for name, filename in frames]
             if not frames or not any(name in ROOTS for name, _ in frames):
                 continue
             name, filename = frames[-1]
