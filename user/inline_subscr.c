@@ -171,8 +171,10 @@ static int walk(csh cs, cs_insn *insn, struct elf_file *ef, uint64_t pc, uint64_
 				break;
 			}
 		}
-		if (!moved)
-			return -ENOENT; /* undecodable, or too long */
+		/* the window's end: go on after its last whole instruction; nothing decoded at
+		 * its start: out of step with the code, refused */
+		if (!moved && code == buf)
+			return -ENOENT;
 	}
 	return -ENOENT;
 }
