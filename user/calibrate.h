@@ -23,7 +23,7 @@
 #include "profile.h"
 
 /* 2 x 300 x 5 probed calls: ~40 ms at 12 µs a call (ret-site uprobes, idle machine) */
-#define CALIB_CALLS 300 /* calls per loop and round */
+#define CALIB_CALLS 3000 /* calls per loop and round: several batches (a flush per ~680) */
 #define CALIB_ROUNDS 5
 
 /* The snippet's own timings of one run: each round's loop times (ns of its thread's CPU). */
