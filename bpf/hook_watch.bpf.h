@@ -44,23 +44,44 @@ struct {
 	__type(value, __u64);
 } perf_init_args SEC(".maps");
 
-static __always_inline void request(__u64 addr, __u32 what, __u32 tid, __u64 now)
+/*
+ * Asks user space for what. The thread is sent REQUEST_SIGNAL while user space holds the
+ * target: the signal is taken on the way back to user mode, so this thread runs no further
+ * instruction of the target before user space has done the request. With must_stop, a request
+ * whose thread cannot be stopped so is not sent. Returns whether the thread was signalled.
+ */
+static __always_inline bool send_request(__u64 addr, __u32 what, __u32 tid, __u64 now,
+					 bool must_stop)
 {
-	struct ev_request *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	struct ev_request *e;
+	bool signalled;
 
+	if (must_stop && !signal_requests)
+		return false;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		__sync_fetch_and_add(&stats.lost_requests, 1);
-		return;
+		if (!must_stop) /* (else its caller does without) */
+			__sync_fetch_and_add(&stats.lost_requests, 1);
+		return false;
 	}
 	e->type = EV_REQUEST;
 	e->tid = tid;
 	e->ts_ns = now;
 	e->addr = addr;
 	e->what = what;
-	/* the signal is taken on the way back to user mode: this thread runs no further
-	 * instruction of the target before user space has done the request */
-	e->signalled = signal_requests && !bpf_send_signal_thread(REQUEST_SIGNAL);
+	signalled = signal_requests && !bpf_send_signal_thread(REQUEST_SIGNAL);
+	e->signalled = signalled;
+	if (must_stop && !signalled) {
+		bpf_ringbuf_discard(e, 0);
+		return false;
+	}
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	return signalled;
+}
+
+static __always_inline void request(__u64 addr, __u32 what, __u32 tid, __u64 now)
+{
+	send_request(addr, what, tid, now, false);
 }
 
 /*

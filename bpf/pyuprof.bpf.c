@@ -280,6 +280,30 @@ static __noinline int eval_return(bool uret)
 }
 
 
+/* An inline call (EV_INLINE_CALL) of code, with its frame if made yet (else 0) and the frame
+ * that called it; the code's identity goes first. */
+static __noinline void send_inline_call(__u64 code, const void *cw, __u64 frame, __u64 caller,
+					__u32 tid)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct ev_call *e;
+
+	note_code(code, cw, tid, now, get_cache());
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&stats.lost_calls, 1);
+		return;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = EV_INLINE_CALL;
+	e->tid = tid;
+	e->ts_ns = event_ts(now);
+	e->code = code;
+	e->frame = frame;
+	e->chain[0] = caller;
+	bpf_ringbuf_submit(e, wakeup_flags());
+}
+
 /*
  * _PyType_NewManagedObject(type), called (3.13.0) only by the specialised class call
  * CALL_ALLOC_AND_ENTER_INIT, which then runs type.__init__ inline whatever eval_frame says:
@@ -287,8 +311,7 @@ static __noinline int eval_return(bool uret)
  */
 static __noinline int inline_init(struct pt_regs *ctx)
 {
-	__u64 cw[CODE_WINDOW / 8], type = PT_REGS_PARM1(ctx), init, code, now;
-	struct ev_call *e;
+	__u64 cw[CODE_WINDOW / 8], type = PT_REGS_PARM1(ctx), init, code;
 	__u32 tid = current_tid();
 
 	if (tid)
@@ -297,22 +320,9 @@ static __noinline int inline_init(struct pt_regs *ctx)
 	    read_user(&code, sizeof(code), init + func_code_off) ||
 	    read_user(cw, sizeof(cw), code))
 		return 0;
-	now = bpf_ktime_get_ns();
-	note_code(code, cw, tid, now, get_cache());
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		__sync_fetch_and_add(&stats.lost_calls, 1);
-		return 0;
-	}
-	__builtin_memset(e, 0, sizeof(*e));
-	e->type = EV_INLINE_CALL;
-	e->tid = tid;
-	e->ts_ns = event_ts(now);
-	e->code = code;
 	/* 3.13.0's eval loop keeps the running frame in rbp (callee-saved, so still there):
 	 * the caller. User space uses it only if it is a frame on that thread's stack. */
-	e->chain[0] = PT_REGS_FP(ctx);
-	bpf_ringbuf_submit(e, wakeup_flags());
+	send_inline_call(code, cw, 0, PT_REGS_FP(ctx), tid);
 	return 0;
 }
 
@@ -356,8 +366,7 @@ static __always_inline __u64 getitem_frame(const struct pt_regs *ctx)
  */
 static __noinline int inline_getitem(struct pt_regs *ctx)
 {
-	__u64 fw[FRAME_WINDOW / 8], cw[CODE_WINDOW / 8], frame = getitem_frame(ctx), code, now;
-	struct ev_call *e;
+	__u64 fw[FRAME_WINDOW / 8], cw[CODE_WINDOW / 8], frame = getitem_frame(ctx), code;
 	__u32 tid = current_tid();
 
 	if (tid)
@@ -365,21 +374,7 @@ static __noinline int inline_getitem(struct pt_regs *ctx)
 	if (!tid || read_user(fw, sizeof(fw), frame) ||
 	    !(code = FIELD(fw, off.frame_code, __u64)) || read_user(cw, sizeof(cw), code))
 		return 0;
-	now = bpf_ktime_get_ns();
-	note_code(code, cw, tid, now, get_cache());
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		__sync_fetch_and_add(&stats.lost_calls, 1);
-		return 0;
-	}
-	__builtin_memset(e, 0, sizeof(*e));
-	e->type = EV_INLINE_CALL;
-	e->tid = tid;
-	e->ts_ns = event_ts(now);
-	e->code = code;
-	e->frame = frame;
-	e->chain[0] = FIELD(fw, off.frame_back, __u64);
-	bpf_ringbuf_submit(e, wakeup_flags());
+	send_inline_call(code, cw, frame, FIELD(fw, off.frame_back, __u64), tid);
 	return 0;
 }
 

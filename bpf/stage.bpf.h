@@ -143,25 +143,8 @@ static __always_inline bool stage_room(__u64 n)
  */
 static __always_inline bool stage_wait(__u64 from, __u32 owner, bool flush, __u32 tid)
 {
-	struct ev_request *e;
-
-	if (!signal_requests)
-		return false;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e)
-		return false;
-	if (bpf_send_signal_thread(REQUEST_SIGNAL)) {
-		bpf_ringbuf_discard(e, 0);
-		return false;
-	}
-	e->type = EV_REQUEST;
-	e->tid = tid;
-	e->ts_ns = bpf_ktime_get_ns();
-	e->addr = (__u64)owner << 32 | (flush ? STAGE_REST_FLUSH : 0) | from;
-	e->what = REQ_STAGE_REST;
-	e->signalled = 1;
-	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
-	return true;
+	return send_request((__u64)owner << 32 | (flush ? STAGE_REST_FLUSH : 0) | from,
+			    REQ_STAGE_REST, tid, bpf_ktime_get_ns(), true);
 }
 
 /*

@@ -154,21 +154,27 @@ print(len(sys.argv) - 1)' "$label".*.prof
 	run -0 "$PY" "$TOOLS/pstats_compare.py" copy.prof cprofile.prof --file "$TARGETS/getitem.py"
 }
 
-# A ring buffer that is full (pyuprof behind: here stopped for a second, with the smallest
-# ring) makes the thread that stages wait, stopped, until pyuprof has read it; nothing is lost,
+# A ring buffer that is full (pyuprof behind: here stopped until the target waits, with the
+# smallest ring) makes the thread that stages wait, stopped, until pyuprof has read it; nothing is lost,
 # and every round run equals cProfile's. Before: the records that found no room were lost.
 @test "batch: a full ring buffer makes the staging thread wait for pyuprof; nothing is lost (3.8, 3.12, Debian 3.11)" {
 	require_bpf
-	local label rounds
+	local label rounds target n
 	for label in 3.8 3.12 deb3.11; do
 		have_py "$label" || continue
 		cd "$BATS_TEST_TMPDIR" && rm -rf "$label" && mkdir "$label" && cd "$label"
 		start_bg out err "$PYUPROF" record --ringbuf-mb 1 -o ours.prof -- \
 			"$PY" "$TARGETS/long_running.py" --loop 3
 		wait_for_line out '^ready' 30 "$BG_PID"
+		target=$(sed -n 's/^ready //p' out)
 		kill -STOP "$BG_PID"
-		sleep 1
+		# until the target stands waiting for pyuprof (a tracing stop: its ring was full)
+		for ((n = 0; n < 400; n++)); do
+			grep -q '^State:.*t (tracing stop)' "/proc/$target/status" && break
+			sleep 0.05
+		done
 		kill -CONT "$BG_PID"
+		((n < 400)) || { echo "the target never waited"; return 1; }
 		wait "$BG_PID"
 		rounds=$(sed -n 's/^rounds //p' out)
 		[[ $rounds -gt 0 ]]

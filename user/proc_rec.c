@@ -291,22 +291,9 @@ void proc_rec__forget_stage(struct proc_rec *pr)
 /* The records proc_rec__unstage kept, as the BPF side would have sent them. */
 static void hand_rest(struct proc_rec *pr)
 {
-	struct ev_batch *b;
-	uint32_t n, room = 4096 - sizeof(*b);
-
 	if (!pr->rest.data)
 		return;
-	b = calloc(1, 4096); /* the size of the BPF side's records */
-	for (uint32_t at = 0; b && at < pr->rest.bytes; at += n) {
-		n = pr->rest.bytes - at < room ? pr->rest.bytes - at : room;
-		b->type = EV_BATCH;
-		b->tid = pr->rest.tid;
-		b->bytes = n;
-		memcpy(b + 1, pr->rest.data + at, n);
-		if (recorder__handle(&pr->rec, b, sizeof(*b) + n))
-			break;
-	}
-	free(b);
+	recorder__staged(&pr->rec, pr->rest.tid, pr->rest.data, pr->rest.bytes);
 	free(pr->rest.data);
 	memset(&pr->rest, 0, sizeof(pr->rest));
 }

@@ -227,6 +227,22 @@ static int on_batch(struct recorder *r, const struct ev_batch *b, size_t size)
 	return err;
 }
 
+int recorder__staged(struct recorder *r, uint32_t tid, const void *bytes, uint32_t n)
+{
+	struct ev_batch *b = calloc(1, sizeof(*b) + n);
+	int err;
+
+	if (!b)
+		return -ENOMEM;
+	b->type = EV_BATCH;
+	b->tid = tid;
+	b->bytes = n;
+	memcpy(b + 1, bytes, n);
+	err = on_batch(r, b, sizeof(*b) + n);
+	free(b);
+	return err;
+}
+
 /*
  * A thread stopped at a flush or drain because the ring had no room (include/stage.h,
  * REQ_STAGE_REST): everything before it has been read by now, so its records are read from the
@@ -236,33 +252,29 @@ static int on_batch(struct recorder *r, const struct ev_batch *b, size_t size)
  */
 static int stage_rest(struct recorder *r, const struct ev_request *q)
 {
-	uint32_t from = STAGE_REST_FROM(q->addr), room = 4096 - sizeof(struct ev_batch), n;
+	uint32_t from = STAGE_REST_FROM(q->addr), owner = STAGE_REST_OWNER(q->addr);
 	struct raw_pause pause = { .type = RAW_PAUSE, .tid = q->tid };
 	uint64_t w = 0, now = clock__mono_ns();
-	struct ev_batch *b;
-	bool unread;
+	uint8_t *data = NULL;
+	bool unread = false;
 	int err = 0;
 
 	if (!r->live_pid || !r->stage)
 		return 0;
-	b = calloc(1, 4096); /* the size of the BPF side's records */
-	if (!b)
-		return -ENOMEM;
 	/* (owner 0: the thread only waited, with nothing staged of its own) */
-	unread = STAGE_REST_OWNER(q->addr) &&
-		 proc__read(r->live_pid, r->stage + STAGE_W, &w, sizeof(w)) != 0;
+	if (owner)
+		unread = proc__read(r->live_pid, r->stage + STAGE_W, &w, sizeof(w)) != 0;
 	if (w > STAGE_BUF_BYTES)
 		w = STAGE_BUF_BYTES;
-	for (; !unread && from < w && !err; from += n) {
-		n = w - from < room ? (uint32_t)(w - from) : room;
-		b->type = EV_BATCH;
-		b->tid = STAGE_REST_OWNER(q->addr);
-		b->bytes = n;
-		unread = proc__read(r->live_pid, r->stage + STAGE_BUF + from, b + 1, n) != 0;
+	if (!unread && from < w) {
+		data = malloc(w - from);
+		if (!data)
+			return -ENOMEM;
+		unread = proc__read(r->live_pid, r->stage + STAGE_BUF + from, data, w - from) != 0;
 		if (!unread)
-			err = on_batch(r, b, sizeof(*b) + n);
+			err = recorder__staged(r, owner, data, (uint32_t)(w - from));
+		free(data);
 	}
-	free(b);
 	if (unread) /* the process ended while its thread waited */
 		wlog("pid %d: the calls thread %u staged while it waited for pyuprof could not be "
 		     "read (it has ended): they are not recorded", r->live_pid, q->tid);
