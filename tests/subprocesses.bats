@@ -36,8 +36,10 @@ check_subprocesses() {
 		"$PY" "$TOOLS/cprofile_tasks.py" "$fixture" manifest.json "$pid" "truth.$pid.prof"
 		if ! "$PY" "$TOOLS/pstats_compare.py" "out.$pid.prof" "truth.$pid.prof" \
 			--file "$fixture" --below work >compare.out 2>&1; then
-			echo "pid $pid: $(grep -o "\"$pid\": [^]]*]]" manifest.json)"
+			echo "pid $pid; the tasks each process ran (manifest.json):"
+			cat manifest.json
 			cat compare.out
+			grep '^pyuprof:' ours.err
 			return 1
 		fi
 		n=$((n + 1))
