@@ -12,10 +12,13 @@ const volatile __u64 stage_addr = 0; /* the staging area in the target; 0: no ba
 
 /*
  * Where the records not yet copied start (the trampoline's count, STAGE_W, is theirs: it only
- * grows until a flush, after which both start over) and the thread that made them. Only that
- * thread's programs touch them, or the flush, which the GIL orders with them.
+ * grows until a flush, after which both start over), the batch they are of (STAGE_GEN's value
+ * while the trampoline fills it: one more once its flush copied it, until the trampoline
+ * starts the next) and the thread that made them. Only that thread's programs touch them, or
+ * the flush, which the GIL orders with them.
  */
 __u64 stage_r = 0;
+__u64 stage_g = 0;
 __u32 stage_owner = 0;
 /* Set by user space once it has switched staging off and read the rest itself (the target
  * held): a record a thread was writing as it was stopped is not copied after that rest. */
@@ -141,10 +144,27 @@ static __always_inline bool stage_room(__u64 n)
  * (user/recorder.c, REQ_STAGE_REST). Only while user space holds the target (it resumes the
  * thread). Returns whether the thread was stopped so.
  */
-static __always_inline bool stage_wait(__u64 from, __u32 owner, bool flush, __u32 tid)
+static __always_inline bool stage_wait(__u64 from, __u32 owner, __u32 tid)
 {
-	return send_request((__u64)owner << 32 | (flush ? STAGE_REST_FLUSH : 0) | from,
-			    REQ_STAGE_REST, tid, bpf_ktime_get_ns(), true);
+	return send_request((__u64)owner << 32 | from, REQ_STAGE_REST, tid, bpf_ktime_get_ns(),
+			    true);
+}
+
+/*
+ * Whether the owner's batch holds records not copied yet, [stage_r, *w). Read for the owner
+ * itself (in a probe of its own, or ending), whose count stands still meanwhile. A batch whose
+ * flush copied it is not read again, though the owner may not have reset its count yet: it
+ * took a signal on the way back from the flush nop, and ends or stops there.
+ */
+static __always_inline bool stage_unsent(__u64 *w)
+{
+	__u64 cw[(STAGE_GEN - STAGE_W) / 8 + 1];
+
+	if (bpf_probe_read_user(cw, sizeof(cw), (void *)(stage_addr + STAGE_W)) ||
+	    cw[(STAGE_GEN - STAGE_W) / 8] != stage_g)
+		return false;
+	*w = cw[0] < STAGE_BUF_BYTES ? cw[0] : STAGE_BUF_BYTES;
+	return *w > stage_r;
 }
 
 /*
@@ -155,16 +175,13 @@ static __always_inline bool stage_wait(__u64 from, __u32 owner, bool flush, __u3
 static __always_inline void stage_drain(__u32 tid, bool can_wait)
 {
 	bool mine;
-	__u64 w;
+	__u64 w = 0;
 
 	if (!stage_addr || stage_closed)
 		return;
-	mine = tid == stage_owner &&
-	       !bpf_probe_read_user(&w, sizeof(w), (void *)(stage_addr + STAGE_W)) && w > stage_r;
-	if (mine && w > STAGE_BUF_BYTES)
-		w = STAGE_BUF_BYTES;
+	mine = tid == stage_owner && stage_unsent(&w);
 	if (can_wait && !stage_room(mine ? w - stage_r : 0) &&
-	    stage_wait(stage_r, mine ? tid : 0, false, tid)) {
+	    stage_wait(stage_r, mine ? tid : 0, tid)) {
 		if (mine)
 			stage_r = w;
 		return;
@@ -176,29 +193,29 @@ static __always_inline void stage_drain(__u32 tid, bool can_wait)
 }
 
 /*
- * The flush nop: rsi bytes staged, rdx why (STAGE_FLUSH_*), rcx a code object whose identity
- * is sent now (STAGE_FLUSH_CODE: sent whatever codes says, since the trampoline found its
- * fields changed), r8 its frame, r9 the thread state (STAGE_FLUSH_TSTATE). From here on the
- * calling thread owns the buffer.
+ * The flush nop: rsi bytes staged, rax their batch's generation, rdx why (STAGE_FLUSH_*), rcx
+ * a code object whose identity is sent now (STAGE_FLUSH_CODE: sent whatever codes says, since
+ * the trampoline found its fields changed), r8 its frame, r9 the thread state
+ * (STAGE_FLUSH_TSTATE). From here on the calling thread owns the buffer.
  */
 static __noinline int stage_flush(struct pt_regs *ctx)
 {
-	__u64 cw[CODE_WINDOW / 8], w = ctx->si, why = ctx->dx, code = ctx->cx, frame = ctx->r8;
-	__u64 now = bpf_ktime_get_ns();
+	__u64 cw[CODE_WINDOW / 8], w = ctx->si, g = ctx->ax, why = ctx->dx, code = ctx->cx;
+	__u64 frame = ctx->r8, now = bpf_ktime_get_ns();
 	__u32 tid = current_tid(), owner = stage_owner ? stage_owner : tid;
-	bool waits = false;
 
 	if (!tid || !stage_addr || stage_closed)
 		return 0;
 	if (w > STAGE_BUF_BYTES)
 		w = STAGE_BUF_BYTES;
-	if (w > stage_r && !stage_room(w - stage_r))
-		waits = stage_wait(stage_r, owner, true, tid);
-	if (w > stage_r && !waits)
+	/* (a thread stopped so is read by user space: its batch is as it was, the next one not
+	 * begun, until it goes on) */
+	if (g == stage_g && w > stage_r &&
+	    (stage_room(w - stage_r) || !stage_wait(stage_r, owner, tid)))
 		stage_copy(stage_r, w, owner);
-	/* the trampoline starts the next batch at 0; for a thread stopped so, user space does,
-	 * once it has read the rest (the stop's read, should it come first, then reads none) */
-	stage_r = waits ? w : 0;
+	/* the trampoline starts the next batch at 0, after this one's generation */
+	stage_r = 0;
+	stage_g = g + 1;
 	stage_owner = tid;
 	if (why & STAGE_FLUSH_TSTATE)
 		note_tstate(ctx->r9);

@@ -29,6 +29,10 @@
 #define STAGE_FIRST 24	/* u64: TSC of the batch's start */
 #define STAGE_BOUND 32	/* u64: TSC ticks a batch may age before it is flushed (set by pyuprof:
 			 * its rate is measured, and the page's bytes stay the same) */
+#define STAGE_GEN 40	/* u64: batches flushed. After its flush nop the trampoline sets STAGE_W
+			 * to 0, then counts the batch here: a thread that ends or is held between
+			 * the nop and these stores (a signal taken on the way back from the probe)
+			 * still shows the batch the BPF side copied, and its generation tells so */
 
 #define STAGE_BUF 4096		    /* the records */
 #define STAGE_BUF_BYTES (64 << 10)
@@ -61,13 +65,11 @@
 
 /*
  * REQ_STAGE_REST's addr (include/pyuprof.h): the ring had no room for a thread's records, so
- * it stopped: user space reads them, [from, STAGE_W), from the target. Bits 0-30: from; bit
- * 31: at a flush (user space then starts the next batch: STAGE_W and the BPF side's read
- * position to 0); bits 32-63: the thread the records are of, 0 for none (a thread that only
- * waits for room for the record its probe sends next).
+ * it stopped: user space reads them, [from, STAGE_W), from the target (the thread, stopped,
+ * has not started the next batch yet). Bits 0-31: from; bits 32-63: the thread the records are
+ * of, 0 for none (a thread that only waits for room for the record its probe sends next).
  */
-#define STAGE_REST_FLUSH (1u << 31)
-#define STAGE_REST_FROM(a) ((__u32)(a) & ~STAGE_REST_FLUSH)
+#define STAGE_REST_FROM(a) ((__u32)(a))
 #define STAGE_REST_OWNER(a) ((__u32)((a) >> 32))
 
 #endif /* __PYUPROF_STAGE_H */

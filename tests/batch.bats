@@ -6,10 +6,12 @@
 # wrong: calls named after the code object that lived at the same address before (against the
 # program's own count: cProfile keys its entries by that address and is wrong there itself),
 # a forked child that must start with staging off, a second recording of one process that
-# must send its code objects again, pyuprof killed while the target stages, and where the
-# batch is not possible (it says why and records exactly with per-call probes).
+# must send its code objects again, pyuprof killed while the target stages, a thread that ends
+# or is held right after a flush, and where the batch is not possible (it says why and records
+# exactly with per-call probes).
 
 load helpers
+load server
 
 # code_reuse.py recorded with pyuprof ARGS... equals its own count of its calls.
 check_reuse() {
@@ -200,3 +202,61 @@ assert calls == {"<module>": 1, "main": 1, "step": 300}, calls' ours.prof
 }
 @test "batch: the calls staged before an exec are recorded (3.8)" { check_exec 3.8; }
 @test "batch: the calls staged before an exec are recorded (3.12)" { check_exec 3.12; }
+
+# A thread that ends, or is held by pyuprof's stop, right after its flush nop and before it
+# starts the next batch (a signal taken on the way back from the probe, such as the SIGTERM a
+# pool sends its workers as it closes: tests/subprocesses.bats counted a spawn worker's last
+# tasks twice in ~1 run in 50): its batch was copied at the flush and is not copied again. Code of the test's own in the page, after the nop, makes the moment: an
+# exit_group(3), or a loop that pyuprof's SIGINT stop finds the thread in. Three rounds run,
+# the server waits past the batch's time bound, the next round's first record flushes: the
+# profile holds the three rounds exactly. Before: the last batch was counted twice.
+check_flush_window() {
+	local label=$1 how=$2 page off room code n start
+	require_py "$label"
+	require_bpf
+	start_server
+	attach_pyuprof -v --top 0
+	run_rounds 1 3
+	page=$(sed -n "s/^pyuprof: probe trampoline at \\(0x[0-9a-f]*\\) in pid $TARGET\$/\\1/p" \
+		"$BATS_TEST_TMPDIR/ours.err")
+	[[ -n $page ]] || { cat "$BATS_TEST_TMPDIR/ours.err"; return 1; }
+	sym() { nm "$PYUPROF" | awk -v s="$1" '$3 == s { print "0x" $1 }'; }
+	off=$(($(sym tramp_flush) + 5 - $(sym tramp_code)))
+	room=$(($(sym tramp_params) - $(sym tramp_flush) - 5))
+	if [[ $how == exit ]]; then
+		code=b8e7000000bf030000000f05 # mov $231,%eax; mov $3,%edi; syscall
+	else
+		code=ebfe # jmp .
+	fi
+	((room >= ${#code} / 2)) || { echo "no room after the flush nop ($room bytes)"; return 1; }
+	"$PY" -c 'import sys
+with open("/proc/%s/mem" % sys.argv[1], "r+b", buffering=0) as m:
+    m.seek(int(sys.argv[2], 0) + int(sys.argv[3]))
+    m.write(bytes.fromhex(sys.argv[4]))' "$TARGET" "$page" "$off" "$code"
+	sleep 0.2 # past STAGING_BOUND_NS since the last flush
+	kill -USR1 "$TARGET"
+	if [[ $how == exit ]]; then
+		wait_exit "$TARGET" 20
+		[[ $EXIT_STATUS == 3 ]] || { echo "the target exited with $EXIT_STATUS"; return 1; }
+	else
+		# until its thread spins in the loop: 0.2 s of CPU time (it otherwise waits)
+		ticks() { awk '{ print $14 + $15 }' "/proc/$TARGET/stat"; }
+		start=$(ticks)
+		for ((n = 0; n < 400; n++)); do
+			(($(ticks) - start >= 20)) && break
+			sleep 0.05
+		done
+		((n < 400)) || { echo "the target never reached the loop"; return 1; }
+		kill -INT "$REC"
+	fi
+	wait_exit "$REC" 60
+	check_rec_status
+	compare_rounds 3
+	# pyuprof put the page's code back as it left: the round goes on
+	[[ $how == exit ]] || wait_for_line "$BATS_TEST_TMPDIR/target.out" '^round 4$' 20 "$TARGET"
+}
+@test "batch: a thread that ends right after its flush is not copied twice (3.8)" { check_flush_window 3.8 exit; }
+@test "batch: a thread that ends right after its flush is not copied twice (3.12)" { check_flush_window 3.12 exit; }
+@test "batch: a thread that ends right after its flush is not copied twice (Debian 3.11)" { check_flush_window deb3.11 exit; }
+@test "batch: a thread held right after its flush when pyuprof stops is not read twice (3.8)" { check_flush_window 3.8 stop; }
+@test "batch: a thread held right after its flush when pyuprof stops is not read twice (3.12)" { check_flush_window 3.12 stop; }

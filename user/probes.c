@@ -428,16 +428,12 @@ void probes__detach(struct probes *tr)
 		;
 }
 
-volatile __u64 *probes__stage_r(struct probes *tr)
-{
-	return &tr->skel->bss->stage_r;
-}
-
-void probes__stage_close(struct probes *tr, uint64_t *r, uint32_t *owner)
+void probes__stage_close(struct probes *tr, struct staging_pos *pos)
 {
 	tr->skel->bss->stage_closed = 1;
-	*r = tr->skel->bss->stage_r;
-	*owner = tr->skel->bss->stage_owner;
+	pos->r = tr->skel->bss->stage_r;
+	pos->gen = tr->skel->bss->stage_g;
+	pos->owner = tr->skel->bss->stage_owner;
 }
 
 void probes__counters(struct probes *tr, struct pyuprof_stats *out)

@@ -7,6 +7,7 @@
 #include "hook.h"
 #include "pyuprof.h"
 #include "py_target.h"
+#include "staging.h"
 
 struct probes;
 
@@ -36,11 +37,8 @@ int probes__start(struct probes **out, const struct py_target *t, enum exits exi
 		  const char *tramp_path, uint64_t stage, uint64_t hook_value, unsigned ringbuf_mb,
 		  ring_buffer_sample_fn handler, void *ctx);
 /* EXITS_BATCH, target held: the BPF side copies no more staged records; where those it did
- * not copy start, and whose they are (stage.bpf.h). */
-void probes__stage_close(struct probes *tr, uint64_t *r, uint32_t *owner);
-/* The BPF side's read position in the staging area, which user space sets back to the start
- * once it has read the records of a thread that waited for it (recorder.c, REQ_STAGE_REST). */
-volatile __u64 *probes__stage_r(struct probes *tr);
+ * not copy start, in which batch, and whose they are (stage.bpf.h). */
+void probes__stage_close(struct probes *tr, struct staging_pos *pos);
 /* <= 3.10: stop asking for the trampoline hook (only someone else's is there). */
 void probes__stop_tramp_watch(struct probes *tr);
 /* A descriptor that becomes readable when events are waiting. */

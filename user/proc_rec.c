@@ -239,7 +239,6 @@ int proc_rec__start(struct proc_rec *pr, enum rec_start how, const struct proc_r
 		}
 		pr->staging = true;
 		pr->rec.stage = pr->tramp.stage;
-		pr->rec.stage_r = probes__stage_r(pr->tr);
 	}
 	if (!writes)
 		return 0;
@@ -267,16 +266,15 @@ void proc_rec__add_counters(struct pyuprof_stats *sum, const struct pyuprof_stat
 
 void proc_rec__unstage(struct proc_rec *pr)
 {
-	uint64_t r;
-	uint32_t owner;
+	struct staging_pos pos;
 	int err;
 
 	if (!pr->staging || !pr->tr || pr->gone)
 		return;
 	pr->staging = false;
-	probes__stage_close(pr->tr, &r, &owner);
+	probes__stage_close(pr->tr, &pos);
 	free(pr->rest.data);
-	err = staging__stop(pr->pid, pr->tramp.stage, r, owner, &pr->rest);
+	err = staging__stop(pr->pid, pr->tramp.stage, &pos, &pr->rest);
 	if (err)
 		wlog("pid %d: cannot read the calls it staged last: %s", pr->pid, strerror(-err));
 }
@@ -285,7 +283,6 @@ void proc_rec__forget_stage(struct proc_rec *pr)
 {
 	pr->staging = false;
 	pr->rec.stage = 0; /* (an exec: not this image's any more) */
-	pr->rec.stage_r = NULL;
 }
 
 /* The records proc_rec__unstage kept, as the BPF side would have sent them. */
@@ -325,7 +322,6 @@ void proc_rec__end(struct proc_rec *pr, uint64_t now_ns)
 	}
 	probes__free(pr->tr);
 	pr->tr = NULL;
-	pr->rec.stage_r = NULL;
 	if (!pr->rec.stop_ns)
 		pr->rec.stop_ns = now_ns;
 	profile__finish(pr->rec.prof, pr->rec.stop_ns);

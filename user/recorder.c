@@ -246,9 +246,9 @@ int recorder__staged(struct recorder *r, uint32_t tid, const void *bytes, uint32
 /*
  * A thread stopped at a flush or drain because the ring had no room (include/stage.h,
  * REQ_STAGE_REST): everything before it has been read by now, so its records are read from the
- * target and go next, as the BPF side would have sent them; at a flush the next batch starts
- * here (the thread, stopped, does not touch the area). The time it waits is taken out of its
- * profile (RAW_PAUSE: a report of the raw recording does the same).
+ * target and go next, as the BPF side would have sent them (the thread, stopped, has not
+ * touched the area since: at a flush it starts the next batch as it goes on). The time it waits
+ * is taken out of its profile (RAW_PAUSE: a report of the raw recording does the same).
  */
 static int stage_rest(struct recorder *r, const struct ev_request *q)
 {
@@ -278,14 +278,6 @@ static int stage_rest(struct recorder *r, const struct ev_request *q)
 	if (unread) /* the process ended while its thread waited */
 		wlog("pid %d: the calls thread %u staged while it waited for pyuprof could not be "
 		     "read (it has ended): they are not recorded", r->live_pid, q->tid);
-	if (q->addr & STAGE_REST_FLUSH) {
-		/* (the thread itself does so as it goes on; written here for a stop that may come
-		 * before: it then reads none of these again) */
-		w = 0;
-		proc__write(r->live_pid, r->stage + STAGE_W, &w, sizeof(w));
-		if (r->stage_r)
-			*r->stage_r = 0;
-	}
 	pause.ns = now > q->ts_ns ? now - q->ts_ns : 0;
 	if (!err && r->raw)
 		err = raw__record(r->raw, &pause, sizeof(pause));

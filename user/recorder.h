@@ -35,10 +35,9 @@ struct recorder {
 	struct ev_call staged_entry;
 	bool has_staged_entry;
 	uint64_t staged_bad; /* staged records that made no sense (counted, skipped) */
-	/* live batch mode: the staging area, and the BPF side's read position in it (its .bss),
-	 * for the records a thread stopped over (REQ_STAGE_REST); 0/NULL otherwise */
+	/* live batch mode: the staging area, for the records a thread stopped over
+	 * (REQ_STAGE_REST); 0 otherwise */
 	uint64_t stage;
-	volatile __u64 *stage_r;
 	int err; /* first fatal error (-ENOMEM, or -EINVAL when the offsets do not fit) */
 };
 

@@ -51,32 +51,36 @@ int staging__start(pid_t pid, uint64_t stage)
 	return err;
 }
 
-int staging__stop(pid_t pid, uint64_t stage, uint64_t r, uint32_t owner, struct staging_rest *rest)
+int staging__stop(pid_t pid, uint64_t stage, const struct staging_pos *pos,
+		  struct staging_rest *rest)
 {
 	uint32_t off = 0;
-	uint64_t w = 0;
+	uint64_t w = 0, gen = 0;
 	int err;
 
 	memset(rest, 0, sizeof(*rest));
 	err = proc__write(pid, stage + STAGE_ON, &off, sizeof(off));
 	if (!err)
 		err = proc__read(pid, stage + STAGE_W, &w, sizeof(w));
+	if (!err)
+		err = proc__read(pid, stage + STAGE_GEN, &gen, sizeof(gen));
 	if (err)
 		return err;
 	if (w > STAGE_BUF_BYTES)
 		w = STAGE_BUF_BYTES;
-	if (w <= r)
+	/* (another generation: a thread held right after its flush, whose batch was copied) */
+	if (gen != pos->gen || w <= pos->r)
 		return 0;
-	rest->data = malloc(w - r);
+	rest->data = malloc(w - pos->r);
 	if (!rest->data)
 		return -ENOMEM;
-	err = proc__read(pid, stage + STAGE_BUF + r, rest->data, w - r);
+	err = proc__read(pid, stage + STAGE_BUF + pos->r, rest->data, w - pos->r);
 	if (err) {
 		free(rest->data);
 		rest->data = NULL;
 		return err;
 	}
-	rest->tid = owner;
-	rest->bytes = (uint32_t)(w - r);
+	rest->tid = pos->owner;
+	rest->bytes = (uint32_t)(w - pos->r);
 	return 0;
 }

@@ -29,11 +29,19 @@ struct staging_rest {
 	uint8_t *data;	/* malloc'd */
 };
 
+/* Where the BPF side stands (bpf/stage.bpf.h): the records of batch gen from byte r on are not
+ * copied yet; owner made them. */
+struct staging_pos {
+	uint64_t r, gen;
+	uint32_t owner;
+};
+
 /*
  * Process stopped: staging off (the page only passes calls through from now on), and the
- * records from r (the BPF side's count of those copied) to the end into *rest. Returns 0 or
- * -errno.
+ * records pos says were not copied, if the batch staged now is still that one, into *rest.
+ * Returns 0 or -errno.
  */
-int staging__stop(pid_t pid, uint64_t stage, uint64_t r, uint32_t owner, struct staging_rest *rest);
+int staging__stop(pid_t pid, uint64_t stage, const struct staging_pos *pos,
+		  struct staging_rest *rest);
 
 #endif /* __PYUPROF_STAGING_H */

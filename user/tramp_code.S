@@ -448,7 +448,8 @@ tramp_batch_call:
 /*
  * Hands the staged records to the BPF program on the flush nop (r10: the stage, r13d: why,
  * r12: a code object to send, rbx: its frame, r9: the thread state with STAGE_FLUSH_TSTATE),
- * then starts a batch owned by this thread. If
+ * then starts a batch owned by this thread: W to 0 first, then the generation (a thread held
+ * or ended between the two still shows the batch copied, as before the first: stage.h). If
  * the nop is no longer probed, nobody consumes (pyuprof is gone): staging stops. Clobbers
  * rax, rcx, rdx, rsi, rdi, r8.
  */
@@ -458,8 +459,10 @@ tramp_batch_call:
 	mov %r13, %rdx
 	mov %r12, %rcx
 	mov %rbx, %r8
+	mov STAGE_GEN(%r10), %rax
 	call tramp_flush
 	movq $0, STAGE_W(%r10)
+	incq STAGE_GEN(%r10)
 	thread_key
 	mov %eax, STAGE_OWNER(%r10)
 	rdtsc
@@ -474,7 +477,7 @@ tramp_batch_call:
 	.globl tramp_flush
 tramp_flush:
 	/* the flush probe's 5-byte nop: rdi the stage, rsi bytes staged, rdx why, rcx a code
-	 * object, r8 its frame */
+	 * object, r8 its frame, rax the batch's generation */
 	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00
 	ret
 

@@ -6,10 +6,11 @@
  * code objects and strings hold the fields it reads; the flush nop jumps to a shim that logs
  * its registers (a byte other than the nop's first: "probed"). Checked: the entry, chain and
  * exit records and their flags; a flush before the first record of a thread and of each code
- * object, the chain's too, with the thread state; none for a code object already sent; one
- * again when a field of its identity changed (a new object at a freed one's address); a full
- * buffer flushed; staging off, another interpreter and an entry-shim caller stage nothing; and
- * a flush nop found unprobed (pyuprof gone) switches staging off.
+ * object, the chain's too, with the thread state, each naming its batch's generation; none
+ * for a code object already sent; one again when a field of its identity changed (a new
+ * object at a freed one's address); a full buffer flushed; staging off, another interpreter
+ * and an entry-shim caller stage nothing; and a flush nop found unprobed (pyuprof gone)
+ * switches staging off.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -24,15 +25,16 @@
 
 /* the eval function: returns its frame argument (rsi), starting with push %r15 */
 extern uint64_t frame_id(uint64_t tstate, uint64_t frame, uint64_t throwflag);
-/* the flush nop's stand-in: logs rdi, rsi, rdx, rcx, r8, r9; clobbers rax and rcx only */
+/* the flush nop's stand-in: logs rdi, rsi, rdx, rcx, r8, r9, rax; clobbers rax and rcx only */
 extern void flush_shim(void);
 extern uint64_t flush_n, flush_log[64][8];
 __asm__(".text\n"
 	".globl frame_id\n frame_id:\n push %r15\n mov %rsi,%rax\n pop %r15\n ret\n"
-	".globl flush_shim\n flush_shim:\n push %rcx\n mov flush_n(%rip),%rax\n and $63,%rax\n"
-	" shl $6,%rax\n lea flush_log(%rip),%rcx\n add %rax,%rcx\n mov %rdi,(%rcx)\n"
-	" mov %rsi,8(%rcx)\n mov %rdx,16(%rcx)\n pop %rax\n mov %rax,24(%rcx)\n"
-	" mov %r8,32(%rcx)\n mov %r9,40(%rcx)\n incq flush_n(%rip)\n ret\n"
+	".globl flush_shim\n flush_shim:\n push %rcx\n push %rax\n mov flush_n(%rip),%rax\n"
+	" and $63,%rax\n shl $6,%rax\n lea flush_log(%rip),%rcx\n add %rax,%rcx\n"
+	" mov %rdi,(%rcx)\n mov %rsi,8(%rcx)\n mov %rdx,16(%rcx)\n pop %rax\n mov %rax,48(%rcx)\n"
+	" pop %rax\n mov %rax,24(%rcx)\n mov %r8,32(%rcx)\n mov %r9,40(%rcx)\n"
+	" incq flush_n(%rip)\n ret\n"
 	".data\n .globl flush_n, flush_log\n .balign 8\n flush_n: .quad 0\n"
 	" flush_log: .zero 64 * 64\n .text\n");
 
@@ -114,13 +116,14 @@ static int rig_up(struct rig *r)
 		return -1;
 	if (memcmp(r->page + tramp__flush_offset(), nop5, sizeof(nop5)))
 		return -1;
-	/* island: movabs $flush_shim, %rax; jmp *%rax */
+	/* island: movabs $flush_shim, %r11; jmp *%r11 (rax is the flush's generation) */
 	island = r->page + TRAMP_PAGE;
-	island[0] = 0x48;
-	island[1] = 0xb8;
+	island[0] = 0x49;
+	island[1] = 0xbb;
 	memcpy(island + 2, &shim, 8);
-	island[10] = 0xff;
-	island[11] = 0xe0;
+	island[10] = 0x41;
+	island[11] = 0xff;
+	island[12] = 0xe3;
 	r->page[tramp__flush_offset()] = 0xe9;
 	rel = (int32_t)(TRAMP_PAGE - (tramp__flush_offset() + 5));
 	memcpy(r->page + tramp__flush_offset() + 1, &rel, sizeof(rel));
@@ -191,6 +194,9 @@ TEST(stages_entry_chain_and_exit)
 	CHECK(flush_log[0][5] == addr(r.w->tstate));
 	CHECK(flush_log[1][2] == STAGE_FLUSH_CODE);
 	CHECK(flush_log[1][3] == addr(r.w->caller_code));
+	/* each flush names its batch's generation; the next batch is the next one */
+	CHECK(flush_log[0][6] == 0 && flush_log[1][6] == 1);
+	CHECK(*(uint64_t *)(r.stage + STAGE_GEN) == 2);
 	CHECK(*(uint32_t *)(r.stage + STAGE_OWNER) == (uint32_t)gettid());
 	REQUIRE(staged_bytes(&r) == 3 * STAGE_REC);
 	e = staged(&r, 0);
@@ -280,6 +286,7 @@ TEST(a_full_buffer_is_flushed)
 	 * starts the next batch */
 	CHECK(flush_n == 3 && flush_log[2][2] == STAGE_FLUSH_FULL);
 	CHECK(flush_log[2][1] == STAGE_LIMIT + STAGE_REC);
+	CHECK(flush_log[2][6] == 2 && *(uint64_t *)(r.stage + STAGE_GEN) == 3);
 	CHECK(staged_bytes(&r) == STAGE_REC);
 	CHECK(staged(&r, 0)[1] == STAGE_EXIT);
 	rig_down(&r);
