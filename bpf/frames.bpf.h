@@ -131,7 +131,7 @@ static __noinline void send_code(__u64 addr, const void *cw, __u32 tid, __u64 no
 	if (bslot >= 0)
 		bootstrap_codes[bslot] = addr;
 	/* submit before remembering, so an entry naming this code never precedes its identity */
-	bpf_ringbuf_submit(e, wakeup_flags());
+	bpf_ringbuf_submit(e, wakeup_flags(RB_BYTES(sizeof(*e))));
 	bpf_map_update_elem(&codes, &addr, &tag, BPF_ANY);
 	if (cc) {
 		cc->addr[slot] = addr;

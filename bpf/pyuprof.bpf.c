@@ -243,7 +243,7 @@ emit:
 	e->back = back;
 	e->flags = flags;
 	e->pad = 0;
-	bpf_ringbuf_submit(e, wakeup_flags());
+	bpf_ringbuf_submit(e, wakeup_flags(RB_BYTES(sizeof(*e))));
 	return 0;
 unread:
 	shadow_push(sh, 0, 0, 0, chain, chain_code, 0);
@@ -275,7 +275,7 @@ static __noinline int eval_return(bool uret)
 	e->type = EV_RETURN;
 	e->tid = tid;
 	e->ts_ns = event_ts(bpf_ktime_get_ns());
-	bpf_ringbuf_submit(e, wakeup_flags());
+	bpf_ringbuf_submit(e, wakeup_flags(RB_BYTES(sizeof(*e))));
 	return 0;
 }
 
@@ -301,7 +301,7 @@ static __noinline void send_inline_call(__u64 code, const void *cw, __u64 frame,
 	e->code = code;
 	e->frame = frame;
 	e->chain[0] = caller;
-	bpf_ringbuf_submit(e, wakeup_flags());
+	bpf_ringbuf_submit(e, wakeup_flags(RB_BYTES(sizeof(*e))));
 }
 
 /*
@@ -418,7 +418,7 @@ static __noinline int frame_exit(struct pt_regs *ctx)
 		e->code = code;
 		e->chain[0] = FIELD(fw, off.frame_back, __u64);
 	}
-	bpf_ringbuf_submit(e, wakeup_flags());
+	bpf_ringbuf_submit(e, wakeup_flags(RB_BYTES(sizeof(*e))));
 	return 0;
 }
 

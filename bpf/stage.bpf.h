@@ -38,14 +38,16 @@ struct ev_batch_big {
 #define STAGE_BIG_DATA (STAGE_BIG - sizeof(struct ev_batch))
 
 /* One chunk of [from, from + n) into the ring buffer; n bytes, at most its record's room. The
- * consumer is woken (if it is behind) at the last chunk of a copy only: a wake-up costs this
- * thread more than a chunk, and once woken it reads all there is. */
-#define STAGE_CHUNK(rec_t, room_, from_, n_, tid_, last_)                                            \
+ * consumer is woken (if the copy took the ring past a quarter: wakeup_flags, the copy's
+ * bytes in the ring so far in *ring_) at the last chunk only: a wake-up costs this thread more
+ * than a chunk, and once woken it reads all there is. */
+#define STAGE_CHUNK(rec_t, room_, from_, n_, tid_, last_, ring_)                                     \
 	({                                                                                       \
 		rec_t *_e = bpf_ringbuf_reserve(&events, sizeof(rec_t), 0);                        \
 		int _err = -1;                                                                   \
 		if (_e) {                                                                        \
 			__u32 _n = (n_);                                                          \
+			*(ring_) += RB_BYTES(sizeof(rec_t));                                      \
 			if (_n > (room_))                                                         \
 				_n = (room_);                                                     \
 			_e->h.type = EV_BATCH;                                                   \
@@ -57,7 +59,7 @@ struct ev_batch_big {
 				_e->h.bytes = 0;                                                 \
 				__sync_fetch_and_add(&stats.read_fail, 1);                       \
 			}                                                                        \
-			bpf_ringbuf_submit(_e, (last_) ? wakeup_flags() : BPF_RB_NO_WAKEUP);     \
+			bpf_ringbuf_submit(_e, (last_) ? wakeup_flags(*(ring_)) : BPF_RB_NO_WAKEUP);   \
 			_err = 0;                                                                \
 		}                                                                                \
 		_err;                                                                            \
@@ -65,6 +67,7 @@ struct ev_batch_big {
 
 struct stage_copy_ctx {
 	__u64 from, to;
+	__u64 ring; /* bytes its chunks took in the ring */
 	__u32 tid;
 };
 
@@ -100,10 +103,10 @@ static long stage_copy_step(__u32 i, void *data)
 		n = STAGE_BIG_DATA;
 	if (n <= STAGE_SMALL_DATA)
 		err = STAGE_CHUNK(struct ev_batch_small, STAGE_SMALL_DATA, cp->from, n, cp->tid,
-				  cp->from + n >= cp->to);
+				  cp->from + n >= cp->to, &cp->ring);
 	else
 		err = STAGE_CHUNK(struct ev_batch_big, STAGE_BIG_DATA, cp->from, n, cp->tid,
-				  cp->from + n >= cp->to);
+				  cp->from + n >= cp->to, &cp->ring);
 	if (err) {
 		bpf_loop(STAGE_BUF_BYTES / STAGE_REC, stage_lost_step, cp, 0);
 		return 1;

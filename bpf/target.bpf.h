@@ -24,17 +24,24 @@ struct {
 } events SEC(".maps");
 
 /*
- * Waking the consumer for every record costs more than the record itself, and a wake-up from
- * the target's thread tends to bring the consumer onto that thread's CPU, where it takes turns
- * with the target: the consumer reads on its own every POLL_MS (session.c), and is woken only
- * once a quarter of the ring is waiting.
+ * Waking the consumer for every record costs more than the record itself (an interrupt raised
+ * in the target's thread: on a VM an exit to the host, 2-5 µs), and a wake-up from the target's
+ * thread tends to bring the consumer onto that thread's CPU, where it takes turns with the
+ * target: the consumer reads on its own every POLL_MS (session.c), and is woken by the
+ * record (or the last of the records) that filled the ring past a quarter, len bytes of it
+ * (RB_BYTES). A consumer that sleeps went to sleep on an empty ring (its poll returns at once
+ * while records wait), so until it wakes the data only grows and crosses the quarter once; one
+ * that is awake needs no wake-up. (Two CPUs whose records cross it together may both miss it:
+ * the consumer's own timer reads them.)
  */
-static __always_inline __u64 wakeup_flags(void)
+#define RB_BYTES(size) ((((__u64)(size) + 7) & ~7ULL) + BPF_RINGBUF_HDR_SZ)
+
+static __always_inline __u64 wakeup_flags(__u64 len)
 {
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >=
-			       bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4 ?
-		       BPF_RB_FORCE_WAKEUP :
-		       BPF_RB_NO_WAKEUP;
+	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	__u64 quarter = bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4;
+
+	return avail >= quarter && avail - len < quarter ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
 /*
