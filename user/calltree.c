@@ -20,15 +20,17 @@ static uint32_t add(struct calltree *ct, uint32_t parent, uint32_t func, uint32_
 	memset(n, 0, sizeof(*n));
 	n->func = func;
 	n->parent = parent;
-	n->first_child = n->next_sibling = CT_NONE;
+	n->first_child = n->last_child = n->next_sibling = CT_NONE;
 	n->thread = thread;
 	if (parent != CT_NONE) {
 		/* append, so that children keep the order they first ran in */
-		uint32_t *link = &ct->nodes[parent].first_child;
+		struct ct_node *up = &ct->nodes[parent];
 
-		while (*link != CT_NONE)
-			link = &ct->nodes[*link].next_sibling;
-		*link = ct->n;
+		if (up->last_child == CT_NONE)
+			up->first_child = ct->n;
+		else
+			ct->nodes[up->last_child].next_sibling = ct->n;
+		up->last_child = ct->n;
 	}
 	return ct->n++;
 }

@@ -15,6 +15,7 @@ struct ct_node {
 	uint32_t func;	       /* index into profile->funcs; CT_NONE for a thread's root */
 	uint32_t parent;       /* CT_NONE for a root */
 	uint32_t first_child;  /* children in order of first appearance, CT_NONE-terminated */
+	uint32_t last_child;   /* (appended in O(1): a dispatcher may have thousands) */
 	uint32_t next_sibling;
 	uint32_t thread;       /* index into profile->threads of the root above */
 	uint64_t total_ns;     /* wall time of the calls on this path, their callees included */
