@@ -15,7 +15,8 @@
  * Records (the word at +8 tells the kind):
  *   entry:  tsc, frame | STAGE_ENTRY [| STAGE_GEN_CREATE], code, chain[0]
  *   chain:  chain_code[0] | STAGE_CHAIN [| STAGE_CHAIN_GEN0 | STAGE_CHAIN_GEN1], chain[1],
- *           chain_code[1], back          (always right after its entry)
+ *           chain_code[1], back          (right after its entry; none when chain[0] is
+ *                                         STAGE_TOP: the reader has that frame on top)
  *   exit:   tsc, STAGE_EXIT
  * chain and flags mean what they mean in struct ev_call (include/pyuprof.h).
  */
@@ -33,6 +34,9 @@
 			 * to 0, then counts the batch here: a thread that ends or is held between
 			 * the nop and these stores (a signal taken on the way back from the probe)
 			 * still shows the batch the BPF side copied, and its generation tells so */
+#define STAGE_TOP 48	/* u64: the frame the owner entered last through the batch path and runs
+			 * now (each call puts back the one it found), 0 when not known (set so at
+			 * every flush: another thread may own the next batch) */
 
 #define STAGE_BUF 4096		    /* the records */
 #define STAGE_BUF_BYTES (64 << 10)

@@ -118,11 +118,15 @@ tramp_replay:
  * With staging off (pyuprof not recording, a forked child, pyuprof gone) it only passes the call
  * through. While it stages, the function's arguments and the callee-saved registers it uses
  * wait on the stack (rax, rcx, rdx, r8-r11 are scratch); at the call the stack is as the
- * head's, which the hand-back's walk of return addresses reads.
+ * head's, which the hand-back's walk of return addresses reads, with the STAGE_TOP it found in
+ * the head's alignment slot (0 when it did not stage), put back when the function returns. An
+ * entry whose caller is STAGE_TOP has no chain record: the reader has that frame on top, and
+ * its entry sent the chain's code objects.
  */
 	.globl tramp_batch
 tramp_batch:
 	mov b_stage(%rip), %r10
+	xor %r11d, %r11d		/* the STAGE_TOP to put back: none */
 	cmpl $0, STAGE_ON(%r10)
 	je .Lb_call
 	mov b_interp_off(%rip), %eax
@@ -192,7 +196,9 @@ tramp_batch:
 	cmp $1, %eax
 	jne 9f
 	or $STAGE_CHAIN_GEN0, %r8
-9:	mov b_code_off(%rip), %eax
+9:	cmp STAGE_TOP(%r10), %rsi
+	je .Lb_nochain
+	mov b_code_off(%rip), %eax
 	or (%rsi,%rax), %r8		/* chain_code[0] */
 	mov (%rsi,%rcx), %r9		/* chain[1] */
 	test %r9, %r9
@@ -258,7 +264,13 @@ tramp_batch:
 	mov %r9, STAGE_REC + 8(%r11)
 	mov %rdi, STAGE_REC + 16(%r11)
 	mov %rdx, STAGE_REC + 24(%r11)
-	mov %rsi, 24(%r11)
+	mov $2 * STAGE_REC, %r9d	/* r9: the bytes staged */
+	jmp 17f
+.Lb_nochain:	/* the caller is STAGE_TOP: the entry alone */
+	mov STAGE_W(%r10), %rcx
+	lea STAGE_BUF(%r10,%rcx), %r11
+	mov $STAGE_REC, %r9d
+17:	mov %rsi, 24(%r11)
 	mov %r12, 16(%r11)
 	mov %rbx, %r8
 	or $STAGE_ENTRY, %r8
@@ -277,8 +289,10 @@ tramp_batch:
 	shl $32, %rdx
 	or %rdx, %rax
 	mov %rax, (%r11)
-	add $2 * STAGE_REC, %rcx
+	add %r9, %rcx
 	mov %rcx, STAGE_W(%r10)		/* the records are whole before they count */
+	mov STAGE_TOP(%r10), %r11	/* (.Lafter keeps r11) */
+	mov %rbx, STAGE_TOP(%r10)
 	call .Lafter
 	pop %r13
 	pop %r12
@@ -287,11 +301,11 @@ tramp_batch:
 	pop %rsi
 	pop %rdi
 .Lb_call:
-	sub $8, %rsp
+	push %r11			/* the STAGE_TOP to put back, in the alignment slot */
 	.globl tramp_batch_call
 tramp_batch_call:
 	call tramp_body_plain		/* or tramp_body_budget, as the head's */
-	add $8, %rsp
+	pop %r11
 	mov b_stage(%rip), %r10
 	cmpl $0, STAGE_ON(%r10)
 	je 1f
@@ -307,7 +321,8 @@ tramp_batch_call:
 	je 2f
 	mov $STAGE_FLUSH_SWITCH, %r13d
 	call .Lflush
-2:	mov STAGE_W(%r10), %rcx
+2:	mov %r11, STAGE_TOP(%r10)	/* (this thread's: after any switch) */
+	mov STAGE_W(%r10), %rcx
 	lea STAGE_BUF(%r10,%rcx), %r11
 	movq $STAGE_EXIT, 8(%r11)
 	rdtsc
@@ -449,7 +464,8 @@ tramp_batch_call:
  * Hands the staged records to the BPF program on the flush nop (r10: the stage, r13d: why,
  * r12: a code object to send, rbx: its frame, r9: the thread state with STAGE_FLUSH_TSTATE),
  * then starts a batch owned by this thread: W to 0 first, then the generation (a thread held
- * or ended between the two still shows the batch copied, as before the first: stage.h). If
+ * or ended between the two still shows the batch copied, as before the first: stage.h), and
+ * no STAGE_TOP (the thread that made it may not be the one that goes on). If
  * the nop is no longer probed, nobody consumes (pyuprof is gone): staging stops. Clobbers
  * rax, rcx, rdx, rsi, rdi, r8.
  */
@@ -463,6 +479,7 @@ tramp_batch_call:
 	call tramp_flush
 	movq $0, STAGE_W(%r10)
 	incq STAGE_GEN(%r10)
+	movq $0, STAGE_TOP(%r10)
 	thread_key
 	mov %eax, STAGE_OWNER(%r10)
 	rdtsc

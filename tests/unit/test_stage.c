@@ -8,7 +8,8 @@
  * exit records and their flags; a flush before the first record of a thread and of each code
  * object, the chain's too, with the thread state, each naming its batch's generation; none
  * for a code object already sent; one again when a field of its identity changed (a new
- * object at a freed one's address); a full buffer flushed; staging off, another interpreter
+ * object at a freed one's address); no chain record under the frame entered last, which the
+ * call puts back; a full buffer flushed; staging off, another interpreter
  * and an entry-shim caller stage nothing; and a flush nop found unprobed (pyuprof gone)
  * switches staging off.
  */
@@ -116,14 +117,14 @@ static int rig_up(struct rig *r)
 		return -1;
 	if (memcmp(r->page + tramp__flush_offset(), nop5, sizeof(nop5)))
 		return -1;
-	/* island: movabs $flush_shim, %r11; jmp *%r11 (rax is the flush's generation) */
+	/* island: push %rax; movabs $flush_shim, %rax; xchg %rax, (%rsp); ret (a jump that
+	 * keeps every register: the probe's nop does, and the page relies on it) */
 	island = r->page + TRAMP_PAGE;
-	island[0] = 0x49;
-	island[1] = 0xbb;
-	memcpy(island + 2, &shim, 8);
-	island[10] = 0x41;
-	island[11] = 0xff;
-	island[12] = 0xe3;
+	island[0] = 0x50;
+	island[1] = 0x48;
+	island[2] = 0xb8;
+	memcpy(island + 3, &shim, 8);
+	memcpy(island + 11, "\x48\x87\x04\x24\xc3", 5);
 	r->page[tramp__flush_offset()] = 0xe9;
 	rel = (int32_t)(TRAMP_PAGE - (tramp__flush_offset() + 5));
 	memcpy(r->page + tramp__flush_offset() + 1, &rel, sizeof(rel));
@@ -273,6 +274,40 @@ TEST(flags_generator_frames)
 	rig_down(&r);
 }
 
+TEST(no_chain_record_under_the_frame_entered_last)
+{
+	struct rig r;
+	uint64_t *e, *top;
+
+	REQUIRE(!rig_up(&r));
+	top = (uint64_t *)(r.stage + STAGE_TOP);
+	call(&r);
+	REQUIRE(staged_bytes(&r) == 3 * STAGE_REC);
+	CHECK(*top == 0); /* put back as found */
+	/* its caller is the frame the thread entered last: the entry and the exit alone */
+	*top = addr(r.w->caller);
+	CHECK(call(&r) == addr(r.w->frame));
+	REQUIRE(staged_bytes(&r) == 5 * STAGE_REC);
+	e = staged(&r, 3 * STAGE_REC);
+	CHECK(e[1] == (addr(r.w->frame) | STAGE_ENTRY));
+	CHECK(e[3] == addr(r.w->caller));
+	CHECK(e[5] == STAGE_EXIT);
+	CHECK(*top == addr(r.w->caller));
+	/* another frame on top: the chain again */
+	*top = addr(r.w->shim);
+	call(&r);
+	CHECK(staged_bytes(&r) == 8 * STAGE_REC);
+	CHECK(staged(&r, 5 * STAGE_REC)[4] == (addr(r.w->caller_code) | STAGE_CHAIN));
+	CHECK(*top == addr(r.w->shim));
+	/* a flush forgets it: the next batch may be another thread's */
+	*top = addr(r.w->caller);
+	*(uint64_t *)(r.stage + STAGE_W) = STAGE_LIMIT;
+	call(&r);
+	CHECK(flush_n == 3 && *top == addr(r.w->caller));
+	CHECK(staged_bytes(&r) == STAGE_REC);
+	rig_down(&r);
+}
+
 TEST(a_full_buffer_is_flushed)
 {
 	struct rig r;
@@ -339,6 +374,7 @@ int main(void)
 		TEST_CASE(stages_entry_chain_and_exit),
 		TEST_CASE(a_new_identity_at_the_same_address_is_sent_again),
 		TEST_CASE(flags_generator_frames),
+		TEST_CASE(no_chain_record_under_the_frame_entered_last),
 		TEST_CASE(a_full_buffer_is_flushed),
 		TEST_CASE(stages_nothing_off_elsewhere_or_from_a_shim),
 		TEST_CASE(an_unprobed_flush_nop_switches_staging_off),
