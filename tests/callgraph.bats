@@ -158,11 +158,15 @@ record_svg() {
 @test "callgraph: recursion.py, boxes and edges agree with the .prof" {
 	require_bpf
 	require_some_py
-	record_svg recursion
-	run check_svg g.svg p.prof "$TARGETS/recursion.py" 0.5 0.1
+	# no threshold, times as recorded (as for mutual_recursion below): at the default 0.5%,
+	# whether fib's box is drawn depended on how long the interpreter's start took (in CI:
+	# "kept 2 dropped 1"); the thresholds' own tests compute theirs from the profile
+	record_svg recursion --node-thres 0 --edge-thres 0 --no-compensation
+	run check_svg g.svg p.prof "$TARGETS/recursion.py" 0 0
 	echo "$output"
 	((status == 0))
-	# fib, countdown, main and <module> drawn; fib's self-loop shows 2 primitive calls
+	# fib, main and <module> drawn (countdown's share may be too small to tell from 0); fib's
+	# self-loop shows 2 primitive calls
 	[[ $output =~ kept\ ([0-9]+) ]] && ((BASH_REMATCH[1] >= 3))
 	run -0 xmllint --xpath 'count(//*[local-name()="text"][.="fib"])' g.svg
 	[[ $output == 1 ]]
