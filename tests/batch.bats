@@ -206,10 +206,11 @@ assert calls == {"<module>": 1, "main": 1, "step": 300}, calls' ours.prof
 # A thread that ends, or is held by pyuprof's stop, right after its flush nop and before it
 # starts the next batch (a signal taken on the way back from the probe, such as the SIGTERM a
 # pool sends its workers as it closes: tests/subprocesses.bats counted a spawn worker's last
-# tasks twice in ~1 run in 50): its batch was copied at the flush and is not copied again. Code of the test's own in the page, after the nop, makes the moment: an
-# exit_group(3), or a loop that pyuprof's SIGINT stop finds the thread in. Three rounds run,
-# the server waits past the batch's time bound, the next round's first record flushes: the
-# profile holds the three rounds exactly. Before: the last batch was counted twice.
+# tasks twice in ~1 run in 50): its batch was copied at the flush and is not copied again.
+# Code of the test's own in the page, after the nop, makes the moment: an exit_group(3), or a
+# loop that pyuprof's SIGINT stop finds the thread in. Three rounds run, the server waits past
+# the batch's time bound, the next round's first record flushes: the profile holds the three
+# rounds exactly. Before: the last batch was counted twice.
 check_flush_window() {
 	local label=$1 how=$2 page off room code n start
 	require_py "$label"

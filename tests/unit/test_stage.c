@@ -9,7 +9,7 @@
  * object, the chain's too, with the thread state, each naming its batch's generation; none
  * for a code object already sent; one again when a field of its identity changed (a new
  * object at a freed one's address); no chain record under the frame entered last, which the
- * call puts back; a full buffer flushed; staging off, another interpreter
+ * call puts back and a flush forgets; a full buffer flushed; staging off, another interpreter
  * and an entry-shim caller stage nothing; and a flush nop found unprobed (pyuprof gone)
  * switches staging off.
  */
@@ -299,12 +299,16 @@ TEST(no_chain_record_under_the_frame_entered_last)
 	CHECK(staged_bytes(&r) == 8 * STAGE_REC);
 	CHECK(staged(&r, 5 * STAGE_REC)[4] == (addr(r.w->caller_code) | STAGE_CHAIN));
 	CHECK(*top == addr(r.w->shim));
-	/* a flush forgets it: the next batch may be another thread's */
+	/* a flush forgets it (the next batch may be another thread's): after a switch, the
+	 * chain again */
 	*top = addr(r.w->caller);
-	*(uint64_t *)(r.stage + STAGE_W) = STAGE_LIMIT;
+	*(uint32_t *)(r.stage + STAGE_OWNER) = 0;
 	call(&r);
-	CHECK(flush_n == 3 && *top == addr(r.w->caller));
-	CHECK(staged_bytes(&r) == STAGE_REC);
+	REQUIRE(flush_n == 3);
+	CHECK(flush_log[2][2] & STAGE_FLUSH_SWITCH);
+	REQUIRE(staged_bytes(&r) == 3 * STAGE_REC);
+	CHECK(staged(&r, 0)[4] == (addr(r.w->caller_code) | STAGE_CHAIN));
+	CHECK(*top == 0); /* what the call found, after the switch */
 	rig_down(&r);
 }
 
