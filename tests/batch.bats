@@ -171,12 +171,10 @@ print(len(sys.argv) - 1)' "$label".*.prof
 		target=$(sed -n 's/^ready //p' out)
 		kill -STOP "$BG_PID"
 		# until the target stands waiting for pyuprof (a tracing stop: its ring was full)
-		for ((n = 0; n < 400; n++)); do
-			grep -q '^State:.*t (tracing stop)' "/proc/$target/status" && break
-			sleep 0.05
-		done
+		n=0
+		wait_for_state "$target" 't \(tracing stop\)' 20 || n=1
 		kill -CONT "$BG_PID"
-		((n < 400)) || { echo "the target never waited"; return 1; }
+		((n == 0)) || { echo "the target never waited"; return 1; }
 		wait "$BG_PID"
 		rounds=$(sed -n 's/^rounds //p' out)
 		[[ $rounds -gt 0 ]]
@@ -208,11 +206,11 @@ assert calls == {"<module>": 1, "main": 1, "step": 300}, calls' ours.prof
 # pool sends its workers as it closes: tests/subprocesses.bats counted a spawn worker's last
 # tasks twice in ~1 run in 50): its batch was copied at the flush and is not copied again.
 # Code of the test's own in the page, after the nop, makes the moment: an exit_group(3), or a
-# loop that pyuprof's SIGINT stop finds the thread in. Three rounds run, the server waits past
-# the batch's time bound, the next round's first record flushes: the profile holds the three
-# rounds exactly. Before: the last batch was counted twice.
+# loop that pyuprof's SIGINT stop finds the thread in. Three rounds run; with the staging
+# area's time bound set to 0, the next round's first record flushes: the profile holds the
+# three rounds exactly. Before: the last batch was counted twice.
 check_flush_window() {
-	local label=$1 how=$2 page off room code n start
+	local label=$1 how=$2 page stage off room code
 	require_py "$label"
 	require_bpf
 	start_server
@@ -220,7 +218,9 @@ check_flush_window() {
 	run_rounds 1 3
 	page=$(sed -n "s/^pyuprof: probe trampoline at \\(0x[0-9a-f]*\\) in pid $TARGET\$/\\1/p" \
 		"$BATS_TEST_TMPDIR/ours.err")
-	[[ -n $page ]] || { cat "$BATS_TEST_TMPDIR/ours.err"; return 1; }
+	stage=$(sed -n "s/^pyuprof: pid $TARGET: batch mode: .* staged at \\(0x[0-9a-f]*\\),.*/\\1/p" \
+		"$BATS_TEST_TMPDIR/ours.err")
+	[[ -n $page && -n $stage ]] || { cat "$BATS_TEST_TMPDIR/ours.err"; return 1; }
 	sym() { nm "$PYUPROF" | awk -v s="$1" '$3 == s { print "0x" $1 }'; }
 	off=$(($(sym tramp_flush) + 5 - $(sym tramp_code)))
 	room=$(($(sym tramp_params) - $(sym tramp_flush) - 5))
@@ -230,24 +230,20 @@ check_flush_window() {
 		code=ebfe # jmp .
 	fi
 	((room >= ${#code} / 2)) || { echo "no room after the flush nop ($room bytes)"; return 1; }
+	# the code, then STAGE_BOUND (include/stage.h: 32) to 0: every record flushes
 	"$PY" -c 'import sys
 with open("/proc/%s/mem" % sys.argv[1], "r+b", buffering=0) as m:
     m.seek(int(sys.argv[2], 0) + int(sys.argv[3]))
-    m.write(bytes.fromhex(sys.argv[4]))' "$TARGET" "$page" "$off" "$code"
-	sleep 0.2 # past STAGING_BOUND_NS since the last flush
+    m.write(bytes.fromhex(sys.argv[4]))
+    m.seek(int(sys.argv[5], 0) + 32)
+    m.write(bytes(8))' "$TARGET" "$page" "$off" "$code" "$stage"
 	kill -USR1 "$TARGET"
 	if [[ $how == exit ]]; then
 		wait_exit "$TARGET" 20
 		[[ $EXIT_STATUS == 3 ]] || { echo "the target exited with $EXIT_STATUS"; return 1; }
 	else
-		# until its thread spins in the loop: 0.2 s of CPU time (it otherwise waits)
-		ticks() { awk '{ print $14 + $15 }' "/proc/$TARGET/stat"; }
-		start=$(ticks)
-		for ((n = 0; n < 400; n++)); do
-			(($(ticks) - start >= 20)) && break
-			sleep 0.05
-		done
-		((n < 400)) || { echo "the target never reached the loop"; return 1; }
+		# until its thread spins in the loop (it otherwise waits): 0.2 s of CPU
+		wait_for_cpu "$TARGET" 20 20
 		kill -INT "$REC"
 	fi
 	wait_exit "$REC" 60

@@ -178,6 +178,32 @@ wait_for_line() {
 	return 1
 }
 
+# wait_for_state PID REGEX TIMEOUT: waits until PID's State line in /proc/PID/status matches
+# the extended REGEX (e.g. 't \(tracing stop\)').
+wait_for_state() {
+	local pid=$1 re=$2 timeout=$3 i
+	for ((i = 0; i < timeout * 20; i++)); do
+		grep -Eq -- "^State:[[:space:]]*$re" "/proc/$pid/status" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "pid $pid never reached state '$re' in ${timeout}s" >&2
+	return 1
+}
+
+# wait_for_cpu PID TICKS TIMEOUT: waits until PID has used TICKS clock ticks of CPU (user and
+# system) more than when called: a process that otherwise waits has begun to spin.
+wait_for_cpu() {
+	local pid=$1 ticks=$2 timeout=$3 i start
+	cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+	start=$(cpu_ticks "$pid")
+	for ((i = 0; i < timeout * 20; i++)); do
+		(($(cpu_ticks "$pid") - start >= ticks)) && return 0
+		sleep 0.05
+	done
+	echo "pid $pid used less than $ticks ticks of CPU in ${timeout}s" >&2
+	return 1
+}
+
 # Asserts PID is alive and neither stopped nor traced (state T or t) nor a zombie.
 assert_unharmed() {
 	local pid=$1 state

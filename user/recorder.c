@@ -179,25 +179,23 @@ static int staged_entry_out(struct recorder *r)
 }
 
 /*
- * Records the trampoline staged (include/stage.h), one thread's, become the calls and returns
+ * Records the trampoline staged (include/stage.h), thread tid's, become the calls and returns
  * the per-call probes would have sent, so that everything after (the raw recording too) is as
  * it is without the batch. Their TSC stamps become CLOCK_MONOTONIC.
  */
-static int on_batch(struct recorder *r, const struct ev_batch *b, size_t size)
+int recorder__staged(struct recorder *r, uint32_t tid, const void *bytes, uint32_t size)
 {
-	const uint64_t *w = (const uint64_t *)(b + 1);
+	const uint64_t *w = bytes;
 	struct ev_call *e = &r->staged_entry;
-	uint32_t n = b->bytes / STAGE_REC, i;
+	uint32_t n = size / STAGE_REC, i;
 	int err = 0;
 
-	if (sizeof(*b) + (size_t)b->bytes > size)
-		return r->err = -EINVAL;
 	for (i = 0; i < n && !err; i++, w += STAGE_REC / 8) {
 		if (w[1] & STAGE_ENTRY) {
 			err = staged_entry_out(r);
 			memset(e, 0, sizeof(*e));
 			e->type = EV_CALL;
-			e->tid = b->tid;
+			e->tid = tid;
 			e->ts_ns = tsc__to_ns(w[0]);
 			e->frame = w[1] & ~(uint64_t)STAGE_FLAG_MASK;
 			e->flags = w[1] & STAGE_GEN_CREATE ? CALL_GEN_CREATE : 0;
@@ -206,13 +204,13 @@ static int on_batch(struct recorder *r, const struct ev_batch *b, size_t size)
 			r->has_staged_entry = true;
 		} else if (w[1] == STAGE_EXIT) {
 			/* a struct ev_return, in storage any record fits */
-			struct ev_call ret = { .type = EV_RETURN, .tid = b->tid,
+			struct ev_call ret = { .type = EV_RETURN, .tid = tid,
 					       .ts_ns = tsc__to_ns(w[0]) };
 
 			err = staged_entry_out(r);
 			if (!err)
 				err = recorder__handle(r, &ret, sizeof(struct ev_return));
-		} else if ((w[0] & STAGE_CHAIN) && r->has_staged_entry && e->tid == b->tid) {
+		} else if ((w[0] & STAGE_CHAIN) && r->has_staged_entry && e->tid == tid) {
 			e->chain_code[0] = w[0] & ~(uint64_t)STAGE_FLAG_MASK;
 			e->flags |= (w[0] & STAGE_CHAIN_GEN0 ? CALL_CHAIN_GEN(0) : 0) |
 				    (w[0] & STAGE_CHAIN_GEN1 ? CALL_CHAIN_GEN(1) : 0);
@@ -227,20 +225,12 @@ static int on_batch(struct recorder *r, const struct ev_batch *b, size_t size)
 	return err;
 }
 
-int recorder__staged(struct recorder *r, uint32_t tid, const void *bytes, uint32_t n)
+/* A chunk the BPF side copied out: its records, after the header. */
+static int on_batch(struct recorder *r, const struct ev_batch *b, size_t size)
 {
-	struct ev_batch *b = calloc(1, sizeof(*b) + n);
-	int err;
-
-	if (!b)
-		return -ENOMEM;
-	b->type = EV_BATCH;
-	b->tid = tid;
-	b->bytes = n;
-	memcpy(b + 1, bytes, n);
-	err = on_batch(r, b, sizeof(*b) + n);
-	free(b);
-	return err;
+	if (sizeof(*b) + (size_t)b->bytes > size)
+		return r->err = -EINVAL;
+	return recorder__staged(r, b->tid, b + 1, b->bytes);
 }
 
 /*

@@ -44,8 +44,8 @@ struct recorder {
 /* ring_buffer_sample_fn, and raw_read's: ctx is a struct recorder. */
 int recorder__handle(void *ctx, void *data, size_t size);
 
-/* n bytes of records thread tid staged (include/stage.h), read by user space from the target
- * rather than copied out by the BPF side. Returns 0 or -errno. */
-int recorder__staged(struct recorder *r, uint32_t tid, const void *bytes, uint32_t n);
+/* size bytes of records thread tid staged (include/stage.h): a chunk the BPF side copied
+ * out, or records user space read from the target itself. Returns 0 or -errno. */
+int recorder__staged(struct recorder *r, uint32_t tid, const void *bytes, uint32_t size);
 
 #endif /* __PYUPROF_RECORDER_H */

@@ -54,18 +54,18 @@ int staging__start(pid_t pid, uint64_t stage)
 int staging__stop(pid_t pid, uint64_t stage, const struct staging_pos *pos,
 		  struct staging_rest *rest)
 {
+	uint64_t cw[(STAGE_GEN - STAGE_W) / 8 + 1], w, gen;
 	uint32_t off = 0;
-	uint64_t w = 0, gen = 0;
 	int err;
 
 	memset(rest, 0, sizeof(*rest));
 	err = proc__write(pid, stage + STAGE_ON, &off, sizeof(off));
-	if (!err)
-		err = proc__read(pid, stage + STAGE_W, &w, sizeof(w));
-	if (!err)
-		err = proc__read(pid, stage + STAGE_GEN, &gen, sizeof(gen));
+	if (!err) /* the count and the generation, in one read */
+		err = proc__read(pid, stage + STAGE_W, cw, sizeof(cw));
 	if (err)
 		return err;
+	w = cw[0];
+	gen = cw[(STAGE_GEN - STAGE_W) / 8];
 	if (w > STAGE_BUF_BYTES)
 		w = STAGE_BUF_BYTES;
 	/* (another generation: a thread held right after its flush, whose batch was copied) */
