@@ -322,6 +322,7 @@ void proc_rec__end(struct proc_rec *pr, uint64_t now_ns)
 	}
 	probes__free(pr->tr);
 	pr->tr = NULL;
+	pr->ring_watched = false;
 	if (!pr->rec.stop_ns)
 		pr->rec.stop_ns = now_ns;
 	profile__finish(pr->rec.prof, pr->rec.stop_ns);

@@ -31,6 +31,7 @@ struct proc_rec {
 	struct py_target target;
 	bool has_target;
 	struct probes *tr; /* NULL when not recording (not Python, ended, or exec'd away) */
+	bool ring_watched; /* tr's ring wakes the session's reader thread (session.c) */
 	enum exits want_exits; /* asked for (record --exits); EXITS_AUTO picks */
 	enum exits exits;      /* in use for the image recorded now */
 	struct tramp tramp;    /* EXITS_TRAMPOLINE, EXITS_BATCH: the page in this process */

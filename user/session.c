@@ -23,6 +23,7 @@
 #include "proc.h"
 #include "ptrace_hold.h"
 #include "py_image.h"
+#include "reader_thread.h"
 #include "seed.h"
 #include "session.h"
 #include "summary.h"
@@ -31,6 +32,9 @@
 /* How often the loop reads the ring buffers without being woken (bpf/target.bpf.h: the BPF
  * side wakes it only when a quarter of a ring waits) */
 #define POLL_MS 10
+/* How often the main loop takes the lock with nothing to wake it: the status line, top, a
+ * target that ended without a ptrace event */
+#define TURN_NS 100000000ull
 
 static volatile sig_atomic_t exiting;
 static volatile pid_t child_pid;
@@ -484,27 +488,57 @@ static void put_back(struct proc_rec *pr)
 		     pr->pid, strerror(-fixed));
 }
 
-/* Handles what the probes of every recorded process sent. Returns 0 or -errno (fatal). */
-static int consume_all(struct session *s)
+/*
+ * The reader thread's drain (reader_thread.c): what the probes of every recorded process sent.
+ * Returns 1 when the main loop must look (a recording failed, requests wait), else 0.
+ */
+static int drain_rings(void *ctx)
 {
+	struct session *s = ctx;
+	int look = 0, err;
+
 	for (uint32_t i = 0; i < s->nprocs; i++) {
 		struct proc_rec *pr = s->procs[i];
-		int err;
 
-		if (!pr->tr)
+		if (!pr->tr || pr->rec.err)
 			continue;
+		if (!pr->ring_watched) {
+			/* (if not, its ring is read every POLL_MS without being woken) */
+			err = reader__watch(&s->reader, probes__epoll_fd(pr->tr));
+			if (err)
+				dlog("pid %d: its ring buffer does not wake the reader: %s", pr->pid,
+				     strerror(-err));
+			pr->ring_watched = true;
+		}
 		err = probes__consume(pr->tr);
 		if (err < 0) {
-			elog("reading events failed: %s", log__errstr(err));
-			return err;
+			s->read_err = err;
+			return 1;
 		}
 		if (err > 0 && !s->t_first)
 			s->t_first = clock__mono_ns();
-		if (!pr->rec.err)
+		/* a failed recording, or requests the main loop does with the process stopped */
+		if (pr->rec.err || pr->hooks.npending)
+			look = 1;
+	}
+	return look;
+}
+
+/* With the lock held: a reading that failed ends the recording (the target's), or lets go the
+ * subprocess whose recording failed (said where it failed). Returns 0 or -errno (fatal). */
+static int check_failed(struct session *s)
+{
+	if (s->read_err || s->reader.err) {
+		elog("reading events failed: %s", log__errstr(s->read_err ? s->read_err : s->reader.err));
+		return s->read_err ? s->read_err : s->reader.err;
+	}
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		struct proc_rec *pr = s->procs[i];
+
+		if (!pr->tr || !pr->rec.err)
 			continue;
 		if (i == 0)
 			return pr->rec.err;
-		/* a subprocess whose recording failed (said where it failed) is let go */
 		wlog("pid %d is no longer recorded", pr->pid);
 		if (!ptrace_hold__stop(s->held, pr->pid)) {
 			proc_rec__unstage(pr);
@@ -518,83 +552,118 @@ static int consume_all(struct session *s)
 	return 0;
 }
 
+struct loop_state {
+	uint64_t deadline_ns, start_ns, last_ns, last_calls, turn_ns;
+	bool live; /* the status line is drawn */
+};
+
+/* One turn of the main loop, with the lock held. Returns 0 to go on, 1 to end, or -errno. */
+static int serve(struct session *s, struct loop_state *ls)
+{
+	struct proc_event ev;
+	int err = check_failed(s);
+
+	if (err)
+		return err;
+	if (s->held && ptrace_hold__handle(s->held, &s->child_status) == -ESRCH) {
+		s->target_gone = true;
+		return 1;
+	}
+	while (s->held && ptrace_hold__next_event(s->held, &ev))
+		on_proc_event(s, &ev);
+	/* requests whose thread could not be signalled, or that wait for the whole process (their
+	 * thread stands stopped meanwhile): do them with it stopped */
+	for (uint32_t i = 0; s->held && i < s->nprocs; i++) {
+		struct proc_rec *pr = s->procs[i];
+
+		if (!pr->tr || !pr->hooks.npending || ptrace_hold__stop(s->held, pr->pid))
+			continue;
+		err = hook__service(&pr->target, &pr->hooks, 0);
+		ptrace_hold__resume(s->held, pr->pid);
+		if (err)
+			wlog("cannot write into pid %d: %s", pr->pid, strerror(-err));
+	}
+	if (ls->live)
+		show_status(s, ls->start_ns, &ls->last_ns, &ls->last_calls);
+	if (s->view) { /* pyuprof top: its keys, and its screen once an interval */
+		struct pyuprof_stats b = { 0 };
+
+		if (top__keys(s->view))
+			return 1;
+		live_counters(s, &b);
+		top__draw(s->view, s->procs[0]->rec.prof, &b, clock__mono_ns());
+	}
+	if (!s->launched || s->held) {
+		if (!proc__alive(s->pid))
+			return 0;
+		/* its wait status, if a stop's drain reaped it meanwhile */
+		if (s->held)
+			ptrace_hold__handle(s->held, &s->child_status);
+		s->target_gone = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* Without the lock: whether the recording ends here (a deadline, or a launched program not
+ * held that has ended: its wait status is taken). */
+static bool loop_ends(struct session *s, const struct loop_state *ls, uint64_t now)
+{
+	if (ls->deadline_ns && now >= ls->deadline_ns)
+		return true;
+	if (s->launched && !s->held && waitpid(s->pid, &s->child_status, WNOHANG) == s->pid) {
+		s->target_gone = true;
+		return true;
+	}
+	return false;
+}
+
 int session__record(struct session *s, uint64_t deadline_ns)
 {
-	/* attach mode only: a launched program writes to the same terminal */
-	bool live = !s->launched && !env.quiet && log_level >= LOG_INFO && isatty(STDERR_FILENO) &&
-		    !s->view;
-	uint64_t start_ns = clock__mono_ns(), last_ns = start_ns, last_calls = 0;
-	struct pollfd *pfd = NULL;
-	struct proc_event ev;
-	uint32_t cap = 0, n, i;
-	int err = 0;
+	struct loop_state ls = {
+		.deadline_ns = deadline_ns,
+		/* attach mode only: a launched program writes to the same terminal */
+		.live = !s->launched && !env.quiet && log_level >= LOG_INFO &&
+			isatty(STDERR_FILENO) && !s->view,
+	};
+	struct pollfd pfd[3];
+	uint64_t now;
+	int err;
 
+	ls.start_ns = ls.last_ns = ls.turn_ns = clock__mono_ns();
+	err = reader__start(&s->reader, drain_rings, s, POLL_MS);
+	if (err) {
+		elog("cannot start the thread that reads the events: %s", strerror(-err));
+		return err;
+	}
 	while (!exiting) {
-		if (array_grow((void **)&pfd, &cap, sizeof(*pfd), s->nprocs + 2)) {
-			err = -ENOMEM;
-			break;
-		}
-		n = 0;
-		pfd[n++] = (struct pollfd){ .fd = s->held ? ptrace_hold__fd(s->held) : -1,
-					    .events = POLLIN };
-		pfd[n++] = (struct pollfd){ .fd = s->view ? top__fd(s->view) : -1, .events = POLLIN };
-		for (i = 0; i < s->nprocs; i++)
-			if (s->procs[i]->tr)
-				pfd[n++] = (struct pollfd){ .fd = probes__epoll_fd(s->procs[i]->tr),
-							    .events = POLLIN };
-		if (poll(pfd, n, POLL_MS) < 0 && errno != EINTR) {
+		pfd[0] = (struct pollfd){ .fd = s->held ? ptrace_hold__fd(s->held) : -1,
+					  .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = s->view ? top__fd(s->view) : -1, .events = POLLIN };
+		pfd[2] = (struct pollfd){ .fd = reader__note_fd(&s->reader), .events = POLLIN };
+		if (poll(pfd, 3, POLL_MS) < 0 && errno != EINTR) {
 			err = -errno;
 			break;
 		}
-		err = consume_all(s);
+		now = clock__mono_ns();
+		if (loop_ends(s, &ls, now))
+			break;
+		/* the lock only for something to do: the reader runs at our priority meanwhile
+		 * (a target held or attached to that ended: serve sees to it) */
+		if (!pfd[0].revents && !pfd[1].revents && !pfd[2].revents &&
+		    now - ls.turn_ns < TURN_NS &&
+		    ((s->launched && !s->held) || !proc__alive(s->pid)))
+			continue;
+		ls.turn_ns = now;
+		reader__clear_note(&s->reader);
+		reader__lock(&s->reader);
+		err = serve(s, &ls);
+		reader__unlock(&s->reader);
 		if (err)
 			break;
-		if (s->held && ptrace_hold__handle(s->held, &s->child_status) == -ESRCH) {
-			s->target_gone = true;
-			break;
-		}
-		while (s->held && ptrace_hold__next_event(s->held, &ev))
-			on_proc_event(s, &ev);
-		/* requests whose thread could not be signalled, or that wait for the whole
-		 * process (their thread stands stopped meanwhile): do them with it stopped */
-		for (i = 0; s->held && i < s->nprocs; i++) {
-			struct proc_rec *pr = s->procs[i];
-
-			if (!pr->tr || !pr->hooks.npending || ptrace_hold__stop(s->held, pr->pid))
-				continue;
-			err = hook__service(&pr->target, &pr->hooks, 0);
-			ptrace_hold__resume(s->held, pr->pid);
-			if (err)
-				wlog("cannot write into pid %d: %s", pr->pid, strerror(-err));
-			err = 0;
-		}
-		if (live)
-			show_status(s, start_ns, &last_ns, &last_calls);
-		if (s->view) { /* pyuprof top: its keys, and its screen once an interval */
-			struct pyuprof_stats b = { 0 };
-
-			if (top__keys(s->view))
-				break;
-			live_counters(s, &b);
-			top__draw(s->view, s->procs[0]->rec.prof, &b, clock__mono_ns());
-		}
-		if (deadline_ns && clock__mono_ns() >= deadline_ns)
-			break;
-		if (s->launched && !s->held) {
-			if (waitpid(s->pid, &s->child_status, WNOHANG) == s->pid) {
-				s->target_gone = true;
-				break;
-			}
-		} else if (proc__alive(s->pid)) {
-			/* its wait status, if a stop's drain reaped it meanwhile */
-			if (s->held)
-				ptrace_hold__handle(s->held, &s->child_status);
-			s->target_gone = true;
-			break;
-		}
 	}
-	free(pfd);
-	return err;
+	reader__stop(&s->reader);
+	return err < 0 ? err : 0;
 }
 
 void session__stop(struct session *s, uint64_t stop_ns)

@@ -13,6 +13,7 @@
 #include "calibrate.h"
 #include "proc_rec.h"
 #include "profile.h"
+#include "reader_thread.h"
 
 /* One recording: the target and, following subprocesses, the processes it starts. */
 struct session {
@@ -31,6 +32,9 @@ struct session {
 	struct calibration cal; /* zero: times not compensated */
 	bool status_shown; /* the live line is on the terminal: clear it before more output */
 	struct top *view; /* pyuprof top: drawn at each turn of the loop; NULL otherwise */
+	/* during session__record: reads the rings; its lock covers everything above */
+	struct reader_thread reader;
+	int read_err; /* -errno: reading a ring failed (the reader's drain) */
 };
 
 
