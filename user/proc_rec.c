@@ -312,6 +312,8 @@ void proc_rec__end(struct proc_rec *pr, uint64_t now_ns)
 	probes__stop_hook(pr->tr);
 	probes__detach(pr->tr);
 	hand_rest(pr);
+	/* (an entry staged last, with no chain record after it: a call the thread is in) */
+	recorder__staged_end(&pr->rec);
 	probes__counters(pr->tr, &s);
 	proc_rec__add_counters(&pr->bstats, &s);
 	probes__exit_counters(pr->tr, &xs);

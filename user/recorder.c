@@ -225,6 +225,15 @@ int recorder__staged(struct recorder *r, uint32_t tid, const void *bytes, uint32
 	return err;
 }
 
+int recorder__staged_end(struct recorder *r)
+{
+	int err = staged_entry_out(r);
+
+	if (err && !r->err)
+		r->err = err;
+	return err;
+}
+
 /* A chunk the BPF side copied out: its records, after the header. */
 static int on_batch(struct recorder *r, const struct ev_batch *b, size_t size)
 {

@@ -47,5 +47,8 @@ int recorder__handle(void *ctx, void *data, size_t size);
 /* size bytes of records thread tid staged (include/stage.h): a chunk the BPF side copied
  * out, or records user space read from the target itself. Returns 0 or -errno. */
 int recorder__staged(struct recorder *r, uint32_t tid, const void *bytes, uint32_t size);
+/* No record comes after this: the entry staged last, whose chain record (if it has one) came
+ * or would have come next, is handled now. Returns 0 or -errno. */
+int recorder__staged_end(struct recorder *r);
 
 #endif /* __PYUPROF_RECORDER_H */
