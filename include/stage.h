@@ -36,7 +36,7 @@
 			 * still shows the batch the BPF side copied, and its generation tells so */
 #define STAGE_TOP 48	/* u64: the frame the owner entered last through the batch path and runs
 			 * now (each call puts back the one it found), 0 when not known (set so at
-			 * every flush: another thread may own the next batch) */
+			 * a flush where another thread takes the batch over) */
 
 #define STAGE_BUF 4096		    /* the records */
 #define STAGE_BUF_BYTES (64 << 10)

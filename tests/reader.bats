@@ -41,6 +41,7 @@ thread_nices() {
 @test "reader: a reader starved of CPU loses nothing and holds no fork back (3.8, 3.12)" {
 	require_bpf
 	local label rounds
+	cd "$BATS_TEST_TMPDIR"
 	start_bg hog.out hog.err taskset -c 0 sh -c 'while :; do :; done'
 	for label in 3.8 3.12; do
 		require_py "$label"

@@ -464,8 +464,11 @@ tramp_batch_call:
  * Hands the staged records to the BPF program on the flush nop (r10: the stage, r13d: why,
  * r12: a code object to send, rbx: its frame, r9: the thread state with STAGE_FLUSH_TSTATE),
  * then starts a batch owned by this thread: W to 0 first, then the generation (a thread held
- * or ended between the two still shows the batch copied, as before the first: stage.h), and
- * no STAGE_TOP (the thread that made it may not be the one that goes on). If
+ * or ended between the two still shows the batch copied, as before the first: stage.h), and,
+ * if the batch changes hands, no STAGE_TOP (it was the other thread's). A flush of the same
+ * owner keeps it: forgotten there, the value each call puts back would be 0 until the frame
+ * that runs returns, and each call of a loop that outlives a flush would stage a chain
+ * (3.8's generators: 2 in 3 resumptions, each ~10 ns more). If
  * the nop is no longer probed, nobody consumes (pyuprof is gone): staging stops. Clobbers
  * rax, rcx, rdx, rsi, rdi, r8.
  */
@@ -479,8 +482,10 @@ tramp_batch_call:
 	call tramp_flush
 	movq $0, STAGE_W(%r10)
 	incq STAGE_GEN(%r10)
+	test $STAGE_FLUSH_SWITCH, %r13d
+	jz 2f
 	movq $0, STAGE_TOP(%r10)
-	thread_key
+2:	thread_key
 	mov %eax, STAGE_OWNER(%r10)
 	rdtsc
 	shl $32, %rdx

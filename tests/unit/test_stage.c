@@ -9,7 +9,7 @@
  * object, the chain's too, with the thread state, each naming its batch's generation; none
  * for a code object already sent; one again when a field of its identity changed (a new
  * object at a freed one's address); no chain record under the frame entered last, which the
- * call puts back and a flush forgets; a full buffer flushed; staging off, another interpreter
+ * call puts back, a flush of the same owner keeps and a switch forgets; a full buffer flushed; staging off, another interpreter
  * and an entry-shim caller stage nothing; and a flush nop found unprobed (pyuprof gone)
  * switches staging off.
  */
@@ -299,13 +299,32 @@ TEST(no_chain_record_under_the_frame_entered_last)
 	CHECK(staged_bytes(&r) == 8 * STAGE_REC);
 	CHECK(staged(&r, 5 * STAGE_REC)[4] == (addr(r.w->caller_code) | STAGE_CHAIN));
 	CHECK(*top == addr(r.w->shim));
-	/* a flush forgets it (the next batch may be another thread's): after a switch, the
-	 * chain again */
+	/* a flush of the same owner keeps it: one for a code object at the entry, before the
+	 * call takes the value to put back */
+	put_str(&r.o->bpf, r.w->name, "leaf", 0x4321);
+	*top = addr(r.w->caller);
+	call(&r);
+	REQUIRE(flush_n == 3);
+	CHECK(flush_log[2][2] == (STAGE_FLUSH_CODE | STAGE_FLUSH_TSTATE));
+	CHECK(*top == addr(r.w->caller));
+	/* one for a full buffer after the exit, which put it back */
+	*(uint64_t *)(r.stage + STAGE_W) = STAGE_LIMIT - STAGE_REC;
+	call(&r);
+	REQUIRE(flush_n == 4);
+	CHECK(flush_log[3][2] == STAGE_FLUSH_FULL);
+	CHECK(*top == addr(r.w->caller));
+	/* and the next call stages no chain */
+	call(&r);
+	CHECK(flush_n == 4);
+	REQUIRE(staged_bytes(&r) == 2 * STAGE_REC);
+	CHECK(staged(&r, 0)[1] == (addr(r.w->frame) | STAGE_ENTRY));
+	CHECK(staged(&r, STAGE_REC)[1] == STAGE_EXIT);
+	/* a switch forgets it (it was the other thread's): the chain again */
 	*top = addr(r.w->caller);
 	*(uint32_t *)(r.stage + STAGE_OWNER) = 0;
 	call(&r);
-	REQUIRE(flush_n == 3);
-	CHECK(flush_log[2][2] & STAGE_FLUSH_SWITCH);
+	REQUIRE(flush_n == 5);
+	CHECK(flush_log[4][2] & STAGE_FLUSH_SWITCH);
 	REQUIRE(staged_bytes(&r) == 3 * STAGE_REC);
 	CHECK(staged(&r, 0)[4] == (addr(r.w->caller_code) | STAGE_CHAIN));
 	CHECK(*top == 0); /* what the call found, after the switch */
