@@ -18,6 +18,7 @@
  * One lock covers the session: the reader holds it for each drain, the main loop for each turn.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -49,6 +50,9 @@ static void *reader_main(void *arg)
 		if (n < 0 && errno != EINTR) {
 			rt->err = -errno;
 			ping(rt->note);
+			/* its tid stays its own until reader__stop joins it (reader__lock renices it) */
+			while (poll(&(struct pollfd){ .fd = rt->quit, .events = POLLIN }, 1, -1) < 0)
+				;
 			return NULL;
 		}
 		for (i = 0; i < n; i++)
