@@ -146,8 +146,8 @@ static __always_inline void stage_copy(__u64 from, __u64 to, __u32 tid)
 
 /*
  * Room in the ring for n staged bytes as chunks (each record at most twice its bytes, and its
- * header and the ring's own 8 bytes), and STAGE_HEADROOM beside: the request that stops the thread instead, and the code
- * identity a flush may send after.
+ * header and the ring's own 8 bytes), and STAGE_HEADROOM beside: the request that stops the
+ * thread instead, and the code identity a flush may send after.
  */
 #define STAGE_HEADROOM (64 << 10)
 

@@ -468,7 +468,7 @@ tramp_batch_call:
  * if the batch changes hands, no STAGE_TOP (it was the other thread's). A flush of the same
  * owner keeps it: forgotten there, the value each call puts back would be 0 until the frame
  * that runs returns, and each call of a loop that outlives a flush would stage a chain
- * (3.8's generators: 2 in 3 resumptions, each ~10 ns more). If
+ * (every resumption of sum(gen()) after the first, whose code flush came in between). If
  * the nop is no longer probed, nobody consumes (pyuprof is gone): staging stops. Clobbers
  * rax, rcx, rdx, rsi, rdi, r8.
  */
