@@ -111,6 +111,19 @@ require_bpf() {
 	skip "$why"
 }
 
+# check_loop_rounds OUT ERR: long_running.py --loop recorded into ours.prof (its stdout in OUT,
+# pyuprof's stderr in ERR): every round it says it ran equals cProfile's, and nothing was lost.
+check_loop_rounds() {
+	local rounds
+	rounds=$(sed -n 's/^rounds //p' "$1")
+	[[ $rounds -gt 0 ]] || { echo "no rounds in $1"; return 1; }
+	"$PY" "$TOOLS/cprofile_run.py" -o cprofile.prof "$TARGETS/long_running.py" \
+		--rounds "$rounds" >/dev/null
+	run -0 "$PY" "$TOOLS/pstats_compare.py" ours.prof cprofile.prof \
+		--file "$TARGETS/long_running.py" --below do_round
+	[[ $(summary_lost_events "$2") == 0 ]] || { cat "$2"; return 1; }
+}
+
 # How many lines of the kernel log say a process crashed (`segfault at`, `traps:`): a soak or
 # bench counts the new ones over its run.
 dmesg_count() {
