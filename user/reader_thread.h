@@ -13,7 +13,8 @@
 /* Its nice value: a CPU's time goes to anything else that wants it first. */
 #define READER_NICE 19
 
-/* Reads what waits; returns > 0 when the main loop must look (a recording failed), else 0. */
+/* Reads what waits; returns > 0 when the main loop must look (a recording failed, requests
+ * wait), else 0. */
 typedef int (*reader_drain_fn)(void *ctx);
 
 struct reader_thread {
@@ -27,7 +28,7 @@ struct reader_thread {
 	pid_t tid;     /* the reader's, once it runs (0 before) */
 	reader_drain_fn drain;
 	void *ctx;
-	int err; /* -errno: the thread could not wait (it has ended; the note says so) */
+	int err; /* -errno: the thread could not wait (the note says so; it waits for the stop) */
 	bool running;
 };
 
