@@ -157,13 +157,12 @@ is_running() {
 	[[ -n $state && $state != Z && $state != X ]]
 }
 
+not_running() { ! is_running "$1"; }
+
 # wait_exit PID TIMEOUT: waits for our child PID to exit; sets EXIT_STATUS. Returns 1 on timeout.
 wait_exit() {
-	local pid=$1 timeout=$2 i
-	for ((i = 0; i < timeout * 20; i++)); do
-		is_running "$pid" || break
-		sleep 0.05
-	done
+	local pid=$1 timeout=$2
+	poll_until "$timeout" not_running "$pid" || true
 	if is_running "$pid"; then
 		echo "process $pid still running after ${timeout}s" >&2
 		return 1
@@ -191,29 +190,34 @@ wait_for_line() {
 	return 1
 }
 
+# poll_until TIMEOUT CMD...: runs CMD until it succeeds (0) or TIMEOUT seconds have passed (1):
+# the one poll interval of the waits below, each of which waits for a condition, not a time.
+poll_until() {
+	local timeout=$1 i
+	shift
+	for ((i = 0; i < timeout * 20; i++)); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # wait_for_state PID REGEX TIMEOUT: waits until PID's State line in /proc/PID/status matches
 # the extended REGEX (e.g. 't \(tracing stop\)').
 wait_for_state() {
-	local pid=$1 re=$2 timeout=$3 i
-	for ((i = 0; i < timeout * 20; i++)); do
-		grep -Eq -- "^State:[[:space:]]*$re" "/proc/$pid/status" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "pid $pid never reached state '$re' in ${timeout}s" >&2
+	poll_until "$3" grep -Eq -- "^State:[[:space:]]*$2" "/proc/$1/status" 2>/dev/null && return 0
+	echo "pid $1 never reached state '$2' in ${3}s" >&2
 	return 1
 }
+
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+cpu_past() { (($(cpu_ticks "$1") >= $2)); }
 
 # wait_for_cpu PID TICKS TIMEOUT: waits until PID has used TICKS clock ticks of CPU (user and
 # system) more than when called: a process that otherwise waits has begun to spin.
 wait_for_cpu() {
-	local pid=$1 ticks=$2 timeout=$3 i start
-	cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-	start=$(cpu_ticks "$pid")
-	for ((i = 0; i < timeout * 20; i++)); do
-		(($(cpu_ticks "$pid") - start >= ticks)) && return 0
-		sleep 0.05
-	done
-	echo "pid $pid used less than $ticks ticks of CPU in ${timeout}s" >&2
+	poll_until "$3" cpu_past "$1" $(($(cpu_ticks "$1") + $2)) && return 0
+	echo "pid $1 used less than $2 ticks of CPU in ${3}s" >&2
 	return 1
 }
 

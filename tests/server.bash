@@ -12,12 +12,10 @@ start_server() {
 }
 
 # Waits until TARGET is idle in sigtimedwait: every round it was asked for has returned.
+target_idle() { [[ $(cat "/proc/$TARGET/wchan" 2>/dev/null) == do_sigtimedwait* ]]; }
+
 wait_idle() {
-	local i
-	for ((i = 0; i < 400; i++)); do
-		[[ $(cat "/proc/$TARGET/wchan" 2>/dev/null) == do_sigtimedwait* ]] && return 0
-		sleep 0.05
-	done
+	poll_until 20 target_idle && return 0
 	echo "target $TARGET never went back to waiting for a signal" >&2
 	return 1
 }
