@@ -31,12 +31,15 @@ static const struct machinery {
 	const char *name;
 	uint32_t held;
 } machinery[] = {
+	/* the walk scans the sites in this order at each level: the paths most calls take first
+	 * (a Python call: _PyEval_Vector, then _PyFunction_Vectorcall; a resumption:
+	 * gen_send_ex2, then gen_iternext or gen_send) */
+	{ "_PyEval_Vector", 0 },	     { "_PyFunction_Vectorcall", 0 },
+	{ "gen_send_ex2", 0 },		     { "gen_iternext", 0 },
+	{ "gen_send_ex", 0 },		     { "gen_send", 0 },
 	{ "PyObject_Vectorcall", 0 },	     { "_PyObject_VectorcallTstate", 0 },
-	{ "_PyFunction_Vectorcall", 0 },     { "_PyEval_Vector", 0 },
 	{ "PyObject_Call", 0 },		     { "_PyObject_Call", 0 },
 	{ "_PyVectorcall_Call", 0 },	     { "PyVectorcall_Call", 0 },
-	{ "gen_iternext", 0 },		     { "gen_send_ex", 0 },
-	{ "gen_send_ex2", 0 },		     { "gen_send", 0 },
 	{ "PyIter_Send", 0 },		     { "PyObject_VectorcallMethod", 0 },
 	{ "method_vectorcall_O", 1 },	     { "PyObject_GetItem", 0 },
 	{ "slot_mp_subscript", 0 },	     { "vectorcall_method", 0 },

@@ -31,7 +31,7 @@
 /* tramp_code.S: the code and parameters copied into the page (never run in pyuprof) */
 extern const uint8_t tramp_code[], tramp_code_end[], tramp_head_call[], tramp_return_nop[],
 	tramp_body_budget[], tramp_body_plain[], tramp_replay[], tramp_params[], tramp_batch[],
-	tramp_batch_call[], tramp_flush[];
+	tramp_batch_call[], tramp_batch_budget[], tramp_flush[];
 
 /* tramp_code.S's parameter block, field for field */
 struct tramp_params {
@@ -151,9 +151,11 @@ int tramp__build(const struct py_target *t, enum tramp_kind kind, uint64_t stage
 	if (o && o->eval_c_units) {
 		rel = (int32_t)(at(tramp_body_budget) - (call + 4));
 		memcpy(page + call, &rel, sizeof(rel));
-		call = at(tramp_batch_call) + 1;
-		rel = (int32_t)(at(tramp_body_budget) - (call + 4));
-		memcpy(page + call, &rel, sizeof(rel));
+		/* the batch path's call becomes a jmp to its own hand-back (same length) */
+		call = at(tramp_batch_call);
+		page[call] = 0xe9;
+		rel = (int32_t)(at(tramp_batch_budget) - (call + 5));
+		memcpy(page + call + 1, &rel, sizeof(rel));
 	}
 	memcpy(page + at(tramp_replay), t->eval_head, (size_t)len); /* nops after it */
 	memset(&p, 0, sizeof(p));

@@ -42,8 +42,11 @@ tramp_return_nop:
  * call, whatever the thread does meanwhile. Only rax, rcx and r8-r11 are used before the call:
  * the function's arguments are in rdi, rsi and rdx.
  */
-	.globl tramp_body_budget
-tramp_body_budget:
+/*
+ * eax: the C budget to hand back around a call (0: none), its caller's return address at
+ * \at(%rsp) and the thread state in rdi (see tramp_body_budget). Uses rcx, r8-r11.
+ */
+.macro budget_walk at
 	xor %eax, %eax
 	/* depth = py_recursion_limit - py_recursion_remaining; at or past the bound: nothing */
 	mov p_limit_off(%rip), %ecx
@@ -51,42 +54,42 @@ tramp_body_budget:
 	mov p_remaining_off(%rip), %ecx
 	sub (%rdi,%rcx), %r8d
 	cmp p_depth_cap(%rip), %r8d
-	jae .Lcall
-	lea 16(%rsp), %r8		/* where the hook's caller's return address is */
+	jae 95f
+	lea \at(%rsp), %r8
 	mov $WALK_LEVELS, %r9d
 	xor %r11d, %r11d		/* budget held by the functions walked through */
-.Lwalk:
-	mov (%r8), %r10
+91:	mov (%r8), %r10
 	mov %r10, %rax
 	sub p_eval_start(%rip), %rax
 	cmp p_eval_len(%rip), %rax
-	jb .Lhand
+	jb 94f
 	mov %r10, %rax
 	sub p_cold_start(%rip), %rax
 	cmp p_cold_len(%rip), %rax
-	jb .Lhand
+	jb 94f
 	lea p_walk(%rip), %rcx
-.Lscan:
-	mov (%rcx), %rax
+92:	mov (%rcx), %rax
 	test %rax, %rax
-	jz .Lnone			/* another caller: a C path, which spends the budget natively */
+	jz 93f				/* another caller: a C path, which spends the budget natively */
 	cmp %r10, %rax
-	je .Lstep
+	je 96f
 	add $16, %rcx
-	jmp .Lscan
-.Lstep:
-	mov 8(%rcx), %eax		/* that frame's size: its own return address is there */
+	jmp 92b
+96:	mov 8(%rcx), %eax		/* that frame's size: its own return address is there */
 	add %rax, %r8
 	add 12(%rcx), %r11d
 	dec %r9d
-	jnz .Lwalk
-.Lnone:
-	xor %eax, %eax
-	jmp .Lcall
-.Lhand:
-	mov p_units(%rip), %eax
+	jnz 91b
+93:	xor %eax, %eax
+	jmp 95f
+94:	mov p_units(%rip), %eax
 	add %r11d, %eax
-.Lcall:
+95:
+.endm
+
+	.globl tramp_body_budget
+tramp_body_budget:
+	budget_walk 16			/* the hook's caller's return address, above the head's */
 	push %rdi			/* the thread state */
 	push %rax			/* what is handed back */
 	sub $8, %rsp
@@ -304,7 +307,8 @@ tramp_batch:
 	push %r11			/* the STAGE_TOP to put back, in the alignment slot */
 	.globl tramp_batch_call
 tramp_batch_call:
-	call tramp_body_plain		/* or tramp_body_budget, as the head's */
+	call tramp_body_plain		/* or a jmp to .Lb_budget (3.12+): tramp.c */
+.Lb_back:
 	pop %r11
 	mov b_stage(%rip), %r10
 	cmpl $0, STAGE_ON(%r10)
@@ -337,6 +341,22 @@ tramp_batch_call:
 	pop %rbx
 	pop %rax
 1:	ret
+
+/* 3.12+: the call with the C budget handed back, as tramp_body_budget does it for the head,
+ * in this frame (one return fewer); stack: the STAGE_TOP slot, the hook's return address */
+	.globl tramp_batch_budget
+tramp_batch_budget:
+	budget_walk 8
+	push %rdi			/* the thread state */
+	push %rax			/* what is handed back */
+	mov p_c_off(%rip), %ecx
+	add %eax, (%rdi,%rcx)
+	call tramp_body_plain
+	pop %rcx
+	pop %rdx
+	mov p_c_off(%rip), %r8d
+	sub %ecx, (%rdx,%r8)
+	jmp .Lb_back
 
 .Lb_head:	/* not staged: the head's probes see this call */
 	pop %r13
