@@ -42,10 +42,8 @@ tramp_return_nop:
  * call, whatever the thread does meanwhile. Only rax, rcx and r8-r11 are used before the call:
  * the function's arguments are in rdi, rsi and rdx.
  */
-/*
- * eax: the C budget to hand back around a call (0: none), its caller's return address at
- * \at(%rsp) and the thread state in rdi (see tramp_body_budget). Uses rcx, r8-r11.
- */
+/* The walk (above): eax, what to hand back (0: nothing), with the hook's caller's return
+ * address at \at(%rsp). Uses rcx and r8-r11. */
 .macro budget_walk at
 	xor %eax, %eax
 	/* depth = py_recursion_limit - py_recursion_remaining; at or past the bound: nothing */
@@ -307,7 +305,7 @@ tramp_batch:
 	push %r11			/* the STAGE_TOP to put back, in the alignment slot */
 	.globl tramp_batch_call
 tramp_batch_call:
-	call tramp_body_plain		/* or a jmp to .Lb_budget (3.12+): tramp.c */
+	call tramp_body_plain		/* 3.12+: a jmp to tramp_batch_budget (tramp.c) */
 .Lb_back:
 	pop %r11
 	mov b_stage(%rip), %r10
