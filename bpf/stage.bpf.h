@@ -90,7 +90,7 @@ static long stage_lost_step(__u32 i, void *data)
 	if (!bpf_probe_read_user(&kind, sizeof(kind), (void *)(stage_addr + STAGE_BUF + cp->from + 8))) {
 		if (kind & STAGE_ENTRY)
 			__sync_fetch_and_add(&stats.lost_calls, 1);
-		else if (kind == STAGE_EXIT)
+		else if (STAGE_IS_EXIT(kind))
 			__sync_fetch_and_add(&stats.lost_returns, 1);
 	}
 	cp->from += STAGE_REC;

@@ -22,6 +22,10 @@ enum ev_type {
 	EV_EXIT = 6,	    /* struct ev_call of a frame exit (USDT): frame, code, chain[0] = caller */
 	EV_THREAD = 7,	    /* struct ev_thread: a thread enters threading's bootstrap */
 	EV_BATCH = 8,	    /* struct ev_batch: records staged by the trampoline (stage.h) */
+	/* struct ev_return of a generator's or coroutine's frame that returned, not yielded (the
+	 * batch mode, 3.12+: from STAGE_EXIT_DONE), and of one that returned None */
+	EV_RETURN_DONE = 9,
+	EV_RETURN_DONE_NONE = 10,
 };
 
 /* Which probe fired: the attach cookie of each probe (one program serves them all). */

@@ -17,7 +17,7 @@
  *   chain:  chain_code[0] | STAGE_CHAIN [| STAGE_CHAIN_GEN0 | STAGE_CHAIN_GEN1], chain[1],
  *           chain_code[1], back          (right after its entry; none when chain[0] is
  *                                         STAGE_TOP: the reader has that frame on top)
- *   exit:   tsc, STAGE_EXIT
+ *   exit:   tsc, STAGE_EXIT [| STAGE_EXIT_DONE [| STAGE_EXIT_NONE]]
  * chain and flags mean what they mean in struct ev_call (include/pyuprof.h).
  */
 #ifndef __PYUPROF_STAGE_H
@@ -59,6 +59,11 @@
 #define STAGE_CHAIN_GEN1 2
 #define STAGE_CHAIN 4
 #define STAGE_FLAG_MASK 7
+/* exit records (3.12+): the frame was a generator's or coroutine's and returned (it did not
+ * yield, raise or end by an exception), and what it returned was None */
+#define STAGE_EXIT_DONE 16
+#define STAGE_EXIT_NONE 32
+#define STAGE_IS_EXIT(w) (((w) & ~(unsigned long long)(STAGE_EXIT_DONE | STAGE_EXIT_NONE)) == STAGE_EXIT)
 
 /* why the trampoline flushes (in %rdx at its flush nop) */
 #define STAGE_FLUSH_FULL 1

@@ -125,6 +125,46 @@ print(len(sys.argv) - 1)' "$label".*.prof
 	done
 }
 
+# gen_returns.py recorded raw: on 3.12+ each return of a generator's or coroutine's frame
+# (not its yields) is told apart, by whether it returned None (its compensation needs them:
+# profile__gen_return). Per round of the program 2 return a value and 4 None (the two
+# counts expected: 2 4 on 3.12+, 0 0 before), its own count; the interpreter's start-up has some
+# too, the same in a run of 50 rounds and one of 100, which differ by 50 rounds' worth. And
+# the profile equals cProfile's.
+check_gen_returns() {
+	local n counts got
+	local -A value=() none=()
+	require_py "$1"
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	for n in 50 100; do
+		"$PY" "$TOOLS/cprofile_run.py" -o cprofile.prof "$TARGETS/gen_returns.py" $n >/dev/null
+		run -0 --separate-stderr "$PYUPROF" record -o ours.prof --raw ours.raw -- \
+			"$PY" "$TARGETS/gen_returns.py" $n
+		[[ $output == "result $((6 * n)), $n suspensions" ]]
+		run -0 "$PY" "$TOOLS/pstats_compare.py" ours.prof cprofile.prof \
+			--file "$TARGETS/gen_returns.py"
+		counts=$("$PY" "$TOOLS/raw_types.py" ours.raw)
+		echo "$n rounds: $counts"
+		got=$(awk '$1 == 9 { print $2 }' <<<"$counts")
+		value[$n]=${got:-0}
+		got=$(awk '$1 == 10 { print $2 }' <<<"$counts")
+		none[$n]=${got:-0}
+	done
+	[[ $((value[100] - value[50])) == $((50 * $2)) ]]
+	[[ $((none[100] - none[50])) == $((50 * $3)) ]]
+	if (($2 == 0)); then
+		[[ ${value[50]} == 0 && ${none[50]} == 0 ]]
+	fi
+}
+
+@test "batch: a generator's return is told from its yield (3.12)" { check_gen_returns 3.12 2 4; }
+@test "batch: a generator's return is told from its yield (3.13)" { check_gen_returns 3.13 2 4; }
+@test "batch: no return is marked where it costs nothing more (3.8, 3.11)" {
+	check_gen_returns 3.8 0 0
+	check_gen_returns 3.11 0 0
+}
+
 @test "batch: --clock cpu records per call, says so, and equals cProfile (3.12)" {
 	require_py 3.12
 	require_bpf

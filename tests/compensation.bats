@@ -61,21 +61,37 @@ total_tottime() {
 	require_bpf
 	require_py 3.10
 	cd "$BATS_TEST_TMPDIR"
-	run -0 --separate-stderr "$PYUPROF" record -q --no-compensation -o nc.prof --raw v3.raw \
+	run -0 --separate-stderr "$PYUPROF" record -q --no-compensation -o nc.prof --raw v4.raw \
 		-- "$PY" "$TARGETS/plain_calls.py"
-	run -0 --separate-stderr "$PYUPROF" report -q v3.raw -o again.prof
+	run -0 --separate-stderr "$PYUPROF" report -q v4.raw -o again.prof
 	cmp nc.prof again.prof
 	mkdir out
 	# the format number is the header's 32-bit word after the 8-byte magic; 2 had a shorter
-	# code record, 4 is not made yet
-	for v in 2 4; do
-		cp v3.raw "v$v.raw"
+	# code record, 5 is not made yet
+	for v in 2 5; do
+		cp v4.raw "v$v.raw"
 		printf "\\00$v\\000\\000\\000" | dd of="v$v.raw" bs=1 seek=8 conv=notrunc status=none
 		run -1 --separate-stderr "$PYUPROF" report "v$v.raw" -o "out/v$v.prof"
 		assert_one_error_line
 		[[ $stderr == *"format $v"* ]]
 	done
 	assert_empty_dir out
+}
+
+@test "compensation: a raw recording of format 3 (no generator returns, a shorter calibration) is read (3.12)" {
+	require_bpf
+	require_py 3.12
+	cd "$BATS_TEST_TMPDIR"
+	run -0 --separate-stderr "$PYUPROF" record -o v4.prof --raw v4.raw \
+		-- "$PY" "$TARGETS/gen_returns.py" 50
+	calibrated_figures
+	# as the last pyuprof that wrote format 3 would have: (tests/tools/raw_types.py)
+	"$PY" "$TOOLS/raw_types.py" v4.raw --as-v3 v3.raw
+	run -0 "$PY" "$TOOLS/raw_types.py" v3.raw
+	[[ $output != *$'\n9 '* && $output != *$'\n10 '* ]]
+	run -0 --separate-stderr "$PYUPROF" report v3.raw -o v3.prof
+	[[ $stderr == *"calibrated: $CALL_US µs a call, $INSIDE_US inside"* ]]
+	"$PY" "$TOOLS/pstats_compare.py" v3.prof v4.prof --file "$TARGETS/gen_returns.py"
 }
 
 @test "compensation: a program that is not a python interpreter by name: one line, uncompensated" {

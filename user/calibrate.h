@@ -9,6 +9,9 @@
  *   call_ns   = (probed loop - plain loop) / N, minus the empty loop's change: all a call adds
  *   inside_ns = median recorded duration of the empty function - half its plain call cost:
  *               the part of call_ns between the call's own timestamps
+ *   done_ns   = (probed - plain) / N of a loop awaiting a coroutine that returns at once, less
+ *               two call_ns (the coroutine made, then run): what its return costs the caller
+ *               beyond them (3.12+ under any hook: profile__gen_return)
  * Medians over rounds for the loops (by the thread's CPU time: the probes' own work, not the
  * waits for a CPU that a loaded machine adds) and over calls for the durations (by the
  * recording's clock).
@@ -32,6 +35,7 @@ struct calib_timings {
 	uint64_t none[CALIB_ROUNDS];  /* for _ in range(N): pass */
 	uint64_t empty[CALIB_ROUNDS]; /* N calls of an empty function */
 	uint64_t body[CALIB_ROUNDS];  /* N calls of a function with a short loop in it */
+	uint64_t awaits[CALIB_ROUNDS]; /* N awaits of a coroutine that returns at once */
 };
 
 struct calibration {

@@ -132,6 +132,16 @@ static int set_qualname(struct func *f, const char *qualname)
 	return f->qualname ? 0 : -ENOMEM;
 }
 
+int profile__code_flags(struct profile *p, uint64_t code, uint32_t co_flags)
+{
+	uint64_t *slot = u64_map__get(&p->func_by_code, code);
+
+	if (!slot)
+		return -ENOENT;
+	p->funcs[*slot - 1].co_flags = co_flags;
+	return 0;
+}
+
 int profile__qualname(struct profile *p, uint64_t code, const char *qualname)
 {
 	uint64_t *slot = u64_map__get(&p->func_by_code, code);
@@ -267,6 +277,7 @@ static int push(struct profile *p, struct thread *t, uint64_t frame, uint32_t fu
 	e->inlined = false;
 	e->owed = 0;
 	e->probed = 0;
+	e->done_ns = 0;
 	/* its call path: under the nearest function below (a frame that is no call has none) */
 	e->node = parent ? parent->node : t->root;
 	if (func != NO_ID) {
@@ -335,16 +346,19 @@ static void pop(struct profile *p, struct thread *t, uint64_t ts)
 	uint64_t own = !e->inlined, tt, it;
 	int64_t est = 0;
 
-	if (t->depth)
+	if (t->depth) {
 		t->stack[t->depth - 1].probed += e->probed + own;
+		t->stack[t->depth - 1].done_ns += e->done_ns;
+	}
 	if (!e->counted)
 		return;
 	tt = ts > e->t0 ? ts - e->t0 : 0;
-	if (comp.call_ns || comp.inside_ns) {
+	if (comp.call_ns || comp.inside_ns || comp.done_ns) {
 		/* the probe time inside it: its own inside part, and all of each probed call
 		 * below it; its own time is that less its callees' estimates (not their floored
 		 * times: a callee's shortfall is its own function's debt, not this one's) */
-		est = (int64_t)tt - (int64_t)(own * comp.inside_ns + e->probed * comp.call_ns);
+		est = (int64_t)tt -
+		      (int64_t)(own * comp.inside_ns + e->probed * comp.call_ns + e->done_ns);
 		it = pay_debt(&p->funcs[e->func], est - e->subt_est);
 		/* a cumtime stays the sum of its tottime and its callees' times, in the .prof
 		 * and in the pictures, whatever was taken off */
@@ -632,6 +646,33 @@ int profile__return(struct profile *p, uint32_t tid, uint64_t ts)
 	}
 	pop(p, t, ts);
 	return 0;
+}
+
+#define CO_GENERATOR 0x20
+#define CO_COROUTINE 0x80
+#define CO_GENERATOR_KINDS 0x3a0 /* generators, coroutines, iterable coroutines, async generators */
+
+int profile__gen_return(struct profile *p, uint32_t tid, uint64_t ts, bool none)
+{
+	struct thread *t = thread_of(p, tid);
+	const struct frame_entry *e;
+	struct frame_entry *caller;
+	uint32_t flags, i;
+
+	if (!t)
+		return -ENOMEM;
+	/* the frame returning: the top one under any that ran inline (profile__return) */
+	for (i = t->depth; i && t->stack[i - 1].inlined; i--)
+		;
+	if (i >= 2 && !t->stack[i - 1].owed) {
+		e = &t->stack[i - 1];
+		caller = &t->stack[i - 2];
+		flags = e->func != NO_ID ? p->funcs[e->func].co_flags : 0;
+		if (((flags & CO_COROUTINE) || ((flags & CO_GENERATOR) && !none)) &&
+		    caller->func != NO_ID && (p->funcs[caller->func].co_flags & CO_GENERATOR_KINDS))
+			caller->done_ns += comp.done_ns;
+	}
+	return profile__return(p, tid, ts);
 }
 
 int profile__exit(struct profile *p, uint32_t tid, uint64_t ts, uint64_t frame, uint64_t code,

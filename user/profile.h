@@ -32,6 +32,7 @@ struct func {
 	 * vary call to call around the calibrated figure), taken from its later calls' time */
 	uint64_t debt_ns;
 	bool shim; /* CPython's _Py_InitCleanup (3.13): runs as a frame, is not a call */
+	uint32_t co_flags; /* its code's (the CO_GENERATOR kinds matter: profile__gen_return) */
 };
 
 struct edge {
@@ -50,6 +51,7 @@ struct frame_entry {
 	bool inlined;	/* ran inline (recovered, or an inline call): no return event will come */
 	uint32_t owed;	/* rets still to come of activations above it, closed at their return */
 	uint64_t probed; /* probed calls that ended inside it (compensation: their cost is in it) */
+	uint64_t done_ns; /* compensation: the generator returns' cost inside it (gen_return) */
 };
 
 #define THREAD_NAME_LEN 64
@@ -119,10 +121,12 @@ static inline const char *func__label(const struct func *f)
  * of it that falls between the call's own two timestamps (the rest lands in its caller). A
  * call's cumtime loses its inside part and a whole call_ns per probed call below it; its
  * tottime loses the inside part and the outside part of each call it makes (never below 0).
+ * done_ns: what a generator's or coroutine's return costs its awaiting (yield from) caller
+ * beyond that, under any eval_frame hook on 3.12+ (profile__gen_return).
  * Zero leaves the recorded times as they are, to the byte.
  */
 struct compensation {
-	uint64_t call_ns, inside_ns;
+	uint64_t call_ns, inside_ns, done_ns;
 };
 
 /* For every profile of this run, set before any event: the figures to subtract, and whether
@@ -141,6 +145,8 @@ int profile__code(struct profile *p, uint64_t code, const char *filename, const 
 /* The qualified name of the function bound to code (after profile__code); one equal to its
  * name or empty is not kept. Returns 0, -ENOENT (code not bound) or -ENOMEM. */
 int profile__qualname(struct profile *p, uint64_t code, const char *qualname);
+/* The co_flags of the function bound to code. Returns 0 or -ENOENT (code not bound). */
+int profile__code_flags(struct profile *p, uint64_t code, uint32_t co_flags);
 
 /*
  * One entry. chain[0] is the frame running when it was entered (0 if none), chain[1] that
@@ -151,6 +157,15 @@ int profile__call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code, u
 		  const __u64 chain[CHAIN_LEN], const __u64 chain_code[CHAIN_LEN], uint64_t back,
 		  uint32_t flags);
 int profile__return(struct profile *p, uint32_t tid, uint64_t ts);
+/*
+ * A return of a generator's or coroutine's frame that ended (not a yield; none: it returned
+ * None), 3.12+ in the batch mode. Under any eval_frame hook CPython no longer resumes such a
+ * frame inline from its caller's await or yield from (SEND), and the generic SEND takes the
+ * value through StopIteration: a coroutine's always, a generator's unless it is None. That
+ * cost is the caller's, and compensated there (compensation.done_ns) when the caller is a
+ * generator or coroutine itself (the one that awaits). Returns 0 or -ENOMEM.
+ */
+int profile__gen_return(struct profile *p, uint32_t tid, uint64_t ts, bool none);
 
 /*
  * A frame exit (3.11 USDT), of frame (0 if unknown: a plain return) running code, called by

@@ -32,6 +32,7 @@ struct py_target {
 	uint64_t *setter_ret_offsets; /* its ret instructions */
 	int nsetter_ret;
 	uint64_t runtime_addr;	 /* &_PyRuntime at run time */
+	uint64_t none_addr;	 /* &_Py_NoneStruct at run time (None), 0 if not found */
 	uint64_t perf_init_offset; /* _PyPerfTrampoline_Init (3.12+, .symtab only), 0 if none */
 	uint64_t *perf_ret_offsets;
 	int nperf_ret;

@@ -43,6 +43,8 @@ static size_t size_of(__u32 type)
 	case EV_EXIT:
 		return sizeof(struct ev_call);
 	case EV_RETURN:
+	case EV_RETURN_DONE:
+	case EV_RETURN_DONE_NONE:
 		return sizeof(struct ev_return);
 	case EV_CODE:
 		return sizeof(struct ev_code);
@@ -170,7 +172,8 @@ int raw__read(const char *path, struct raw_header *h, struct raw_end *end,
 		/* aligned for the handlers' struct access */
 		memcpy(rec, buf + pos + sizeof(size), size);
 		pos += sizeof(size) + size;
-		if (size_of(*(__u32 *)rec) != size) {
+		if (size_of(*(__u32 *)rec) != size &&
+		    !(*(__u32 *)rec == RAW_CALIB && size == RAW_CALIB_V3_SIZE)) {
 			err = -EBADMSG;
 			break;
 		}

@@ -16,8 +16,9 @@
 
 #define RAW_MAGIC "PYUPROF\x01"
 /* 3: ev_code carries co_qualname, RAW_COMMAND, RAW_CALIB, the CPU clock; older readers
- * refuse it by its number, and older recordings (a shorter ev_code) are refused here */
-#define RAW_VERSION 3
+ * refuse it by its number, and older recordings (a shorter ev_code) are refused here.
+ * 4: EV_RETURN_DONE(_NONE), RAW_CALIB's done_ns (a version 3 RAW_CALIB is read as done_ns 0) */
+#define RAW_VERSION 4
 #define RAW_VERSION_MIN 3
 #define RAW_MAX_RECORD 4096
 
@@ -64,7 +65,9 @@ struct raw_calib {
 	__u32 type;
 	__u32 pad;
 	__u64 call_ns, inside_ns;
+	__u64 done_ns; /* (version 4) */
 };
+#define RAW_CALIB_V3_SIZE 24
 
 struct raw_seed {
 	__u32 type;

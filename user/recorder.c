@@ -118,6 +118,8 @@ static int on_code(struct recorder *r, const struct ev_code *e)
 	if (r->target)
 		note_bootstrap(r, e->code, thread_name__is_bootstrap(filename, name));
 	err = profile__code(r->prof, e->code, filename, name, e->firstlineno);
+	if (!err)
+		err = profile__code_flags(r->prof, e->code, e->co_flags);
 	if (err || e->qualname_kind == STR_UNREADABLE)
 		return err;
 	pystr__to_utf8(e->qualname, sizeof(e->qualname), e->qualname_len, e->qualname_kind,
@@ -202,10 +204,12 @@ int recorder__staged(struct recorder *r, uint32_t tid, const void *bytes, uint32
 			e->code = w[2];
 			e->chain[0] = w[3];
 			r->has_staged_entry = true;
-		} else if (w[1] == STAGE_EXIT) {
+		} else if (STAGE_IS_EXIT(w[1])) {
 			/* a struct ev_return, in storage any record fits */
-			struct ev_call ret = { .type = EV_RETURN, .tid = tid,
-					       .ts_ns = tsc__to_ns(w[0]) };
+			struct ev_call ret = { .type = w[1] & STAGE_EXIT_NONE ? EV_RETURN_DONE_NONE :
+						       w[1] & STAGE_EXIT_DONE ? EV_RETURN_DONE :
+										EV_RETURN,
+					       .tid = tid, .ts_ns = tsc__to_ns(w[0]) };
 
 			err = staged_entry_out(r);
 			if (!err)
@@ -342,6 +346,10 @@ int recorder__handle(void *ctx, void *data, size_t size)
 		break;
 	case EV_RETURN:
 		err = profile__return(r->prof, c->tid, c->ts_ns);
+		break;
+	case EV_RETURN_DONE:
+	case EV_RETURN_DONE_NONE:
+		err = profile__gen_return(r->prof, c->tid, c->ts_ns, c->type == EV_RETURN_DONE_NONE);
 		break;
 	case EV_CODE:
 		err = on_code(r, data);

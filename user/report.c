@@ -22,10 +22,11 @@ static int replay_record(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(__u32) || rc->type != RAW_CALIB)
 		return recorder__handle(ctx, data, size);
-	if (size != sizeof(*rc))
+	if (size != sizeof(*rc) && size != RAW_CALIB_V3_SIZE)
 		return -EBADMSG;
 	if (!env.no_compensation) {
-		struct compensation comp = { .call_ns = rc->call_ns, .inside_ns = rc->inside_ns };
+		struct compensation comp = { .call_ns = rc->call_ns, .inside_ns = rc->inside_ns,
+					     .done_ns = size == sizeof(*rc) ? rc->done_ns : 0 };
 
 		profile__set_compensation(&comp);
 		summary__compensation(&comp);

@@ -23,6 +23,9 @@
  * changes (3: the batch's generation and STAGE_TOP): a staging area is shared only with a page
  * of the same identity (find_stage) */
 #define IDENT "pyuprof-tramp 3"
+/* 3.12, 3.13: PyGenObject's gi_iframe (the frame) is 5 bytes past its int8_t gi_frame_state (gdb:
+ * ptype/o PyGenObject, 67 and 72; PyCoroObject and PyAsyncGenObject share the head) */
+#define GEN_FRAME_STATE_BACK 5
 /* the scratch page: our `syscall; ud2` stub, the memfd's name, the page's bytes */
 #define SCRATCH_STUB 0
 #define SCRATCH_NAME 16
@@ -42,10 +45,12 @@ struct tramp_params {
 	uint64_t ident_eval;
 	uint64_t pad2;
 	/* the batch path's (TRAMP_BATCH) */
-	uint64_t stage, main_interp, pad4;
+	uint64_t stage, main_interp, none;
 	uint32_t interp_off, frame_arg, tid_off, code_off, back_off, owner_off, mode, cframe_off,
 		cfcur_off, cur_off, flags_off, name_off, file_off, line_off, hash_off, len_off,
 		data_off, chains;
+	int32_t gen_state;
+	uint32_t pad5[3];
 	struct inline_site walk[INLINE_SITES_MAX + 1];
 };
 
@@ -112,6 +117,13 @@ static void batch_params(const struct py_target *t, uint64_t stage, struct tramp
 	p->data_off = b->PyASCIIObject_size;
 	/* 3.11+ runs some frames inline, unseen, whose code objects a chain may name */
 	p->chains = t->major > 3 || t->minor >= 11;
+	/* 3.12+: an await or yield from whose generator returns is dearer under any hook than
+	 * natively (bench/hook_kinds.py), and the compensation must know which exits those are:
+	 * the state byte a generator's frame follows (gi_iframe - gi_frame_state, 3.12, 3.13) */
+	if (t->major == 3 && t->minor >= 12 && t->minor <= 13 && t->none_addr) {
+		p->gen_state = -GEN_FRAME_STATE_BACK;
+		p->none = t->none_addr;
+	}
 }
 
 int tramp__build(const struct py_target *t, enum tramp_kind kind, uint64_t stage,

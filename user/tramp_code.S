@@ -9,6 +9,9 @@
 #define WALK_LEVELS 6	/* return addresses looked at above a call, at most */
 #define CALLER_FROM_CFRAME 1	/* include/py_offsets.h's enum caller_mode */
 #define CO_GENERATOR_KINDS 0x3a0	/* co_flags of generators, coroutines, async generators */
+#define FRAME_OWNED_BY_GENERATOR 1	/* 3.11+: _PyInterpreterFrame.owner */
+#define FRAME_COMPLETED 1	/* 3.12, 3.13: a generator's gi_frame_state once it returned (or 4,
+				 * FRAME_CLEARED); below it when suspended or running */
 
 /* eax: the running thread's key for the batch path: glibc's tid in its thread block (%fs) */
 .macro thread_key
@@ -294,7 +297,14 @@ tramp_batch:
 	mov %rcx, STAGE_W(%r10)		/* the records are whole before they count */
 	mov STAGE_TOP(%r10), %r11	/* (.Lafter keeps r11) */
 	mov %rbx, STAGE_TOP(%r10)
-	call .Lafter
+	/* 3.12+: a generator's or coroutine's own frame: bit 0 of the value put back says so */
+	cmpl $0, b_gen_state(%rip)
+	je 18f
+	mov b_owner_off(%rip), %edx	/* (rax: the entry's TSC, for .Lafter) */
+	cmpb $FRAME_OWNED_BY_GENERATOR, (%rbx,%rdx)
+	jne 18f
+	or $1, %r11
+18:	call .Lafter
 	pop %r13
 	pop %r12
 	pop %rbx
@@ -323,10 +333,28 @@ tramp_batch_call:
 	je 2f
 	mov $STAGE_FLUSH_SWITCH, %r13d
 	call .Lflush
-2:	mov %r11, STAGE_TOP(%r10)	/* (this thread's: after any switch) */
+2:	mov $STAGE_EXIT, %edx
+	/* a generator's frame that returned rather than yielded (its state completed or cleared,
+	 * a result): STAGE_TOP is that frame still, or 0 if the batch changed hands meanwhile */
+	btr $0, %r11
+	jnc 3f
+	mov STAGE_TOP(%r10), %rcx
+	test %rcx, %rcx
+	jz 3f
+	movslq b_gen_state(%rip), %rsi
+	cmpb $FRAME_COMPLETED, (%rcx,%rsi)
+	jl 3f
+	mov 24(%rsp), %rsi		/* the result */
+	test %rsi, %rsi
+	jz 3f				/* an exception */
+	or $STAGE_EXIT_DONE, %edx
+	cmp b_none(%rip), %rsi
+	jne 3f
+	or $STAGE_EXIT_NONE, %edx
+3:	mov %r11, STAGE_TOP(%r10)	/* (this thread's: after any switch) */
 	mov STAGE_W(%r10), %rcx
 	lea STAGE_BUF(%r10,%rcx), %r11
-	movq $STAGE_EXIT, 8(%r11)
+	mov %rdx, 8(%r11)
 	rdtsc
 	shl $32, %rdx
 	or %rdx, %rax
@@ -540,7 +568,7 @@ tramp_ident:	.zero 32	/* "pyuprof-tramp 3", the function's address */
 /* the batch path's: the stage (0: no batch path), and where it reads the target */
 b_stage:	.quad 0
 b_main_interp:	.quad 0		/* 3.12+: the interpreter that stages (its GIL is the stage's) */
-		.quad 0
+b_none:		.quad 0		/* 3.12+: &_Py_NoneStruct */
 b_interp_off:	.long 0		/* 3.12+: PyThreadState.interp; 0: every interpreter stages */
 b_frame_arg:	.long 0		/* the frame is in rsi (3.9+), else rdi */
 b_tid_off:	.long 0		/* glibc's struct pthread: tid, from %fs */
@@ -559,6 +587,8 @@ b_hash_off:	.long 0		/* str: hash, */
 b_len_off:	.long 0		/* length, */
 b_data_off:	.long 0		/* where an ASCII str's characters start */
 b_chains:	.long 0		/* 3.11+: check the chain's code objects too */
+b_gen_state:	.long 0		/* 3.12+: from a generator's frame to its gi_frame_state (< 0);
+				 * 0: its returns are not told from its yields */
 	.balign 16
 p_walk:		.zero 16 * 64	/* {return address, frame size, budget held}, 0-terminated */
 	.globl tramp_code_end

@@ -260,11 +260,76 @@ TEST(cpu_clock_closes_open_calls_at_their_threads_last_event)
 	profile__free(p);
 }
 
+/*
+ * A coroutine awaiting coroutines and generators that return (3.12+ batch mode): the return
+ * of each costs the awaiting caller done after its timestamp, as CPython's generic SEND does
+ * under a hook. Compensated, the caller keeps its own time only; a generator returning None,
+ * or a return to a caller that is no generator, costs nothing more and is not charged.
+ */
+TEST(generator_returns_charge_their_awaiting_caller)
+{
+	const uint64_t done = 50, own = 100;
+	__u64 none[CHAIN_LEN] = { 0 }, chain[CHAIN_LEN] = { 16, 0 }, codes[CHAIN_LEN] = { 1, 0 };
+	struct profile *p = profile__new();
+	uint64_t t = 1000;
+
+	REQUIRE(p);
+	profile__set_compensation(&(struct compensation){ .done_ns = done });
+	profile__code(p, 1, "g.py", "awaiting", 1);
+	profile__code(p, 2, "g.py", "coro", 2);
+	profile__code(p, 3, "g.py", "gen", 3);
+	profile__code(p, 4, "g.py", "plain", 4);
+	CHECK(!profile__code_flags(p, 1, 0x80));
+	CHECK(!profile__code_flags(p, 2, 0x80));
+	CHECK(!profile__code_flags(p, 3, 0x20));
+	CHECK(!profile__code_flags(p, 4, 0));
+	CHECK(profile__code_flags(p, 9, 0) == -ENOENT);
+	CHECK(!profile__call(p, 1, t, 1, 16, none, none, 0, 0));
+	t += own;
+	/* a coroutine returning None: charged (a coroutine's return always raises) */
+	CHECK(!profile__call(p, 1, t, 2, 32, chain, codes, 0, 0));
+	t += 10;
+	CHECK(!profile__gen_return(p, 1, t, true));
+	t += done + own;
+	/* a generator returning a value: charged; returning None: not */
+	CHECK(!profile__call(p, 1, t, 3, 48, chain, codes, 0, 0));
+	t += 10;
+	CHECK(!profile__gen_return(p, 1, t, false));
+	t += done + own;
+	CHECK(!profile__call(p, 1, t, 3, 64, chain, codes, 0, 0));
+	t += 10;
+	CHECK(!profile__gen_return(p, 1, t, true));
+	t += own;
+	/* a plain function's frame never comes as a generator's return; a plain caller is no
+	 * await: its coroutine's return is not charged */
+	CHECK(!profile__call(p, 1, t, 4, 80, chain, codes, 0, 0));
+	t += 10;
+	{
+		__u64 c4[CHAIN_LEN] = { 80, 16 }, k4[CHAIN_LEN] = { 4, 1 };
+
+		CHECK(!profile__call(p, 1, t, 2, 96, c4, k4, 0, 0));
+	}
+	t += 10;
+	CHECK(!profile__gen_return(p, 1, t, true));
+	t += 10;
+	CHECK(!profile__return(p, 1, t));
+	t += own;
+	CHECK(!profile__return(p, 1, t));
+	profile__finish(p, t);
+	profile__set_compensation(&(struct compensation){ 0 });
+	CHECK(p->funcs[0].st.inline_ns == 5 * own);		 /* awaiting: two charges taken */
+	CHECK(p->funcs[0].st.total_ns == 5 * own + 5 * 10 + 10);  /* its callees: 10 each */
+	CHECK(p->funcs[3].st.inline_ns == 20);			 /* plain: not charged */
+	CHECK(p->funcs[1].st.calls == 2 && p->funcs[2].st.calls == 2);
+	profile__free(p);
+}
+
 /* Timings of a run whose calls cost plain_ns, plus probe_ns a call when probed; rounds with
  * noise (one disturbed round of each loop) that the medians must see through. */
-static void timings(struct calib_timings *t, uint64_t plain_ns, uint64_t probe_ns)
+static void timings(struct calib_timings *t, uint64_t plain_ns, uint64_t probe_ns,
+		    uint64_t done_ns)
 {
-	const uint64_t loop = 5000, body = 400;
+	const uint64_t loop = 5000, body = 400, await = 150;
 
 	t->rounds = CALIB_ROUNDS;
 	for (uint32_t r = 0; r < CALIB_ROUNDS; r++) {
@@ -273,6 +338,9 @@ static void timings(struct calib_timings *t, uint64_t plain_ns, uint64_t probe_n
 		t->none[r] = loop + noise;
 		t->empty[r] = loop + CALIB_CALLS * (plain_ns + probe_ns) + (r == 3 ? 700000 : r);
 		t->body[r] = loop + CALIB_CALLS * (plain_ns + body + probe_ns) + r;
+		/* two activations and a return a round's await */
+		t->awaits[r] = loop + CALIB_CALLS * (2 * plain_ns + await + 2 * probe_ns + done_ns) +
+			       (r == 4 ? 500000 : r);
 	}
 }
 
@@ -282,8 +350,8 @@ TEST(calibration_figures_from_known_timings)
 	struct calibration cal;
 	char why[128] = "";
 
-	timings(&plain, 40, 0);
-	timings(&probed, 40, 2000);
+	timings(&plain, 40, 0, 0);
+	timings(&probed, 40, 2000, 130);
 	/* recorded: 700 of probe time inside an empty call, and 20 of its own (half of 40) */
 	REQUIRE(!calibrate__figures(&plain, &probed, 720, 1120, &cal, why, sizeof(why)));
 	CHECK(cal.comp.call_ns == 2000);
@@ -291,6 +359,7 @@ TEST(calibration_figures_from_known_timings)
 	CHECK(cal.plain_call_ns == 40);
 	CHECK(cal.body_call_ns == 2000);
 	CHECK(cal.body_inside_ns == 700);
+	CHECK(cal.comp.done_ns == 130);
 	/* an inside part beyond the whole is noise: capped */
 	REQUIRE(!calibrate__figures(&plain, &probed, 5000, 5400, &cal, why, sizeof(why)));
 	CHECK(cal.comp.inside_ns == cal.comp.call_ns);
@@ -305,6 +374,7 @@ int main(void)
 		TEST_CASE(compensated_costs_give_the_cost_free_numbers),
 		TEST_CASE(no_compensation_leaves_the_recorded_times),
 		TEST_CASE(overcompensation_stops_at_zero),
+		TEST_CASE(generator_returns_charge_their_awaiting_caller),
 		TEST_CASE(overcompensated_times_still_add_up),
 		TEST_CASE(noise_around_the_figure_cancels_out),
 		TEST_CASE(cpu_clock_closes_open_calls_at_their_threads_last_event),

@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Reads a pyuprof raw recording (user/raw.h: a 64-byte header, then records each after its
+u32 size, in one gzip stream) on its own, without pyuprof.
+
+    raw_types.py RAW                 prints "TYPE COUNT" for each record type, by type
+    raw_types.py RAW --as-v3 OUT     writes RAW as format 3 made it: RAW_CALIB without
+                                     done_ns, every EV_RETURN_DONE(_NONE) an EV_RETURN
+"""
+import collections
+import gzip
+import struct
+import sys
+
+EV_RETURN, EV_RETURN_DONE, EV_RETURN_DONE_NONE, RAW_CALIB = 2, 9, 10, 104
+
+
+def records(data):
+    pos = 0
+    while pos < len(data):
+        (size,) = struct.unpack_from("<I", data, pos)
+        yield data[pos + 4:pos + 4 + size]
+        pos += 4 + size
+
+
+def main():
+    with open(sys.argv[1], "rb") as f:
+        header = f.read(64)
+        data = gzip.decompress(f.read())
+    if len(sys.argv) == 2:
+        counts = collections.Counter(struct.unpack_from("<I", r)[0] for r in records(data))
+        for t in sorted(counts):
+            print(t, counts[t])
+        return
+    assert sys.argv[2] == "--as-v3"
+    header = bytearray(header)
+    struct.pack_into("<I", header, 8, 3)
+    out = bytearray()
+    for r in records(data):
+        (t,) = struct.unpack_from("<I", r)
+        if t == RAW_CALIB:
+            r = r[:24]
+        elif t in (EV_RETURN_DONE, EV_RETURN_DONE_NONE):
+            r = struct.pack("<I", EV_RETURN) + r[4:]
+        out += struct.pack("<I", len(r)) + r
+    with open(sys.argv[3], "wb") as f:
+        f.write(bytes(header) + gzip.compress(bytes(out)))
+
+
+main()
