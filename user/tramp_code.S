@@ -121,18 +121,19 @@ tramp_replay:
  * that activation's frame is cleared after it returned), which the BPF side reads in full.
  * With staging off (pyuprof not recording, a forked child, pyuprof gone) it only passes the call
  * through. While it stages, the function's arguments and the callee-saved registers it uses
- * wait on the stack (rax, rcx, rdx, r8-r11 are scratch); at the call the stack is as the
- * head's, which the hand-back's walk of return addresses reads, with the STAGE_TOP it found in
- * the head's alignment slot (0 when it did not stage), put back when the function returns. An
- * entry whose caller is STAGE_TOP has no chain record: the reader has that frame on top, and
- * its entry sent the chain's code objects.
+ * wait on the stack (rax, rcx, rdx, r8-r11 are scratch); at the call three slots are above the
+ * hook's return address (the hand-back's walk of return addresses starts past them): the
+ * STAGE_TOP it found (0 when it did not stage), put back when the function returns, and on
+ * 3.12+ the frame if it is a generator's or coroutine's own, whose exit record then says
+ * whether it returned rather than yielded (stage.h). An entry whose caller is STAGE_TOP has no
+ * chain record: the reader has that frame on top, and its entry sent the chain's code objects.
  */
 	.globl tramp_batch
 tramp_batch:
 	mov b_stage(%rip), %r10
 	xor %r11d, %r11d		/* the STAGE_TOP to put back: none */
 	cmpl $0, STAGE_ON(%r10)
-	je .Lb_call
+	je .Lb_off
 	mov b_interp_off(%rip), %eax
 	test %eax, %eax
 	jz 1f
@@ -297,26 +298,30 @@ tramp_batch:
 	mov %rcx, STAGE_W(%r10)		/* the records are whole before they count */
 	mov STAGE_TOP(%r10), %r11	/* (.Lafter keeps r11) */
 	mov %rbx, STAGE_TOP(%r10)
-	/* 3.12+: a generator's or coroutine's own frame: bit 0 of the value put back says so */
+	call .Lafter
+	/* r10: the frame if it is a generator's or coroutine's own (3.12+), else 0 */
+	xor %r10d, %r10d
 	cmpl $0, b_gen_state(%rip)
 	je 18f
-	mov b_owner_off(%rip), %edx	/* (rax: the entry's TSC, for .Lafter) */
-	cmpb $FRAME_OWNED_BY_GENERATOR, (%rbx,%rdx)
-	jne 18f
-	or $1, %r11
-18:	call .Lafter
-	pop %r13
+	mov b_owner_off(%rip), %eax
+	cmpb $FRAME_OWNED_BY_GENERATOR, (%rbx,%rax)
+	cmove %rbx, %r10
+18:	pop %r13
 	pop %r12
 	pop %rbx
 	pop %rdx
 	pop %rsi
 	pop %rdi
 .Lb_call:
-	push %r11			/* the STAGE_TOP to put back, in the alignment slot */
+	push %r11			/* the STAGE_TOP to put back */
+	push %r10			/* the generator's frame, or 0 */
+	push %r10			/* (the stack's alignment) */
 	.globl tramp_batch_call
 tramp_batch_call:
 	call tramp_body_plain		/* 3.12+: a jmp to tramp_batch_budget (tramp.c) */
 .Lb_back:
+	pop %r9
+	pop %r9				/* (the generator's frame, or 0: .Lflush keeps r9) */
 	pop %r11
 	mov b_stage(%rip), %r10
 	cmpl $0, STAGE_ON(%r10)
@@ -334,15 +339,12 @@ tramp_batch_call:
 	mov $STAGE_FLUSH_SWITCH, %r13d
 	call .Lflush
 2:	mov $STAGE_EXIT, %edx
-	/* a generator's frame that returned rather than yielded (its state completed or cleared,
-	 * a result): STAGE_TOP is that frame still, or 0 if the batch changed hands meanwhile */
-	btr $0, %r11
-	jnc 3f
-	mov STAGE_TOP(%r10), %rcx
-	test %rcx, %rcx
+	/* a generator's frame that returned rather than yielded: its state completed or cleared
+	 * (the generator lives on: whoever resumed it holds it), a result */
+	test %r9, %r9
 	jz 3f
 	movslq b_gen_state(%rip), %rsi
-	cmpb $FRAME_COMPLETED, (%rcx,%rsi)
+	cmpb $FRAME_COMPLETED, (%r9,%rsi)
 	jl 3f
 	mov 24(%rsp), %rsi		/* the result */
 	test %rsi, %rsi
@@ -369,10 +371,10 @@ tramp_batch_call:
 1:	ret
 
 /* 3.12+: the call with the C budget handed back, as tramp_body_budget does it for the head,
- * in this frame (one return fewer); stack: the STAGE_TOP slot, the hook's return address */
+ * in this frame (one return fewer); stack: three slots (.Lb_call), the hook's return address */
 	.globl tramp_batch_budget
 tramp_batch_budget:
-	budget_walk 8
+	budget_walk 24
 	push %rdi			/* the thread state */
 	push %rax			/* what is handed back */
 	mov p_c_off(%rip), %ecx
@@ -383,6 +385,10 @@ tramp_batch_budget:
 	mov p_c_off(%rip), %r8d
 	sub %ecx, (%rdx,%r8)
 	jmp .Lb_back
+
+.Lb_off:	/* staging off: a pass-through */
+	xor %r10d, %r10d
+	jmp .Lb_call
 
 .Lb_head:	/* not staged: the head's probes see this call */
 	pop %r13
