@@ -18,6 +18,8 @@
  *           chain_code[1], back          (right after its entry; none when chain[0] is
  *                                         STAGE_TOP: the reader has that frame on top)
  *   exit:   tsc, STAGE_EXIT [| STAGE_EXIT_DONE [| STAGE_EXIT_NONE]]
+ *   pause:  tsc, STAGE_PAUSE, tsc at its end (a batch's first record: the code flush before
+ *           it, from tsc to its end, is the probes' and no call's)
  * chain and flags mean what they mean in struct ev_call (include/pyuprof.h).
  */
 #ifndef __PYUPROF_STAGE_H
@@ -63,6 +65,7 @@
  * yield, raise or end by an exception), and what it returned was None */
 #define STAGE_EXIT_DONE 16
 #define STAGE_EXIT_NONE 32
+#define STAGE_PAUSE 6
 #define STAGE_IS_EXIT(w) (((w) & ~(unsigned long long)(STAGE_EXIT_DONE | STAGE_EXIT_NONE)) == STAGE_EXIT)
 
 /* why the trampoline flushes (in %rdx at its flush nop) */

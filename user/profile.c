@@ -620,6 +620,21 @@ int profile__pause(struct profile *p, uint32_t tid, uint64_t ns)
 	return 0;
 }
 
+int profile__flush(struct profile *p, uint32_t tid, uint64_t ns)
+{
+	struct thread *t;
+
+	if (!comp.call_ns && !comp.inside_ns && !comp.done_ns)
+		return 0;
+	t = thread_of(p, tid);
+	if (!t)
+		return -ENOMEM;
+	t->paused_ns += ns;
+	p->n.flushes++;
+	p->n.flushed_ns += ns;
+	return 0;
+}
+
 int profile__return(struct profile *p, uint32_t tid, uint64_t ts)
 {
 	struct thread *t = thread_of(p, tid);

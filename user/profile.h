@@ -86,6 +86,7 @@ struct profile_counters {
 	uint64_t no_return;	  /* entered past the uretprobe depth limit: closed from callers */
 	uint64_t seeded;	  /* frames running at attach, put on the stacks (seed.h) */
 	uint64_t waits, waited_ns; /* threads stopped until pyuprof read their staged records */
+	uint64_t flushes, flushed_ns; /* code flushes taken out of the times (profile__flush) */
 };
 
 struct profile {
@@ -185,6 +186,10 @@ int profile__inline_call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t 
 /* Thread tid stood ns waiting for pyuprof (the batch mode's ring was full): its later events
  * are taken as ns earlier, so that the wait is in none of its calls. Returns 0 or -ENOMEM. */
 int profile__pause(struct profile *p, uint32_t tid, uint64_t ns);
+/* Thread tid spent ns in a code flush (the batch mode: a code object's identity sent at its
+ * first call): taken out as a pause when compensating (the calibration spreads only the
+ * other flushes over the calls), kept otherwise. Returns 0 or -ENOMEM. */
+int profile__flush(struct profile *p, uint32_t tid, uint64_t ns);
 
 /* A frame running when recording began (outermost first per thread): a call from ts on.
  * Returns 0 or -ENOMEM. */

@@ -61,6 +61,7 @@ static size_t size_of(__u32 type)
 	case RAW_CALIB:
 		return sizeof(struct raw_calib);
 	case RAW_PAUSE:
+	case RAW_FLUSH:
 		return sizeof(struct raw_pause);
 	default:
 		return 0;

@@ -17,7 +17,8 @@
 #define RAW_MAGIC "PYUPROF\x01"
 /* 3: ev_code carries co_qualname, RAW_COMMAND, RAW_CALIB, the CPU clock; older readers
  * refuse it by its number, and older recordings (a shorter ev_code) are refused here.
- * 4: EV_RETURN_DONE(_NONE), RAW_CALIB's done_ns (a version 3 RAW_CALIB is read as done_ns 0) */
+ * 4: EV_RETURN_DONE(_NONE), RAW_FLUSH, RAW_CALIB's done_ns (a version 3 RAW_CALIB is read
+ * as done_ns 0) */
 #define RAW_VERSION 4
 #define RAW_VERSION_MIN 3
 #define RAW_MAX_RECORD 4096
@@ -46,6 +47,8 @@ enum raw_type {
 	RAW_CALIB = 104,   /* the overhead calibration (calibrate.h), before any event; absent
 			    * in recordings made with --no-compensation */
 	RAW_PAUSE = 105,   /* a thread waited for pyuprof (profile__pause), after its records */
+	RAW_FLUSH = 106,   /* struct raw_pause: a code flush's time (profile__flush), before the
+			    * call that made it */
 };
 
 struct raw_pause {

@@ -63,7 +63,7 @@ static int raw_begin_recording(struct outputs *out, const struct session *s,
 /* -v, and the bench: how the probes did, and how long attaching and detaching took. */
 static void say_probe_figures(const struct session *s, const struct proc_rec *root)
 {
-	uint64_t run_ns = 0, runs = 0, direct = 0, bad = 0, reordered = 0;
+	uint64_t run_ns = 0, runs = 0, direct = 0, bad = 0, reordered = 0, flushes = 0, flushed = 0;
 	uint32_t i;
 
 	for (i = 0; i < s->nprocs; i++) {
@@ -72,10 +72,15 @@ static void say_probe_figures(const struct session *s, const struct proc_rec *ro
 		direct += s->procs[i]->direct_calls;
 		bad += s->procs[i]->rec.staged_bad;
 		reordered += s->procs[i]->rec.prof->n.reordered;
+		flushes += s->procs[i]->rec.prof->n.flushes;
+		flushed += s->procs[i]->rec.prof->n.flushed_ns;
 	}
 	if (root && root->has_target)
 		vlog("returns from %s; %llu calls bypassed the trampoline", exits__name(root->exits),
 		     (unsigned long long)direct);
+	if (flushes)
+		vlog("%llu code flushes (a code object's first call) took %.3f ms: taken out of the "
+		     "times", (unsigned long long)flushes, flushed / 1e6);
 	if (reordered)
 		vlog("%llu events were stamped before their thread's previous one (staged TSC stamps "
 		     "and the kernel's clock differ by tens of ns): given that one's time",

@@ -214,6 +214,14 @@ int recorder__staged(struct recorder *r, uint32_t tid, const void *bytes, uint32
 			err = staged_entry_out(r);
 			if (!err)
 				err = recorder__handle(r, &ret, sizeof(struct ev_return));
+		} else if (w[1] == STAGE_PAUSE) {
+			struct raw_pause pause = { .type = RAW_FLUSH, .tid = tid };
+			uint64_t t0 = tsc__to_ns(w[0]), t1 = tsc__to_ns(w[2]);
+
+			pause.ns = t1 > t0 ? t1 - t0 : 0;
+			err = staged_entry_out(r);
+			if (!err)
+				err = recorder__handle(r, &pause, sizeof(pause));
 		} else if ((w[0] & STAGE_CHAIN) && r->has_staged_entry && e->tid == tid) {
 			e->chain_code[0] = w[0] & ~(uint64_t)STAGE_FLAG_MASK;
 			e->flags |= (w[0] & STAGE_CHAIN_GEN0 ? CALL_CHAIN_GEN(0) : 0) |
@@ -367,6 +375,12 @@ int recorder__handle(void *ctx, void *data, size_t size)
 		const struct raw_pause *ps = data;
 
 		err = profile__pause(r->prof, ps->tid, ps->ns);
+		break;
+	}
+	case RAW_FLUSH: {
+		const struct raw_pause *ps = data;
+
+		err = profile__flush(r->prof, ps->tid, ps->ns);
 		break;
 	}
 	case RAW_SEED: {

@@ -517,7 +517,8 @@ tramp_batch_budget:
  * r12: a code object to send, rbx: its frame, r9: the thread state with STAGE_FLUSH_TSTATE),
  * then starts a batch owned by this thread: W to 0 first, then the generation (a thread held
  * or ended between the two still shows the batch copied, as before the first: stage.h), and,
- * if the batch changes hands, no STAGE_TOP (it was the other thread's). A flush of the same
+ * if the batch changes hands, no STAGE_TOP (it was the other thread's), and after a code
+ * flush a pause record of its time. A flush of the same
  * owner keeps it: forgotten there, the value each call puts back would be 0 until the frame
  * that runs returns, and each call of a loop that outlives a flush would stage a chain
  * (every resumption of sum(gen()) after the first, whose code flush came in between). If
@@ -525,6 +526,13 @@ tramp_batch_budget:
  * rax, rcx, rdx, rsi, rdi, r8.
  */
 .Lflush:
+	xor %eax, %eax
+	test $STAGE_FLUSH_CODE, %r13d
+	jz 3f
+	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+3:	push %rax			/* a code flush's start (TSC), else 0 */
 	mov %r10, %rdi
 	mov STAGE_W(%r10), %rsi
 	mov %r13, %rdx
@@ -543,7 +551,17 @@ tramp_batch_budget:
 	shl $32, %rdx
 	or %rdx, %rax
 	mov %rax, STAGE_FIRST(%r10)
-	cmpb $0x0f, tramp_flush(%rip)
+	/* a code flush's time opens the new batch (a pause record): it comes at a code object's
+	 * first call, or its first since another took its slot, and the compensation, which
+	 * spreads the other flushes' cost over every call, takes it out where it was spent */
+	pop %rcx
+	test %rcx, %rcx
+	jz 4f
+	mov %rcx, STAGE_BUF(%r10)
+	movq $STAGE_PAUSE, STAGE_BUF + 8(%r10)
+	mov %rax, STAGE_BUF + 16(%r10)
+	movq $STAGE_REC, STAGE_W(%r10)	/* (the record is whole before it counts) */
+4:	cmpb $0x0f, tramp_flush(%rip)
 	jne 1f
 	movl $0, STAGE_ON(%r10)
 1:	ret

@@ -199,9 +199,13 @@ TEST(stages_entry_chain_and_exit)
 	CHECK(flush_log[0][6] == 0 && flush_log[1][6] == 1);
 	CHECK(*(uint64_t *)(r.stage + STAGE_GEN) == 2);
 	CHECK(*(uint32_t *)(r.stage + STAGE_OWNER) == (uint32_t)gettid());
-	REQUIRE(staged_bytes(&r) == 3 * STAGE_REC);
+	/* the last code flush's time opens the batch: a pause record, from its start to its end */
+	REQUIRE(staged_bytes(&r) == 4 * STAGE_REC);
 	e = staged(&r, 0);
-	CHECK(e[0] != 0);
+	CHECK(e[1] == STAGE_PAUSE);
+	CHECK(e[0] != 0 && e[2] >= e[0]);
+	e = staged(&r, STAGE_REC);
+	CHECK(e[0] >= staged(&r, 0)[2]);
 	CHECK(e[1] == (addr(r.w->frame) | STAGE_ENTRY));
 	CHECK(e[2] == addr(r.w->code));
 	CHECK(e[3] == addr(r.w->caller));
@@ -213,8 +217,8 @@ TEST(stages_entry_chain_and_exit)
 	/* again: nothing new, no flush */
 	CHECK(call(&r) == addr(r.w->frame));
 	CHECK(flush_n == 2);
-	CHECK(staged_bytes(&r) == 6 * STAGE_REC);
-	CHECK(staged(&r, 3 * STAGE_REC)[0] >= e[8]);
+	CHECK(staged_bytes(&r) == 7 * STAGE_REC);
+	CHECK(staged(&r, 4 * STAGE_REC)[0] >= e[8]);
 	rig_down(&r);
 }
 
@@ -253,23 +257,24 @@ TEST(flags_generator_frames)
 	b = &r.o->bpf;
 	put_code(b, r.w->code, r.w->name, r.w->file, 10, 0x20); /* CO_GENERATOR */
 	call(&r);
-	CHECK(staged(&r, 0)[1] == (addr(r.w->frame) | STAGE_ENTRY | STAGE_GEN_CREATE));
+	/* (after the code flush's pause record) */
+	CHECK(staged(&r, STAGE_REC)[1] == (addr(r.w->frame) | STAGE_ENTRY | STAGE_GEN_CREATE));
 	/* a generator's own frame (owner 1) is a call */
 	r.w->frame[b->frame_owner] = 1;
 	call(&r);
-	CHECK(staged(&r, 3 * STAGE_REC)[1] == (addr(r.w->frame) | STAGE_ENTRY));
+	CHECK(staged(&r, 4 * STAGE_REC)[1] == (addr(r.w->frame) | STAGE_ENTRY));
 	/* the chain's generator frames are flagged, their addresses whole: the caller's caller
 	 * a generator's frame (in place of the entry shim), then the caller too */
 	r.w->shim[b->frame_owner] = 1;
 	put64(r.w->shim, b->frame_code, addr(r.w->caller_code));
 	call(&r);
-	CHECK(staged(&r, 7 * STAGE_REC)[0] ==
+	CHECK(staged(&r, 8 * STAGE_REC)[0] ==
 	      (addr(r.w->caller_code) | STAGE_CHAIN | STAGE_CHAIN_GEN1));
-	CHECK(staged(&r, 7 * STAGE_REC)[1] == addr(r.w->shim));
-	CHECK(staged(&r, 7 * STAGE_REC)[2] == addr(r.w->caller_code));
+	CHECK(staged(&r, 8 * STAGE_REC)[1] == addr(r.w->shim));
+	CHECK(staged(&r, 8 * STAGE_REC)[2] == addr(r.w->caller_code));
 	r.w->caller[b->frame_owner] = 1;
 	call(&r);
-	CHECK(staged(&r, 10 * STAGE_REC)[0] == (addr(r.w->caller_code) | STAGE_CHAIN |
+	CHECK(staged(&r, 11 * STAGE_REC)[0] == (addr(r.w->caller_code) | STAGE_CHAIN |
 						 STAGE_CHAIN_GEN0 | STAGE_CHAIN_GEN1));
 	rig_down(&r);
 }
@@ -282,13 +287,13 @@ TEST(no_chain_record_under_the_frame_entered_last)
 	REQUIRE(!rig_up(&r));
 	top = (uint64_t *)(r.stage + STAGE_TOP);
 	call(&r);
-	REQUIRE(staged_bytes(&r) == 3 * STAGE_REC);
+	REQUIRE(staged_bytes(&r) == 4 * STAGE_REC); /* (the code flush's pause first) */
 	CHECK(*top == 0); /* put back as found */
 	/* its caller is the frame the thread entered last: the entry and the exit alone */
 	*top = addr(r.w->caller);
 	CHECK(call(&r) == addr(r.w->frame));
-	REQUIRE(staged_bytes(&r) == 5 * STAGE_REC);
-	e = staged(&r, 3 * STAGE_REC);
+	REQUIRE(staged_bytes(&r) == 6 * STAGE_REC);
+	e = staged(&r, 4 * STAGE_REC);
 	CHECK(e[1] == (addr(r.w->frame) | STAGE_ENTRY));
 	CHECK(e[3] == addr(r.w->caller));
 	CHECK(e[5] == STAGE_EXIT);
@@ -296,8 +301,8 @@ TEST(no_chain_record_under_the_frame_entered_last)
 	/* another frame on top: the chain again */
 	*top = addr(r.w->shim);
 	call(&r);
-	CHECK(staged_bytes(&r) == 8 * STAGE_REC);
-	CHECK(staged(&r, 5 * STAGE_REC)[4] == (addr(r.w->caller_code) | STAGE_CHAIN));
+	CHECK(staged_bytes(&r) == 9 * STAGE_REC);
+	CHECK(staged(&r, 6 * STAGE_REC)[4] == (addr(r.w->caller_code) | STAGE_CHAIN));
 	CHECK(*top == addr(r.w->shim));
 	/* a flush of the same owner keeps it: one for a code object at the entry, before the
 	 * call takes the value to put back */
@@ -356,21 +361,21 @@ TEST(stages_nothing_off_elsewhere_or_from_a_shim)
 
 	REQUIRE(!rig_up(&r));
 	call(&r);
-	REQUIRE(staged_bytes(&r) == 3 * STAGE_REC && flush_n == 2);
+	REQUIRE(staged_bytes(&r) == 4 * STAGE_REC && flush_n == 2);
 	/* staging off: a pass-through */
 	*(uint32_t *)(r.stage + STAGE_ON) = 0;
 	CHECK(call(&r) == addr(r.w->frame));
-	CHECK(staged_bytes(&r) == 3 * STAGE_REC);
+	CHECK(staged_bytes(&r) == 4 * STAGE_REC);
 	*(uint32_t *)(r.stage + STAGE_ON) = 1;
 	/* another interpreter (its own GIL, maybe): the head's probes, not the stage */
 	put64(r.w->tstate, r.o->bpf.PyThreadState_interp, addr(r.w->other_interp));
 	CHECK(call(&r) == addr(r.w->frame));
-	CHECK(staged_bytes(&r) == 3 * STAGE_REC);
+	CHECK(staged_bytes(&r) == 4 * STAGE_REC);
 	put64(r.w->tstate, r.o->bpf.PyThreadState_interp, addr(r.w->interp));
 	/* called from an entry shim (a frame cleared after it returned): the head's probes */
 	put64(r.w->cframe, r.o->bpf.PyCFrame_current_frame, addr(r.w->shim));
 	CHECK(call(&r) == addr(r.w->frame));
-	CHECK(staged_bytes(&r) == 3 * STAGE_REC);
+	CHECK(staged_bytes(&r) == 4 * STAGE_REC);
 	CHECK(flush_n == 2);
 	rig_down(&r);
 }
