@@ -608,31 +608,31 @@ int profile__inline_call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t 
 	return err;
 }
 
-int profile__pause(struct profile *p, uint32_t tid, uint64_t ns)
+/* Thread tid's later events are taken as ns earlier; count and total say how often and how
+ * long in all. Returns 0 or -ENOMEM. */
+static int pause_thread(struct profile *p, uint32_t tid, uint64_t ns, uint64_t *count,
+			uint64_t *total)
 {
 	struct thread *t = thread_of(p, tid);
 
 	if (!t)
 		return -ENOMEM;
 	t->paused_ns += ns;
-	p->n.waits++;
-	p->n.waited_ns += ns;
+	++*count;
+	*total += ns;
 	return 0;
+}
+
+int profile__pause(struct profile *p, uint32_t tid, uint64_t ns)
+{
+	return pause_thread(p, tid, ns, &p->n.waits, &p->n.waited_ns);
 }
 
 int profile__flush(struct profile *p, uint32_t tid, uint64_t ns)
 {
-	struct thread *t;
-
 	if (!comp.call_ns && !comp.inside_ns && !comp.done_ns)
 		return 0;
-	t = thread_of(p, tid);
-	if (!t)
-		return -ENOMEM;
-	t->paused_ns += ns;
-	p->n.flushes++;
-	p->n.flushed_ns += ns;
-	return 0;
+	return pause_thread(p, tid, ns, &p->n.flushes, &p->n.flushed_ns);
 }
 
 int profile__return(struct profile *p, uint32_t tid, uint64_t ts)
