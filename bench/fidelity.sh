@@ -3,8 +3,10 @@
 # make bench-fidelity: do pyuprof's times say where the time goes? For each interpreter and
 # workload (bench/fidelity/*.py, each with its timed section in section()): the section's
 # native time (min of REPS plain runs), its time under cProfile and under pyuprof with and
-# without overhead compensation (one recording: record --raw, then report --no-compensation
-# on the same events), and the share error (total variation distance of per-function
+# without overhead compensation (RECS recordings, each record --raw, then report
+# --no-compensation on the same events; the one whose compensated time is the median is the
+# row's, the others give the range: single recordings of a short section swing by 20-80%), and
+# the share error (total variation distance of per-function
 # self-time shares, bench/fidelity/evaluate.py) of pyuprof against cProfile (builtins off: a
 # C call's time stays in its Python caller, i.e. builtins folded into their callers) and
 # against samplers: bench/fidelity/sigsample.py (in-process SIGPROF, every interpreter,
@@ -12,8 +14,8 @@
 # size of the same workload (shares, not times, are compared). Writes bench/FIDELITY.md
 # (keeping its hand-written "## Findings" section), or OUT.
 # Settings: PYTHONS (labels as tests/helpers.bash: "3.8 3.10 3.12 3.13 deb3.11"), WORKLOADS
-# ("fib generators compile recursion threads known"), REPS (3), PYUPROF_ARGS (extra record options,
-# e.g. "--exits uretprobe"), OUT.
+# ("fib generators compile recursion threads known"), REPS (3), RECS (3), PYUPROF_ARGS (extra
+# record options, e.g. "--exits uretprobe"), OUT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=tests/helpers.bash
@@ -21,6 +23,7 @@ source tests/helpers.bash 2>/dev/null || true
 PYTHONS=${PYTHONS:-"3.8 3.10 3.12 3.13 deb3.11"}
 WORKLOADS=${WORKLOADS:-"fib generators compile recursion threads known"}
 REPS=${REPS:-3}
+RECS=${RECS:-3}
 PYUPROF_ARGS=${PYUPROF_ARGS:-}
 OUT=${OUT:-bench/FIDELITY.md}
 PYUPROF=build/pyuprof
@@ -48,8 +51,8 @@ size() { # WORKLOAD -> the bench's size; WORKLOAD big -> the samplers'
 elapsed() { awk '/^elapsed/ {print $2}'; }
 
 row() { # LABEL WORKLOAD
-	local label=$1 w=$2 py script n big times=() native i summary calib lost ref
-	local c_tot p_tot r_tot s_file="-" a_file="-" t_file="-" cols=()
+	local label=$1 w=$2 py script n big times=() native i summary calib lost ref k f range
+	local c_tot p_tot r_tot s_file="-" a_file="-" t_file="-" cols=() totals=()
 	py=$(py_path "$label") || { echo "bench-fidelity: no Python $label, skipped" >&2; return 0; }
 	script=bench/fidelity/$w.py
 	n=$(size "$w")
@@ -67,15 +70,30 @@ row() { # LABEL WORKLOAD
 	# cProfile of the section alone; not for threads: it profiles the calling thread only
 	# (3.8-3.11), or all threads into one stack (3.12+)
 	[[ $w == threads ]] || FIDELITY_CPROFILE=$tmp/c.prof "$py" "$script" "$n" >/dev/null
-	# shellcheck disable=SC2086
-	summary=$("$PYUPROF" record --top 0 $PYUPROF_ARGS -o "$tmp/p.prof" --raw "$tmp/p.raw" \
-		--collapsed "$tmp/p.collapsed" -- "$py" "$script" "$n" 2>&1 >/dev/null |
-		grep -E '^pyuprof: .* lost events' || true)
+	for ((k = 0; k < RECS; k++)); do
+		# shellcheck disable=SC2086
+		"$PYUPROF" record --top 0 $PYUPROF_ARGS -o "$tmp/p$k.prof" --raw "$tmp/p$k.raw" \
+			--collapsed "$tmp/p$k.collapsed" -- "$py" "$script" "$n" 2>&1 >/dev/null |
+			grep -E '^pyuprof: .* lost events' >"$tmp/p$k.summary" || true
+		totals+=("$($EVAL total "$tmp/p$k.prof") $k")
+	done
+	# the recording whose compensated section is the median is the row's
+	k=$(printf '%s\n' "${totals[@]}" | sort -g | sed -n "$(((RECS + 1) / 2))p" | cut -d' ' -f2)
+	range=$(printf '%s\n' "${totals[@]}" | sort -g | awk -v n="$native" \
+		'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f-%.2f", lo / n, hi / n }')
+	# lost events: of every recording
+	lost=$(for ((i = 0; i < RECS; i++)); do
+		sed -n 's/.* \([0-9]*\) lost events.*/\1/p' "$tmp/p$i.summary"
+	done | awk '{ n += $1 } END { print NR ? n : "?" }')
+	for f in prof raw collapsed summary; do
+		mv "$tmp/p$k.$f" "$tmp/p.$f"
+	done
+	rm -f "$tmp"/p[0-9]*.*
+	summary=$(cat "$tmp/p.summary")
 	"$PYUPROF" report -q --no-compensation "$tmp/p.raw" -o "$tmp/r.prof" \
 		--collapsed "$tmp/r.collapsed"
 	calib=$(sed -n 's/.*calibrated: \([0-9.]*\) µs a call, \([0-9.]*\) inside.*/\1 \/ \2/p' \
 		<<<"$summary")
-	lost=$(sed -n 's/.* \([0-9]*\) lost events.*/\1/p' <<<"$summary")
 	if [[ $w != threads ]]; then
 		"$py" bench/fidelity/sigsample.py -o "$tmp/s.samples" "$script" "$big" >/dev/null
 		s_file=$tmp/s.samples
@@ -89,7 +107,7 @@ row() { # LABEL WORKLOAD
 	p_tot=$($EVAL total "$tmp/p.prof")
 	r_tot=$($EVAL total "$tmp/r.prof")
 	cols=("$label" "$w" "$native" "$c_tot" "$r_tot" "$p_tot"
-		"$(awk -v p="$p_tot" -v n="$native" 'BEGIN { printf "%.2f", p / n }')"
+		"$(awk -v p="$p_tot" -v n="$native" 'BEGIN { printf "%.2f", p / n }')" "$range"
 		"${calib:--}" "${lost:-?}"
 	)
 	# raw then compensated, against each reference present
@@ -132,10 +150,12 @@ findings=""
 	echo "- **native**: the timed section (section()) without a profiler, min of $REPS runs, s."
 	echo "- **cProfile**, **raw**, **comp**: cumtime of section() under cProfile (enabled around"
 	echo "  section() only, bench/fidelity/_fidelity.py; not for threads), and under"
-	echo "  pyuprof without and with overhead compensation (one recording: record --raw, then"
-	echo "  report --no-compensation on it), s. **comp/native**: the budget is 1 +- 0.15"
-	echo "  (compile, generators), +- 0.30 (fib)."
-	echo "- **calib**: the calibration of that recording, µs a call / µs inside the callee."
+	echo "  pyuprof without and with overhead compensation (of $RECS recordings, each record --raw"
+	echo "  then report --no-compensation on it, the one whose comp is the median), s."
+	echo "  **comp/native**: the budget is 1 +- 0.15 (compile, generators), +- 0.30 (fib);"
+	echo "  **all $RECS**: its range over the recordings."
+	echo "- **calib**: the calibration of that recording, µs a call / µs inside the callee;"
+	echo "  **lost**: events lost in all $RECS recordings."
 	echo "- **TVD**: total variation distance of per-function self-time shares within"
 	echo "  section() (and the threads' worker()), matched by (file, name), pyuprof's from its"
 	echo "  --collapsed stacks through section()/worker(): 0.3 = 30% of the time"
@@ -146,8 +166,8 @@ findings=""
 	echo "  **truth**: the known workload's own self times (bench/fidelity/known.py: each function's"
 	echo "  own work timed natively on its own, times its calls); cProfile against it too."
 	echo
-	echo "| py | workload | native | cProfile | raw | comp | comp/native | calib | lost | TVD cProf raw | TVD cProf comp | TVD sigsample raw | TVD sigsample comp | TVD austin raw | TVD austin comp | TVD truth raw | TVD truth comp | TVD cProf vs sigsample | TVD cProf vs truth | sigsample n |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| py | workload | native | cProfile | raw | comp | comp/native | all $RECS | calib | lost | TVD cProf raw | TVD cProf comp | TVD sigsample raw | TVD sigsample comp | TVD austin raw | TVD austin comp | TVD truth raw | TVD truth comp | TVD cProf vs sigsample | TVD cProf vs truth | sigsample n |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for label in $PYTHONS; do
 		for w in $WORKLOADS; do
 			row "$label" "$w"
