@@ -78,17 +78,20 @@ total_tottime() {
 	assert_empty_dir out
 }
 
-@test "compensation: a raw recording of format 3 (no generator returns, a shorter calibration) is read (3.12)" {
+@test "compensation: a raw recording of format 3 (no generator returns or code flushes, a shorter calibration) is read (3.12)" {
 	require_bpf
 	require_py 3.12
 	cd "$BATS_TEST_TMPDIR"
 	run -0 --separate-stderr "$PYUPROF" record -o v4.prof --raw v4.raw \
 		-- "$PY" "$TARGETS/gen_returns.py" 50
 	calibrated_figures
+	# format 4 has them: returns of generators that ended (9, 10), code flushes (106)
+	run -0 "$PY" "$TOOLS/raw_types.py" v4.raw
+	[[ $output == *$'\n9 '* && $output == *$'\n10 '* && $output == *$'\n106 '* ]]
 	# as the last pyuprof that wrote format 3 would have: (tests/tools/raw_types.py)
 	"$PY" "$TOOLS/raw_types.py" v4.raw --as-v3 v3.raw
 	run -0 "$PY" "$TOOLS/raw_types.py" v3.raw
-	[[ $output != *$'\n9 '* && $output != *$'\n10 '* ]]
+	[[ $output != *$'\n9 '* && $output != *$'\n10 '* && $output != *$'\n106 '* ]]
 	run -0 --separate-stderr "$PYUPROF" report v3.raw -o v3.prof
 	[[ $stderr == *"calibrated: $CALL_US µs a call, $INSIDE_US inside"* ]]
 	"$PY" "$TOOLS/pstats_compare.py" v3.prof v4.prof --file "$TARGETS/gen_returns.py"
