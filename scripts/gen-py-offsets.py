@@ -113,6 +113,13 @@ OFFSETS = [
     ("PyThreadState_c_recursion_remaining", False,
      {8: (None, None), 12: ("PyThreadState", "c_recursion_remaining")},
      "no C recursion budget before 3.12"),
+    # 3.12+: a generator's frame state, read where its frame returns (the await returns that
+    # cost more under any hook: tramp.c)
+    ("PyGenObject_gi_frame_state", False,
+     {8: (None, None), 12: ("PyGenObject", "gi_frame_state")},
+     "used on 3.12+ only (an await's return)"),
+    ("PyGenObject_gi_iframe", False, {8: (None, None), 12: ("PyGenObject", "gi_iframe")},
+     "used on 3.12+ only (an await's return)"),
     # A threading.Thread's name (thread_name.c): self in its _bootstrap frame, then `_name` in
     # the instance's attribute table (a dict, or 3.11+ values keyed by the type's shared keys)
     ("PyFrame_localsplus", False, {8: ("PyFrameObject", "f_localsplus"),
@@ -167,7 +174,7 @@ USER_ORDER = ["PyInterpreterState_hook", "PyObject_ob_type", "PyTypeObject_tp_na
               "PyCodeObject_co_qualname", "PyHeapTypeObject_spec_cache_init",
               "PyFunctionObject_func_code", "PyThreadState_py_recursion_remaining",
               "PyThreadState_py_recursion_limit", "PyThreadState_c_recursion_remaining",
-              "eval_c_units", "dict_kind",
+              "eval_c_units", "PyGenObject_gi_frame_state", "PyGenObject_gi_iframe", "dict_kind",
               "PyFrame_localsplus", "PyTypeObject_tp_basicsize", "PyTypeObject_tp_dictoffset",
               "PyTypeObject_tp_flags", "PyHeapTypeObject_ht_cached_keys", "PyDictObject_ma_keys",
               "PyDictObject_ma_values",

@@ -228,26 +228,23 @@ static int wait_plain(pid_t pid, char *why, size_t why_len)
 	return 0;
 }
 
+/* What one iteration of a loop adds to the loop without calls (its typical round). */
+static double per_call(const struct calib_timings *t, const uint64_t *loop)
+{
+	return ((double)loop_time(loop, t->rounds) - (double)loop_time(t->none, t->rounds)) /
+	       CALIB_CALLS;
+}
+
 int calibrate__figures(const struct calib_timings *plain, const struct calib_timings *probed,
 		       uint64_t empty_median, uint64_t body_median, struct calibration *out,
 		       char *why, size_t why_len)
 {
-	const double n = CALIB_CALLS;
 	/* a loop's typical round, less the loop without calls: calls alone */
-	double d_empty = ((double)loop_time(plain->empty, plain->rounds) -
-			  (double)loop_time(plain->none, plain->rounds)) / n;
-	double d_body = ((double)loop_time(plain->body, plain->rounds) -
-			 (double)loop_time(plain->none, plain->rounds)) / n;
-	double p_empty = ((double)loop_time(probed->empty, probed->rounds) -
-			  (double)loop_time(probed->none, probed->rounds)) / n;
-	double p_body = ((double)loop_time(probed->body, probed->rounds) -
-			 (double)loop_time(probed->none, probed->rounds)) / n;
+	double d_empty = per_call(plain, plain->empty), d_body = per_call(plain, plain->body);
+	double p_empty = per_call(probed, probed->empty), p_body = per_call(probed, probed->body);
 	/* an await of a coroutine that returns at once: two activations (made, run) and the
 	 * return, which under the hook costs its awaiting caller more (profile__gen_return) */
-	double d_await = ((double)loop_time(plain->awaits, plain->rounds) -
-			  (double)loop_time(plain->none, plain->rounds)) / n;
-	double p_await = ((double)loop_time(probed->awaits, probed->rounds) -
-			  (double)loop_time(probed->none, probed->rounds)) / n;
+	double d_await = per_call(plain, plain->awaits), p_await = per_call(probed, probed->awaits);
 	double call = p_empty - d_empty, inside, done;
 
 	if (d_empty < 0)

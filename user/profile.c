@@ -12,6 +12,12 @@
 #include "profile.h"
 
 static struct compensation comp; /* zero: none */
+
+/* Whether anything is taken out of the times (the figures are set and not all zero). */
+static bool compensating(void)
+{
+	return comp.call_ns || comp.inside_ns || comp.done_ns;
+}
 static bool cpu_clock;
 
 void profile__set_compensation(const struct compensation *c)
@@ -353,7 +359,7 @@ static void pop(struct profile *p, struct thread *t, uint64_t ts)
 	if (!e->counted)
 		return;
 	tt = ts > e->t0 ? ts - e->t0 : 0;
-	if (comp.call_ns || comp.inside_ns || comp.done_ns) {
+	if (compensating()) {
 		/* the probe time inside it: its own inside part, and all of each probed call
 		 * below it; its own time is that less its callees' estimates (not their floored
 		 * times: a callee's shortfall is its own function's debt, not this one's) */
@@ -630,7 +636,7 @@ int profile__pause(struct profile *p, uint32_t tid, uint64_t ns)
 
 int profile__flush(struct profile *p, uint32_t tid, uint64_t ns)
 {
-	if (!comp.call_ns && !comp.inside_ns && !comp.done_ns)
+	if (!compensating())
 		return 0;
 	return pause_thread(p, tid, ns, &p->n.flushes, &p->n.flushed_ns);
 }

@@ -78,6 +78,8 @@ static const struct py_offsets_entry table[] = {
 		.PyThreadState_py_recursion_limit = 0, /* no C recursion budget before 3.12 */
 		.PyThreadState_c_recursion_remaining = 0, /* no C recursion budget before 3.12 */
 		.eval_c_units = 0, /* no C recursion budget before 3.12 */
+		.PyGenObject_gi_frame_state = 0, /* used on 3.12+ only (an await's return) */
+		.PyGenObject_gi_iframe = 0, /* used on 3.12+ only (an await's return) */
 		/* gdb: no PyDictValues: the dict is at tp_dictoffset */
 		.dict_kind = DICT_AT_OFFSET,
 		.PyFrame_localsplus = 360, /* gdb: offsetof(PyFrameObject, f_localsplus) */
@@ -158,6 +160,8 @@ static const struct py_offsets_entry table[] = {
 		.PyThreadState_py_recursion_limit = 0, /* no C recursion budget before 3.12 */
 		.PyThreadState_c_recursion_remaining = 0, /* no C recursion budget before 3.12 */
 		.eval_c_units = 0, /* no C recursion budget before 3.12 */
+		.PyGenObject_gi_frame_state = 0, /* used on 3.12+ only (an await's return) */
+		.PyGenObject_gi_iframe = 0, /* used on 3.12+ only (an await's return) */
 		/* gdb: no PyDictValues: the dict is at tp_dictoffset */
 		.dict_kind = DICT_AT_OFFSET,
 		.PyFrame_localsplus = 360, /* gdb: offsetof(PyFrameObject, f_localsplus) */
@@ -238,6 +242,8 @@ static const struct py_offsets_entry table[] = {
 		.PyThreadState_py_recursion_limit = 0, /* no C recursion budget before 3.12 */
 		.PyThreadState_c_recursion_remaining = 0, /* no C recursion budget before 3.12 */
 		.eval_c_units = 0, /* no C recursion budget before 3.12 */
+		.PyGenObject_gi_frame_state = 0, /* used on 3.12+ only (an await's return) */
+		.PyGenObject_gi_iframe = 0, /* used on 3.12+ only (an await's return) */
 		/* gdb: no PyDictValues: the dict is at tp_dictoffset */
 		.dict_kind = DICT_AT_OFFSET,
 		.PyFrame_localsplus = 352, /* gdb: offsetof(PyFrameObject, f_localsplus) */
@@ -320,6 +326,8 @@ static const struct py_offsets_entry table[] = {
 		.PyThreadState_py_recursion_limit = 0, /* no C recursion budget before 3.12 */
 		.PyThreadState_c_recursion_remaining = 0, /* no C recursion budget before 3.12 */
 		.eval_c_units = 0, /* no C recursion budget before 3.12 */
+		.PyGenObject_gi_frame_state = 0, /* used on 3.12+ only (an await's return) */
+		.PyGenObject_gi_iframe = 0, /* used on 3.12+ only (an await's return) */
 		/* gdb: PyDictValues, no PyDictOrValues: values/dict 4/3 words before */
 		.dict_kind = DICT_MANAGED,
 		.PyFrame_localsplus = 72, /* gdb: offsetof(_PyInterpreterFrame, localsplus) */
@@ -404,6 +412,8 @@ static const struct py_offsets_entry table[] = {
 		.PyThreadState_c_recursion_remaining = 36,
 		/* _PyEval_EvalFrameDefault: lea -2(...) stored to c_recursion_remaining */
 		.eval_c_units = 2,
+		.PyGenObject_gi_frame_state = 67, /* gdb: offsetof(PyGenObject, gi_frame_state) */
+		.PyGenObject_gi_iframe = 72, /* gdb: offsetof(PyGenObject, gi_iframe) */
 		/* gdb: PyDictOrValues: one tagged word 3 words before the object */
 		.dict_kind = DICT_OR_VALUES,
 		.PyFrame_localsplus = 72, /* gdb: offsetof(_PyInterpreterFrame, localsplus) */
@@ -492,6 +502,8 @@ static const struct py_offsets_entry table[] = {
 		.PyThreadState_c_recursion_remaining = 52,
 		/* _PyEval_EvalFrameDefault: lea -2(...) stored to c_recursion_remaining */
 		.eval_c_units = 2,
+		.PyGenObject_gi_frame_state = 67, /* gdb: offsetof(PyGenObject, gi_frame_state) */
+		.PyGenObject_gi_iframe = 72, /* gdb: offsetof(PyGenObject, gi_iframe) */
 		/* gdb: PyDictValues.embedded: values inline after tp_basicsize */
 		.dict_kind = DICT_INLINE_VALUES,
 		.PyFrame_localsplus = 72, /* gdb: offsetof(_PyInterpreterFrame, localsplus) */

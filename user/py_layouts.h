@@ -35,6 +35,10 @@ struct py_offsets_entry {
 	unsigned PyThreadState_py_recursion_limit;
 	unsigned PyThreadState_c_recursion_remaining;
 	unsigned eval_c_units;
+	/* 3.12+: a generator's gi_frame_state and its frame (gi_iframe), which the trampoline
+	 * reads where the frame returns (tramp.c) */
+	unsigned PyGenObject_gi_frame_state;
+	unsigned PyGenObject_gi_iframe;
 
 	/* A threading.Thread's name (thread_name.c): self in its frame, then `_name` */
 	unsigned dict_kind; /* enum dict_kind: where an instance keeps its attributes */

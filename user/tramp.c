@@ -23,9 +23,6 @@
  * changes (3: the batch's generation and STAGE_TOP): a staging area is shared only with a page
  * of the same identity (find_stage) */
 #define IDENT "pyuprof-tramp 3"
-/* 3.12, 3.13: PyGenObject's gi_iframe (the frame) is 5 bytes past its int8_t gi_frame_state (gdb:
- * ptype/o PyGenObject, 67 and 72; PyCoroObject and PyAsyncGenObject share the head) */
-#define GEN_FRAME_STATE_BACK 5
 /* the scratch page: our `syscall; ud2` stub, the memfd's name, the page's bytes */
 #define SCRATCH_STUB 0
 #define SCRATCH_NAME 16
@@ -119,9 +116,10 @@ static void batch_params(const struct py_target *t, uint64_t stage, struct tramp
 	p->chains = t->major > 3 || t->minor >= 11;
 	/* 3.12+: an await or yield from whose generator returns is dearer under any hook than
 	 * natively (bench/hook_kinds.py), and the compensation must know which exits those are:
-	 * the state byte a generator's frame follows (gi_iframe - gi_frame_state, 3.12, 3.13) */
-	if (t->major == 3 && t->minor >= 12 && t->minor <= 13 && t->none_addr) {
-		p->gen_state = -GEN_FRAME_STATE_BACK;
+	 * the state byte before a generator's frame (PyCoroObject and PyAsyncGenObject share the
+	 * head of PyGenObject) */
+	if (o->PyGenObject_gi_iframe && t->none_addr) {
+		p->gen_state = (int32_t)o->PyGenObject_gi_frame_state - (int32_t)o->PyGenObject_gi_iframe;
 		p->none = t->none_addr;
 	}
 }
