@@ -118,9 +118,13 @@ struct layout {
 	uint32_t maxd;
 };
 
+/* A frame wide enough to draw; and, per thread, every thread that ran, however narrow (its
+ * name stays in the picture for the search: a short-lived thread among long ones) */
 static bool keep(const struct layout *l, const struct fold_node *n)
 {
-	return l->total && n->total_ns && (double)n->total_ns * FG_FW / l->total >= FG_MIN_PX;
+	return l->total && n->total_ns &&
+	       (n->thread != CT_NONE ||
+		(double)n->total_ns * FG_FW / l->total >= FG_MIN_PX);
 }
 
 /* The node after i's subtree in a depth-first walk, or CT_NONE. */
