@@ -86,6 +86,13 @@ $(OUTPUT)/tests/%: tests/unit/%.c tests/unit/test.h tests/unit/pythons.h $(OUTPU
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $< $(OUTPUT)/libpyuprof.a $(LDLIBS) -lm -o $@
 
+# test_probe_site reads code built to test it (never run): a shared object of its own
+$(OUTPUT)/tests/probe_site_cases.so: tests/unit/probe_site_cases.S | $(OUTPUT)/tests
+	$(call msg,AS,$@)
+	$(Q)$(CC) -shared -nostdlib $< -o $@
+$(OUTPUT)/tests/test_probe_site: $(OUTPUT)/tests/probe_site_cases.so
+$(OUTPUT)/tests/test_probe_site: ALL_CFLAGS += -DCASES_SO='"$(OUTPUT)/tests/probe_site_cases.so"'
+
 unit: $(UNIT_BINS)
 
 # The same pyuprof and unit tests built with AddressSanitizer and UBSan (any finding aborts)

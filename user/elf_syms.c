@@ -262,6 +262,41 @@ int elf_file__code_table(struct elf_file *ef, uint64_t lo, uint64_t hi, size_t n
 	return found == 1 ? 0 : -ENOENT;
 }
 
+bool elf_file__rel32_into(struct elf_file *ef, uint64_t from, uint64_t to)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		Elf_Data *data;
+		const uint8_t *b;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_EXECINSTR) ||
+		    sh.sh_type != SHT_PROGBITS || !(data = elf_getdata(scn, NULL)) || !data->d_buf)
+			continue;
+		b = data->d_buf;
+		/* every byte position, as if an instruction started there: more than the real
+		 * instructions, never fewer */
+		for (size_t i = 0; i + 5 <= data->d_size; i++) {
+			size_t len = b[i] == 0xe8 || b[i] == 0xe9 ? 5 :
+				     b[i] == 0x0f && i + 6 <= data->d_size &&
+						     (b[i + 1] & 0xf0) == 0x80 ?
+								6 :
+								0;
+			int32_t disp;
+			uint64_t target;
+
+			if (!len)
+				continue;
+			memcpy(&disp, b + i + len - 4, 4);
+			target = sh.sh_addr + i + len + (int64_t)disp;
+			if (target > from && target <= to)
+				return true;
+		}
+	}
+	return false;
+}
+
 /* The address of a section by name, or 0. */
 static uint64_t section_addr(struct elf_file *ef, const char *name)
 {

@@ -64,6 +64,11 @@ int elf_file__ret_sites(struct elf_file *ef, uint64_t vaddr, uint64_t size, uint
 int elf_file__calls(struct elf_file *ef, uint64_t vaddr, uint64_t size, uint64_t **ras,
 		    uint64_t **targets);
 
+/* Whether any executable section holds bytes that, read as a direct call, jump or conditional
+ * jump with a 32-bit displacement, land in (from, to]: every byte position is read so, which
+ * finds each real one and, rarely, a false one (the caller's answer is then the careful one). */
+bool elf_file__rel32_into(struct elf_file *ef, uint64_t from, uint64_t to);
+
 /* How far above rsp the canonical frame address is at instruction pc (vaddr), by the file's
  * call frame information. Returns 0, or -ENOENT if it gives none in the form CFA = rsp + k. */
 int elf_file__cfa_offset(struct elf_file *ef, uint64_t pc, int64_t *off);

@@ -7,7 +7,8 @@
  * leaves the path), pushes the new frame, links it (new_frame->previous = frame) and makes it
  * the running one (frame = cframe.current_frame = new_frame; goto start_frame). The compiler
  * keeps `frame` in one callee-saved register throughout; the site is the instruction after it
- * takes the new frame. Each step is checked on the instructions themselves (Capstone), or
+ * takes the new frame, or the first one on from there that a probe costs one trap on
+ * (user/probe_site.h). Each step is checked on the instructions themselves (Capstone), or
  * nothing is probed.
  */
 #include <capstone/capstone.h>
@@ -16,7 +17,9 @@
 #include <stdbool.h>
 #include <string.h>
 #include "inline_subscr.h"
+#include "probe_site.h"
 #include "pyuprof.h"
+#include "x86_regs.h"
 
 #define OPCODES 256
 #define GETITEM_OPCODE 19    /* BINARY_SUBSCR_GETITEM on every 3.11 (dis._all_opmap) */
@@ -43,39 +46,6 @@ static uint32_t frame_reg(unsigned reg)
 		return FRAME_REG_R15;
 	}
 	return 0;
-}
-
-/* The 64-bit register a (sub)register id is part of, for the ones frame_reg knows, or reg. */
-static unsigned full_reg(unsigned reg)
-{
-	static const unsigned part[][4] = {
-		{ X86_REG_RBX, X86_REG_EBX, X86_REG_BX, X86_REG_BL },
-		{ X86_REG_RBP, X86_REG_EBP, X86_REG_BP, X86_REG_BPL },
-		{ X86_REG_R12, X86_REG_R12D, X86_REG_R12W, X86_REG_R12B },
-		{ X86_REG_R13, X86_REG_R13D, X86_REG_R13W, X86_REG_R13B },
-		{ X86_REG_R14, X86_REG_R14D, X86_REG_R14W, X86_REG_R14B },
-		{ X86_REG_R15, X86_REG_R15D, X86_REG_R15W, X86_REG_R15B },
-	};
-
-	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++)
-		for (size_t j = 0; j < 4; j++)
-			if (part[i][j] == reg)
-				return part[i][0];
-	return reg;
-}
-
-/* Whether insn writes reg (a 64-bit id) or a part of it. */
-static bool writes(csh cs, const cs_insn *insn, unsigned reg)
-{
-	cs_regs rd, wr;
-	uint8_t nrd, nwr;
-
-	if (cs_regs_access(cs, insn, rd, &nrd, wr, &nwr))
-		return true; /* unknown: as if it did */
-	for (uint8_t i = 0; i < nwr; i++)
-		if (full_reg(wr[i]) == reg)
-			return true;
-	return false;
 }
 
 /* insn is `mov qword ptr [base + disp], reg`: its base and source registers (64-bit ids). */
@@ -111,7 +81,7 @@ enum step { FIND_FRAME, FIND_LINK, FIND_SWITCH };
 
 /* Walks the path from the handler at pc to the site. Returns 0 with s filled, or -ENOENT. */
 static int walk(csh cs, cs_insn *insn, struct elf_file *ef, uint64_t pc, uint64_t lo,
-		uint64_t hi, uint32_t frame_back, struct inline_subscr *s)
+		uint64_t hi, uint32_t frame_back, struct inline_subscr *s, unsigned *frame)
 {
 	unsigned fr = 0, fresh = 0, base, src, dst;
 	enum step step = FIND_FRAME;
@@ -145,28 +115,29 @@ static int walk(csh cs, cs_insn *insn, struct elf_file *ef, uint64_t pc, uint64_
 			switch (step) {
 			case FIND_FRAME: /* INSTRUCTION_START: frame->prev_instr = next_instr */
 				if (store64(insn, PREV_INSTR_OFF, &base, &src) &&
-				    frame_reg(full_reg(base))) {
-					fr = full_reg(base);
+				    frame_reg(x86_reg64(base))) {
+					fr = x86_reg64(base);
 					step = FIND_LINK;
 				}
 				break;
 			case FIND_LINK: /* new_frame->previous = frame */
-				if (writes(cs, insn, fr))
+				if (x86_writes(cs, insn, fr))
 					return -ENOENT;
-				if (store64(insn, frame_back, &base, &src) && full_reg(src) == fr &&
-				    full_reg(base) != fr) {
-					fresh = full_reg(base);
+				if (store64(insn, frame_back, &base, &src) && x86_reg64(src) == fr &&
+				    x86_reg64(base) != fr) {
+					fresh = x86_reg64(base);
 					step = FIND_SWITCH;
 				}
 				break;
 			case FIND_SWITCH: /* frame = new_frame: the site is the next instruction */
-				if (move64(insn, &dst, &src) && full_reg(dst) == fr &&
-				    full_reg(src) == fresh) {
+				if (move64(insn, &dst, &src) && x86_reg64(dst) == fr &&
+				    x86_reg64(src) == fresh) {
 					s->vaddr = pc;
 					s->reg = frame_reg(fr);
+					*frame = fr;
 					return 0;
 				}
-				if (writes(cs, insn, fr) || writes(cs, insn, fresh))
+				if (x86_writes(cs, insn, fr) || x86_writes(cs, insn, fresh))
 					return -ENOENT;
 				break;
 			}
@@ -182,7 +153,8 @@ static int walk(csh cs, cs_insn *insn, struct elf_file *ef, uint64_t pc, uint64_
 int inline_subscr__find(struct elf_file *ef, uint64_t eval, uint64_t size, uint32_t frame_back,
 			struct inline_subscr *s)
 {
-	uint64_t table, handler;
+	uint64_t table, handler, handlers[OPCODES];
+	unsigned frame = 0;
 	cs_insn *insn;
 	csh cs;
 	int err;
@@ -199,9 +171,17 @@ int inline_subscr__find(struct elf_file *ef, uint64_t eval, uint64_t size, uint3
 		return -ENOENT;
 	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
 	insn = cs_malloc(cs);
-	err = insn ? walk(cs, insn, ef, handler, eval, eval + size, frame_back, s) : -ENOMEM;
+	err = insn ? walk(cs, insn, ef, handler, eval, eval + size, frame_back, s, &frame) :
+		     -ENOMEM;
 	if (insn)
 		cs_free(insn, 1);
 	cs_close(&cs);
+	/* a probe there is single-stepped (Debian's 3.11.2: an lea), a second exception a hit;
+	 * its program reads only the frame register, so it fires as well at the first
+	 * instruction on the way that the kernel emulates (there: the branch of start_frame's
+	 * recursion check, three instructions on). Every opcode's handler is a jump target. */
+	if (!err && !elf_file__read(ef, table, handlers, sizeof(handlers)))
+		s->vaddr = probe_site__move(ef, eval, eval + size, s->vaddr, &frame, 1, handlers,
+					    OPCODES);
 	return err;
 }

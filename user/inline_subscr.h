@@ -3,8 +3,9 @@
  * CPython 3.11's inline __getitem__ (BINARY_SUBSCR_GETITEM): early 3.11 builds, Debian's
  * 3.11.2 among them, run a Python __getitem__ reached by obj[i] inline whatever the eval_frame
  * hook says, so no hook sees the call. Its only trace is its own path through the eval loop;
- * this finds the instruction on that path just after the new frame became the running one,
- * and the register holding it there, read from the interpreter's file (no symbol needed).
+ * this finds the instruction on that path just after the new frame became the running one
+ * (or the first one on from there that the kernel emulates under a probe), and the register
+ * holding it there, read from the interpreter's file (no symbol needed).
  */
 #ifndef __PYUPROF_INLINE_SUBSCR_H
 #define __PYUPROF_INLINE_SUBSCR_H

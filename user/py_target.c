@@ -4,6 +4,7 @@
  * The object that defines PyEval_EvalFrameEx (every 2.7 and 3.x build) is the interpreter:
  * libpythonX.Y.so with --enable-shared, the executable itself in Debian's static build.
  */
+#include <capstone/capstone.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 #include "elf_syms.h"
 #include "log.h"
+#include "probe_site.h"
 #include "proc.h"
 #include "py_target.h"
 #include "pyuprof.h"
@@ -202,10 +204,18 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n, co
 		}
 	}
 
-	/* its only caller is the instruction that runs __init__ inline (checked on 3.13.0) */
+	/* its only caller is the instruction that runs __init__ inline (checked on 3.13.0). Its
+	 * first instruction is single-stepped under a probe (3.13.0: sub rsp), a second
+	 * exception a hit; the program reads only the type (rdi) and the caller's frame (rbp),
+	 * so the probe sits on the first instruction the kernel emulates (3.13.0: the call two
+	 * on). */
 	if (t->offsets->PyHeapTypeObject_spec_cache_init &&
-	    !elf_file__sym(ef, "_PyType_NewManagedObject", &vaddr, NULL))
+	    !elf_file__sym(ef, "_PyType_NewManagedObject", &vaddr, &size)) {
+		static const unsigned keep[] = { X86_REG_RDI, X86_REG_RBP };
+
+		vaddr = probe_site__move(ef, vaddr, vaddr + size, vaddr, keep, 2, NULL, 0);
 		elf_file__vaddr_to_offset(ef, vaddr, &t->inline_init_offset);
+	}
 
 	/* 3.12+: how calls CPython would run inline reach the hook (a table too large for the
 	 * trampoline leaves the budget as any hook does, which is said) */

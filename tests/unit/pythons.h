@@ -46,7 +46,7 @@ static void pyenv_root(char *root, size_t size)
 		snprintf(root, size, "%s/.pyenv", getenv("HOME"));
 }
 
-static void find_pythons(void)
+static void __attribute__((unused)) find_pythons(void)
 {
 	char root[PATH_MAX], pattern[PATH_MAX + 64];
 	glob_t g;
