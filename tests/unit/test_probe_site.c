@@ -61,8 +61,8 @@ TEST(emulated_encodings)
 		{ { 0x8d, 0x50, 0xff }, 3, false },		   /* lea edx, [rax - 1] */
 		{ { 0xc3 }, 1, false },				   /* ret */
 		{ { 0xff, 0xe2 }, 2, false },			   /* jmp rdx */
-		{ { 0x0f, 0x1f, 0x44, 0x00, 0x00 }, 5, false },	   /* nopl (6.18 optimises it;
-								      * before, single-stepped) */
+		{ { 0x0f, 0x1f, 0x44, 0x00, 0x00 }, 5, false },	   /* nopl: emulated by some
+								      * kernels (6.18), not all */
 		{ { 0xf3, 0x0f, 0x1e, 0xfa }, 4, false },	   /* endbr64 */
 		{ { 0x66, 0x90 }, 2, false },			   /* prefixed nop */
 	};
