@@ -42,6 +42,7 @@ struct probes {
 	ring_buffer_sample_fn handler;
 	void *handler_ctx;
 	uint32_t handled; /* in this consume call */
+	uint64_t bytes, max_bytes; /* the same, in bytes, and how many it may take */
 	int multi_fd[NSETS]; /* a uprobe_multi link per probe set, or -1 */
 	struct bpf_link **links; /* otherwise one per probe, in attach order */
 	int nlinks;
@@ -300,7 +301,8 @@ static int on_sample(void *ctx, void *data, size_t size)
 
 	if (err)
 		return err;
-	return ++tr->handled >= CONSUME_BUDGET ? -EAGAIN : 0;
+	tr->bytes += size;
+	return ++tr->handled >= CONSUME_BUDGET || tr->bytes >= tr->max_bytes ? -EAGAIN : 0;
 }
 
 int probes__start(struct probes **out, const struct py_target *t, enum exits exits,
@@ -386,14 +388,25 @@ int probes__epoll_fd(struct probes *tr)
 	return ring_buffer__epoll_fd(tr->rb);
 }
 
-int probes__consume(struct probes *tr)
+int probes__consume_upto(struct probes *tr, uint64_t max_bytes, bool *more)
 {
 	int n;
 
 	tr->handled = 0;
+	tr->bytes = 0;
+	tr->max_bytes = max_bytes;
 	n = ring_buffer__consume(tr->rb);
-	/* the budget spent: the records handled are consumed, the rest wait for the next call */
-	return n == -EAGAIN && tr->handled >= CONSUME_BUDGET ? (int)tr->handled : n;
+	/* a budget spent: the records handled are consumed, the rest wait for the next call */
+	*more = n == -EAGAIN && (tr->handled >= CONSUME_BUDGET || tr->bytes >= max_bytes);
+	return *more ? (int)tr->handled : n;
+}
+
+int probes__consume(struct probes *tr)
+{
+	bool more;
+	int n = probes__consume_upto(tr, UINT64_MAX, &more);
+
+	return more ? CONSUME_BUDGET : n;
 }
 
 void probes__signal_requests(struct probes *tr, bool on)

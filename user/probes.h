@@ -47,6 +47,9 @@ int probes__epoll_fd(struct probes *tr);
  * wait: call again). Returns events handled or -errno. */
 #define CONSUME_BUDGET 65536
 int probes__consume(struct probes *tr);
+/* The same, up to max_bytes of records too (the one that crosses it is handled); *more says
+ * whether a budget ended it. Returns events handled or -errno. */
+int probes__consume_upto(struct probes *tr, uint64_t max_bytes, bool *more);
 /* Whether a thread that asks for a write is stopped by REQUEST_SIGNAL (target held). */
 void probes__signal_requests(struct probes *tr, bool on);
 /* Stops asking for the eval_frame switch: from now on nothing rewrites it. */

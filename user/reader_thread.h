@@ -13,9 +13,12 @@
 /* Its nice value: a CPU's time goes to anything else that wants it first. */
 #define READER_NICE 19
 
-/* Reads what waits; returns > 0 when the main loop must look (a recording failed, requests
- * wait), else 0. */
-typedef int (*reader_drain_fn)(void *ctx);
+/* What the reader reads in one turn at most: about one staged batch (~0.1-0.2 ms of work) */
+#define READER_TURN_BYTES (64u << 10)
+
+/* Reads what waits, READER_TURN_BYTES at most, *more set when it left some; returns > 0 when
+ * the main loop must look (a recording failed, requests wait), else 0. */
+typedef int (*reader_drain_fn)(void *ctx, bool *more);
 
 struct reader_thread {
 	pthread_t thread;

@@ -493,10 +493,11 @@ static void put_back(struct proc_rec *pr)
  * The reader thread's drain (reader_thread.c): what the probes of every recorded process sent.
  * Returns 1 when the main loop must look (a recording failed, requests wait), else 0.
  */
-static int drain_rings(void *ctx)
+static int drain_rings(void *ctx, bool *more)
 {
 	struct session *s = ctx;
 	int look = 0, err;
+	bool left;
 
 	for (uint32_t i = 0; i < s->nprocs; i++) {
 		struct proc_rec *pr = s->procs[i];
@@ -511,7 +512,8 @@ static int drain_rings(void *ctx)
 				     strerror(-err));
 			pr->ring_watched = true;
 		}
-		err = probes__consume(pr->tr);
+		err = probes__consume_upto(pr->tr, s->reader_turn, &left);
+		*more |= left;
 		if (err < 0) {
 			s->read_err = err;
 			return 1;
@@ -632,6 +634,8 @@ int session__record(struct session *s, uint64_t deadline_ns)
 	int err;
 
 	ls.start_ns = ls.last_ns = ls.turn_ns = clock__mono_ns();
+	/* bench/reader_stalls.sh: the reader as it was, all it finds in one turn */
+	s->reader_turn = getenv("PYUPROF_BENCH_READER_WHOLE") ? UINT64_MAX : READER_TURN_BYTES;
 	err = reader__start(&s->reader, drain_rings, s, POLL_MS);
 	if (err) {
 		elog("cannot start the thread that reads the events: %s", strerror(-err));

@@ -34,6 +34,7 @@ struct session {
 	struct top *view; /* pyuprof top: drawn at each turn of the loop; NULL otherwise */
 	/* during session__record: reads the rings; its lock covers everything above */
 	struct reader_thread reader;
+	uint64_t reader_turn; /* bytes the reader reads a turn (READER_TURN_BYTES) */
 	int read_err; /* -errno: reading a ring failed (the reader's drain) */
 };
 
