@@ -5,7 +5,9 @@
 # (Debian's python3-sympy, installed here if missing; sympy's runner in process, its random
 # seed and the hash seed fixed). Run natively, under cProfile, and recorded by pyuprof in its
 # default mode (the batch mode) and per call (--exits usdt, the default there before the batch
-# mode could see that build's inline __getitem__ calls; --exits trampoline). Per mode the median
+# mode could see that build's inline __getitem__ calls; --exits trampoline), and in the batch
+# mode with the probe on those calls' path single-stepped, as it was before it moved to an
+# instruction the kernel emulates (batch-single-step: user/probe_site.h). Per mode the median
 # wall time of REPS runs (the whole process, start-up included), the calls recorded, lost
 # events, and how often and how long the target waited for pyuprof (batch mode: a full ring
 # buffer). Writes bench/REALJOB.md (keeping its "## Findings" section), or OUT.
@@ -13,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS=${REPS:-3}
 OUT=${OUT:-bench/REALJOB.md}
-MODES=${MODES:-"native cprofile batch usdt trampoline"}
+MODES=${MODES:-"native cprofile batch batch-single-step usdt trampoline"}
 PY=/usr/bin/python3.11
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -43,6 +45,8 @@ run_one() {
 	cprofile) "$PY" tests/tools/cprofile_run.py -o "$tmp/c.prof" "$tmp/job.py" >/dev/null \
 		2>"$err" ;;
 	batch) build/pyuprof record -o "$tmp/p.prof" -- "$PY" "$tmp/job.py" >/dev/null 2>"$err" ;;
+	batch-single-step) PYUPROF_BENCH_SINGLE_STEP=1 build/pyuprof record -o "$tmp/p.prof" -- \
+		"$PY" "$tmp/job.py" >/dev/null 2>"$err" ;;
 	usdt | trampoline) build/pyuprof record --exits "$mode" -o "$tmp/p.prof" -- \
 		"$PY" "$tmp/job.py" >/dev/null 2>"$err" ;;
 	esac
