@@ -24,7 +24,8 @@ bool probe_site__emulated(const uint8_t *insn, size_t len);
  * emulates, when a probe may move there: no instruction on the way branches, writes one of
  * the registers keep[0..nkeep) (Capstone ids of 64-bit registers) or stores through one, and
  * none after site is the target of a direct jump of the function or one of targets[0..ntargets)
- * (a dispatch table's entries). Otherwise site itself, which is never wrong, only dearer.
+ * (a dispatch table's entries). Otherwise site itself, which is never wrong, only dearer
+ * (and always with PYUPROF_BENCH_SINGLE_STEP set: bench/inline_probes.sh).
  */
 uint64_t probe_site__move(struct elf_file *ef, uint64_t lo, uint64_t hi, uint64_t site,
 			  const unsigned *keep, size_t nkeep, const uint64_t *targets,

@@ -46,7 +46,7 @@ static void *reader_main(void *arg)
 {
 	struct reader_thread *rt = arg;
 	struct epoll_event evs[16];
-	bool more;
+	bool more = false;
 	int n, i;
 
 	__atomic_store_n(&rt->tid, gettid(), __ATOMIC_RELEASE);
@@ -54,7 +54,8 @@ static void *reader_main(void *arg)
 	/* (a failure leaves it at the main thread's priority: as before there was a thread) */
 	setpriority(PRIO_PROCESS, (id_t)rt->tid, READER_NICE);
 	for (;;) {
-		n = epoll_wait(rt->ep, evs, sizeof(evs) / sizeof(evs[0]), rt->poll_ms);
+		/* (after a turn that left records, at once: quit is looked at between turns) */
+		n = epoll_wait(rt->ep, evs, sizeof(evs) / sizeof(evs[0]), more ? 0 : rt->poll_ms);
 		if (n < 0 && errno != EINTR) {
 			rt->err = -errno;
 			ping(rt->note);
@@ -66,17 +67,15 @@ static void *reader_main(void *arg)
 		for (i = 0; i < n; i++)
 			if (evs[i].data.fd == rt->quit)
 				return NULL;
-		do {
-			more = false;
-			pthread_mutex_lock(&rt->lock);
-			n = rt->drain(rt->ctx, &more);
-			pthread_mutex_unlock(&rt->lock);
-			if (n > 0)
-				ping(rt->note);
-			/* a turn at a time, the CPU offered between turns (see above) */
-			if (more)
-				sched_yield();
-		} while (more);
+		more = false;
+		pthread_mutex_lock(&rt->lock);
+		n = rt->drain(rt->ctx, &more);
+		pthread_mutex_unlock(&rt->lock);
+		if (n > 0)
+			ping(rt->note);
+		/* a turn at a time, the CPU offered between turns (see above) */
+		if (more)
+			sched_yield();
 	}
 }
 
