@@ -367,9 +367,9 @@ int elf_file__usdt(struct elf_file *ef, const char *provider, const char *name,
 }
 
 /*
- * The addresses (vaddrs) of every instruction id of the function [vaddr, vaddr + size), or with
- * after, of the instruction that follows each (a call's return address). Returns the count
- * (>= 0) or -errno; *out is malloc'd.
+ * The addresses (vaddrs) of every instruction id of the function [vaddr, vaddr + size) (every
+ * jump or conditional jump for X86_INS_INVALID), or with after, of the instruction that follows
+ * each (a call's return address). Returns the count (>= 0) or -errno; *out is malloc'd.
  */
 static int sweep(struct elf_file *ef, uint64_t vaddr, uint64_t size, unsigned id, bool after,
 		 uint64_t **out, uint64_t **targets)
@@ -394,7 +394,7 @@ static int sweep(struct elf_file *ef, uint64_t vaddr, uint64_t size, unsigned id
 		err = -EINVAL;
 		goto out_free;
 	}
-	if (targets)
+	if (targets || id == X86_INS_INVALID)
 		cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
 	insn = cs_malloc(cs);
 	if (!insn) {
@@ -416,7 +416,7 @@ static int sweep(struct elf_file *ef, uint64_t vaddr, uint64_t size, unsigned id
 			err = -EILSEQ;
 			break;
 		}
-		if (insn->id != id)
+		if (id != X86_INS_INVALID ? insn->id != id : !cs_insn_group(cs, insn, CS_GRP_JUMP))
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 8;
@@ -474,6 +474,12 @@ int elf_file__calls(struct elf_file *ef, uint64_t vaddr, uint64_t size, uint64_t
 		    uint64_t **targets)
 {
 	return sweep(ef, vaddr, size, X86_INS_CALL, true, ras, targets);
+}
+
+int elf_file__jumps(struct elf_file *ef, uint64_t vaddr, uint64_t size, uint64_t **at,
+		    uint64_t **targets)
+{
+	return sweep(ef, vaddr, size, X86_INS_INVALID, false, at, targets);
 }
 
 int elf_file__cfa_offset(struct elf_file *ef, uint64_t pc, int64_t *off)

@@ -64,6 +64,11 @@ int elf_file__ret_sites(struct elf_file *ef, uint64_t vaddr, uint64_t size, uint
 int elf_file__calls(struct elf_file *ef, uint64_t vaddr, uint64_t size, uint64_t **ras,
 		    uint64_t **targets);
 
+/* The same for every jump and conditional jump of the function: where each is, and its target
+ * (0 for a jump through a register or memory). */
+int elf_file__jumps(struct elf_file *ef, uint64_t vaddr, uint64_t size, uint64_t **at,
+		    uint64_t **targets);
+
 /* Whether any executable section holds bytes that, read as a direct call, jump or conditional
  * jump with a 32-bit displacement, land in (from, to]: every byte position is read so, which
  * finds each real one and, rarely, a false one (the caller's answer is then the careful one). */

@@ -26,32 +26,22 @@ bool probe_site__emulated(const uint8_t *b, size_t len)
 	return false;
 }
 
-/* Whether a direct jump of the function [lo, hi) lands in (from, to] (a short one can only
- * come from near by). A function that does not decode whole cannot be vouched for: as if one
- * did. */
-static bool jumped_into(csh cs, const uint8_t *code, uint64_t lo, uint64_t hi, uint64_t from,
-			uint64_t to)
+/* Whether a jump of the function [lo, hi) lands in (from, to] (a short one can only come from
+ * near by), or one of targets[0..n) does. A function that does not decode whole cannot be
+ * vouched for: as if one did. */
+static bool jumped_into(struct elf_file *ef, uint64_t lo, uint64_t hi, uint64_t from, uint64_t to,
+			const uint64_t *targets, size_t n)
 {
-	size_t left = hi - lo;
-	uint64_t addr = lo;
-	cs_insn *insn = cs_malloc(cs);
-	bool hit = false;
+	uint64_t *at = NULL, *dest = NULL;
+	int k = elf_file__jumps(ef, lo, hi - lo, &at, &dest);
+	bool hit = k < 0;
 
-	if (!insn)
-		return true;
-	while (left && !hit) {
-		const cs_x86 *x = &insn->detail->x86;
-
-		if (!cs_disasm_iter(cs, &code, &left, &addr, insn)) {
-			hit = true;
-			break;
-		}
-		if ((cs_insn_group(cs, insn, CS_GRP_JUMP) || cs_insn_group(cs, insn, CS_GRP_CALL)) &&
-		    x->op_count == 1 && x->operands[0].type == X86_OP_IMM)
-			hit = (uint64_t)x->operands[0].imm > from &&
-			      (uint64_t)x->operands[0].imm <= to;
-	}
-	cs_free(insn, 1);
+	for (int i = 0; i < k && !hit; i++)
+		hit = dest[i] > from && dest[i] <= to;
+	for (size_t i = 0; i < n && !hit; i++)
+		hit = targets[i] > from && targets[i] <= to;
+	free(at);
+	free(dest);
 	return hit;
 }
 
@@ -73,26 +63,20 @@ uint64_t probe_site__move(struct elf_file *ef, uint64_t lo, uint64_t hi, uint64_
 			  const unsigned *keep, size_t nkeep, const uint64_t *targets,
 			  size_t ntargets)
 {
+	uint8_t code[MOVE_INSNS * 15]; /* (15: the longest x86 instruction) */
 	uint64_t moved = 0, addr = site;
-	uint8_t *code = NULL;
-	const uint8_t *p;
-	cs_insn *insn = NULL;
-	size_t left;
+	const uint8_t *p = code;
+	size_t left = hi - site < sizeof(code) ? hi - site : sizeof(code);
+	cs_insn *insn;
 	csh cs;
 
 	/* bench/inline_probes.sh: the sites as they were, to measure both in one run */
 	if (getenv("PYUPROF_BENCH_SINGLE_STEP") || site < lo || site >= hi ||
-	    hi - lo > (64u << 20) || !(code = malloc(hi - lo)))
+	    elf_file__read(ef, site, code, left) ||
+	    cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
 		return site;
-	if (elf_file__read(ef, lo, code, hi - lo) ||
-	    cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
-		free(code);
-		return site;
-	}
 	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
 	insn = cs_malloc(cs);
-	p = code + (site - lo);
-	left = hi - site;
 	for (int i = 0; insn && i < MOVE_INSNS && cs_disasm_iter(cs, &p, &left, &addr, insn); i++) {
 		if (probe_site__emulated(insn->bytes, insn->size)) {
 			moved = insn->address;
@@ -101,18 +85,12 @@ uint64_t probe_site__move(struct elf_file *ef, uint64_t lo, uint64_t hi, uint64_
 		if (!passes(cs, insn, keep, nkeep))
 			break;
 	}
-	if (moved > site) {
-		for (size_t i = 0; i < ntargets; i++)
-			if (targets[i] > site && targets[i] <= moved)
-				moved = 0;
-		/* a long jump may come from anywhere: a part the compiler split off the function */
-		if (moved && (jumped_into(cs, code, lo, hi, site, moved) ||
-			      elf_file__rel32_into(ef, site, moved)))
-			moved = 0;
-	}
 	if (insn)
 		cs_free(insn, 1);
 	cs_close(&cs);
-	free(code);
+	/* a long jump may come from anywhere: a part the compiler split off the function */
+	if (moved > site && (jumped_into(ef, lo, hi, site, moved, targets, ntargets) ||
+			     elf_file__rel32_into(ef, site, moved)))
+		moved = 0;
 	return moved ? moved : site;
 }
