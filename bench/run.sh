@@ -15,7 +15,7 @@
 # BPF programs themselves (not in the timed runs: the stats add two clock reads per probe).
 # Then the consumer alone on a replayed raw recording (bench/replay) and the attach latency
 # (bench/attach.sh). Writes bench/RESULTS.md (keeping its hand-written "## Findings"
-# section). REPS (3), PYS (all present), WORKLOADS (fib generators compile deep), MODES and
+# section). REPS (3), PYS (all present), WORKLOADS (fib generators compile deep many), MODES and
 # COMPILE_FILES (2: the stdlib modules
 # the compile workload compiles) can be set. The 10-minute memory run is separate: make
 # bench-soak (bench/soak.sh).
@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 source tests/helpers.bash 2>/dev/null || true
 REPS=${REPS:-3}
 PYS=${PYS:-"3.8 3.9 3.10 3.11 3.12 3.13 deb3.11"}
-WORKLOADS=${WORKLOADS:-"fib generators compile deep"}
+WORKLOADS=${WORKLOADS:-"fib generators compile deep many"}
 COMPILE_FILES=${COMPILE_FILES:-2}
 out=bench/RESULTS.md
 tmp=$(mktemp -d)
@@ -39,6 +39,7 @@ workload_cmd() { # WORKLOAD -> argv after the interpreter
 	generators) echo "bench/workloads/generators.py 40000" ;;
 	compile) echo "bench/workloads/compile.py $COMPILE_FILES" ;;
 	deep) echo "bench/workloads/deep.py 100" ;;
+	many) echo "bench/workloads/many_functions.py 20000" ;;
 	esac
 }
 

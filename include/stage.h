@@ -45,11 +45,16 @@
 #define STAGE_REC 32
 /* flushed once more than this is staged: an entry and its chain (64 bytes) always fit */
 #define STAGE_LIMIT (STAGE_BUF_BYTES - 2 * STAGE_REC)
-/* the code objects whose identity was sent: direct-mapped, 64-byte slots of {code, co_name,
- * its hash, co_filename, its last 8 bytes, co_firstlineno (u32), its length (u32), its first
- * 8 bytes, its hash} (tramp_code.S's .Lslot) */
+/* the code objects whose identity was sent: sets of STAGE_WAYS adjacent 64-byte slots, each
+ * {code, co_name, its hash, co_filename, its last 8 bytes, co_firstlineno (u32), its length
+ * (u32), its first 8 bytes, its hash}, or 3.12+ {code, its co_version and co_firstlineno}
+ * (tramp_code.S's .Lslot). A code object not found is a flush, a kernel entry: a program
+ * whose loop calls more code objects than a set holds would pay one on every call, and with
+ * one slot a set (before) 4,000 functions called in turn cost 200-270 ns a call on 3.12. */
 #define STAGE_TABLE (STAGE_BUF + STAGE_BUF_BYTES)
-#define STAGE_SLOTS 16384
+#define STAGE_SLOTS 65536
+#define STAGE_WAYS 4
+#define STAGE_WAYS_LOG2 2
 #define STAGE_SLOT 64
 #define STAGE_SIZE (STAGE_TABLE + STAGE_SLOTS * STAGE_SLOT)
 

@@ -102,6 +102,11 @@ OFFSETS = [
     ("PyFunctionObject_func_code", False,
      {8: (None, None), 13: ("PyFunctionObject", "func_code")},
      "only needed for the 3.13 class-call hole"),
+    # 3.12+: a number each code object gets at its creation from a counter that only grows
+    # (0 once it wrapped), which tells a code object from an earlier one at its address
+    # (tramp_code.S's .Lslot)
+    ("PyCodeObject_co_version", False,
+     {8: (None, None), 12: ("PyCodeObject", "co_version")}, "no co_version before 3.12"),
     # 3.12+: the C recursion budget each activation of the eval function takes, and the
     # Python depth, which the trampoline reads to hand that budget back (tramp.c)
     ("PyThreadState_py_recursion_remaining", False,
@@ -172,7 +177,8 @@ USER_ORDER = ["PyInterpreterState_hook", "PyObject_ob_type", "PyTypeObject_tp_na
               "PyThreadState_native_thread_id", "PyThreadState_thread_id", "PyThreadState_frame",
               "PyInterpreterFrame_size",
               "PyCodeObject_co_qualname", "PyHeapTypeObject_spec_cache_init",
-              "PyFunctionObject_func_code", "PyThreadState_py_recursion_remaining",
+              "PyFunctionObject_func_code", "PyCodeObject_co_version",
+              "PyThreadState_py_recursion_remaining",
               "PyThreadState_py_recursion_limit", "PyThreadState_c_recursion_remaining",
               "eval_c_units", "PyGenObject_gi_frame_state", "PyGenObject_gi_iframe", "dict_kind",
               "PyFrame_localsplus", "PyTypeObject_tp_basicsize", "PyTypeObject_tp_dictoffset",

@@ -262,6 +262,15 @@ assert_empty_dir() {
 	fi
 }
 
+# The batch mode's staging area size (include/stage.h's STAGE_SIZE), as a target's maps show
+# its one private anonymous mapping.
+stage_size() {
+	awk '$1 == "#define" { v[$2] = $3 $4 $5 }
+		END { split(v["STAGE_BUF_BYTES"], b, /[()<]+/)
+		      print v["STAGE_BUF"] + b[2] * 2 ^ b[3] + v["STAGE_SLOTS"] * v["STAGE_SLOT"] }' \
+		"$BATS_TEST_DIRNAME/../include/stage.h"
+}
+
 # The summary line must be present; prints its number of lost events.
 summary_lost_events() {
 	local line

@@ -74,6 +74,7 @@ static const struct py_offsets_entry table[] = {
 		.PyCodeObject_co_qualname = 0, /* no co_qualname before 3.11 */
 		.PyHeapTypeObject_spec_cache_init = 0, /* no inlined class call before 3.13 */
 		.PyFunctionObject_func_code = 0, /* only needed for the 3.13 class-call hole */
+		.PyCodeObject_co_version = 0, /* no co_version before 3.12 */
 		.PyThreadState_py_recursion_remaining = 0, /* no C recursion budget before 3.12 */
 		.PyThreadState_py_recursion_limit = 0, /* no C recursion budget before 3.12 */
 		.PyThreadState_c_recursion_remaining = 0, /* no C recursion budget before 3.12 */
@@ -156,6 +157,7 @@ static const struct py_offsets_entry table[] = {
 		.PyCodeObject_co_qualname = 0, /* no co_qualname before 3.11 */
 		.PyHeapTypeObject_spec_cache_init = 0, /* no inlined class call before 3.13 */
 		.PyFunctionObject_func_code = 0, /* only needed for the 3.13 class-call hole */
+		.PyCodeObject_co_version = 0, /* no co_version before 3.12 */
 		.PyThreadState_py_recursion_remaining = 0, /* no C recursion budget before 3.12 */
 		.PyThreadState_py_recursion_limit = 0, /* no C recursion budget before 3.12 */
 		.PyThreadState_c_recursion_remaining = 0, /* no C recursion budget before 3.12 */
@@ -238,6 +240,7 @@ static const struct py_offsets_entry table[] = {
 		.PyCodeObject_co_qualname = 0, /* no co_qualname before 3.11 */
 		.PyHeapTypeObject_spec_cache_init = 0, /* no inlined class call before 3.13 */
 		.PyFunctionObject_func_code = 0, /* only needed for the 3.13 class-call hole */
+		.PyCodeObject_co_version = 0, /* no co_version before 3.12 */
 		.PyThreadState_py_recursion_remaining = 0, /* no C recursion budget before 3.12 */
 		.PyThreadState_py_recursion_limit = 0, /* no C recursion budget before 3.12 */
 		.PyThreadState_c_recursion_remaining = 0, /* no C recursion budget before 3.12 */
@@ -322,6 +325,7 @@ static const struct py_offsets_entry table[] = {
 		.PyCodeObject_co_qualname = 128, /* gdb: offsetof(PyCodeObject, co_qualname) */
 		.PyHeapTypeObject_spec_cache_init = 0, /* no inlined class call before 3.13 */
 		.PyFunctionObject_func_code = 0, /* only needed for the 3.13 class-call hole */
+		.PyCodeObject_co_version = 0, /* no co_version before 3.12 */
 		.PyThreadState_py_recursion_remaining = 0, /* no C recursion budget before 3.12 */
 		.PyThreadState_py_recursion_limit = 0, /* no C recursion budget before 3.12 */
 		.PyThreadState_c_recursion_remaining = 0, /* no C recursion budget before 3.12 */
@@ -404,6 +408,7 @@ static const struct py_offsets_entry table[] = {
 		.PyCodeObject_co_qualname = 128, /* gdb: offsetof(PyCodeObject, co_qualname) */
 		.PyHeapTypeObject_spec_cache_init = 0, /* no inlined class call before 3.13 */
 		.PyFunctionObject_func_code = 0, /* only needed for the 3.13 class-call hole */
+		.PyCodeObject_co_version = 92, /* gdb: offsetof(PyCodeObject, co_version) */
 		/* gdb: offsetof(PyThreadState, py_recursion_remaining) */
 		.PyThreadState_py_recursion_remaining = 28,
 		/* gdb: offsetof(PyThreadState, py_recursion_limit) */
@@ -494,6 +499,7 @@ static const struct py_offsets_entry table[] = {
 		/* gdb: offsetof(PyHeapTypeObject, _spec_cache.init) */
 		.PyHeapTypeObject_spec_cache_init = 920,
 		.PyFunctionObject_func_code = 48, /* gdb: offsetof(PyFunctionObject, func_code) */
+		.PyCodeObject_co_version = 92, /* gdb: offsetof(PyCodeObject, co_version) */
 		/* gdb: offsetof(PyThreadState, py_recursion_remaining) */
 		.PyThreadState_py_recursion_remaining = 44,
 		/* gdb: offsetof(PyThreadState, py_recursion_limit) */

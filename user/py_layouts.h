@@ -29,6 +29,7 @@ struct py_offsets_entry {
 	unsigned PyCodeObject_co_qualname;	  /* 3.11+ */
 	unsigned PyHeapTypeObject_spec_cache_init; /* 3.13: __init__ of a specialised class call */
 	unsigned PyFunctionObject_func_code;	  /* 3.13, with the field above */
+	unsigned PyCodeObject_co_version;	  /* 3.12+: from a counter at creation (0: it wrapped) */
 	/* 3.12+: the Python depth and the C recursion budget, which the trampoline reads and hands
 	 * back per call (tramp.c); eval_c_units is what one activation of the eval function takes */
 	unsigned PyThreadState_py_recursion_remaining;

@@ -32,18 +32,26 @@ uint32_t staging__tid_offset(void)
 
 int staging__start(pid_t pid, uint64_t stage)
 {
-	enum { CHUNK = 64 << 10 };
-	uint8_t *zero = calloc(1, CHUNK);
+	enum { CHUNK = 64 << 10, PAGE = 4096 };
+	uint8_t *zero = calloc(1, CHUNK), *got = malloc(CHUNK);
 	uint64_t bound = tsc__ticks(STAGING_BOUND_NS);
 	uint32_t on = 1;
-	uint64_t at;
-	int err = zero ? 0 : -ENOMEM;
+	uint64_t at, n, p;
+	int err = zero && got ? 0 : -ENOMEM;
 
 	/* the area as a forked child has it (wiped), whatever an earlier recording left: above
-	 * all its table, whose code objects this recording has not sent yet */
-	for (at = 0; !err && at < STAGE_SIZE; at += CHUNK)
-		err = proc__write(pid, stage + at, zero, STAGE_SIZE - at < CHUNK ? STAGE_SIZE - at : CHUNK);
+	 * all its table, whose code objects this recording has not sent yet. Only the pages that
+	 * are not zero are written: a page written is a page of the target's memory, and a new
+	 * area's pages are zero until its page stages in them (a read does not make them its) */
+	for (at = 0; !err && at < STAGE_SIZE; at += n) {
+		n = STAGE_SIZE - at < CHUNK ? STAGE_SIZE - at : CHUNK;
+		err = proc__read(pid, stage + at, got, n);
+		for (p = 0; !err && p < n; p += PAGE)
+			if (memcmp(got + p, zero, n - p < PAGE ? n - p : PAGE))
+				err = proc__write(pid, stage + at + p, zero, n - p < PAGE ? n - p : PAGE);
+	}
 	free(zero);
+	free(got);
 	if (!err)
 		err = proc__write(pid, stage + STAGE_BOUND, &bound, sizeof(bound));
 	if (!err)

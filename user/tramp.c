@@ -47,7 +47,8 @@ struct tramp_params {
 		cfcur_off, cur_off, flags_off, name_off, file_off, line_off, hash_off, len_off,
 		data_off, chains;
 	int32_t gen_state;
-	uint32_t pad5[3];
+	uint32_t version_off;
+	uint32_t pad5[2];
 	struct inline_site walk[INLINE_SITES_MAX + 1];
 };
 
@@ -112,6 +113,7 @@ static void batch_params(const struct py_target *t, uint64_t stage, struct tramp
 	p->hash_off = b->PyUnicode_length + 8; /* str: length, then hash, in every version */
 	p->len_off = b->PyUnicode_length;
 	p->data_off = b->PyASCIIObject_size;
+	p->version_off = o->PyCodeObject_co_version;
 	/* 3.11+ runs some frames inline, unseen, whose code objects a chain may name */
 	p->chains = t->major > 3 || t->minor >= 11;
 	/* 3.12+: an await or yield from whose generator returns is dearer under any hook than

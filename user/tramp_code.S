@@ -400,12 +400,18 @@ tramp_batch_budget:
 	jmp tramp_code
 
 /*
- * rcx: a code object. ZF set if its slot in the table holds it with the same identity fields
- * (co_name and its hash, co_filename's address, length, hash and first and last 8 bytes,
- * co_firstlineno: a new object at a freed one's address differs in one of them); else they
- * are put there, ZF clear, and its identity must be sent before a record names it. Reads
- * stay inside the objects: a str's characters start at least 8 bytes into it, and its first
- * 8 are read only when it has 8. Clobbers rax, rdx, rsi, r8, r9, r11.
+ * rcx: a code object. ZF set if its slot in the table holds it with the same identity; else
+ * it is put there, ZF clear, and its identity must be sent before a record names it. A new
+ * object at a freed one's address differs in its identity:
+ * - 3.12+: in co_version, which each code object takes at its creation from a counter that
+ *   only grows (the slot's second word: the version, co_firstlineno above it, and bit 63,
+ *   which no address has, so that it never equals a co_name the other way stored);
+ * - before, or once that counter wrapped to 0 (each new object then gets 0): in one of co_name
+ *   and its hash, co_filename's address, length, hash and first and last 8 bytes, and
+ *   co_firstlineno. Reads stay inside the objects: a str's characters start at least 8 bytes
+ *   into it, and its first 8 are read only when it has 8.
+ * The version spares the loads from the two strings, which a compiler's many code objects
+ * rarely have in the cache. Clobbers rax, rdx, rsi, r8, r9, r11.
  */
 .Lslot:
 	mov %rcx, %r11
@@ -413,9 +419,60 @@ tramp_batch_budget:
 	mov %rcx, %rax
 	shr $18, %rax
 	xor %rax, %r11
-	and $(STAGE_SLOTS - 1), %r11d
-	shl $6, %r11
+	and $(STAGE_SLOTS / STAGE_WAYS - 1), %r11d
+	shl $(6 + STAGE_WAYS_LOG2), %r11
 	lea STAGE_TABLE(%r10,%r11), %r11
+	/* r11: the way of its set that holds the address, else an empty one, else one picked at
+	 * random (the TSC's low bits: a miss is a flush, hundreds of cycles apart). Not in turn:
+	 * a loop over one code object more than a set holds would evict the next one it calls,
+	 * every call */
+	cmp (%r11), %rcx
+	je 2f
+	cmp STAGE_SLOT(%r11), %rcx
+	je 1f
+	cmp 2 * STAGE_SLOT(%r11), %rcx
+	je 3f
+	cmp 3 * STAGE_SLOT(%r11), %rcx
+	je 4f
+	xor %eax, %eax
+	cmp (%r11), %rax
+	je 2f
+	cmp STAGE_SLOT(%r11), %rax
+	je 1f
+	cmp 2 * STAGE_SLOT(%r11), %rax
+	je 3f
+	cmp 3 * STAGE_SLOT(%r11), %rax
+	je 4f
+	rdtsc
+	shr $4, %eax
+	and $(STAGE_WAYS - 1), %eax
+	shl $6, %eax
+	add %rax, %r11
+	jmp 2f
+4:	add $STAGE_SLOT, %r11
+3:	add $STAGE_SLOT, %r11
+1:	add $STAGE_SLOT, %r11
+2:	mov b_version_off(%rip), %eax
+	test %eax, %eax
+	jz .Lslot_names
+	mov (%rcx,%rax), %eax		/* co_version */
+	test %eax, %eax
+	jz .Lslot_names
+	mov b_line_off(%rip), %r8d
+	mov (%rcx,%r8), %r8d
+	shl $32, %r8
+	or %rax, %r8
+	bts $63, %r8
+	cmp (%r11), %rcx
+	jne 5f
+	cmp 8(%r11), %r8
+	jne 5f
+	ret
+5:	mov %rcx, (%r11)
+	mov %r8, 8(%r11)
+	test %r11, %r11
+	ret
+.Lslot_names:
 	cmp (%r11), %rcx
 	jne .Lfill
 	mov b_name_off(%rip), %eax
@@ -613,6 +670,7 @@ b_data_off:	.long 0		/* where an ASCII str's characters start */
 b_chains:	.long 0		/* 3.11+: check the chain's code objects too */
 b_gen_state:	.long 0		/* 3.12+: from a generator's frame to its gi_frame_state (< 0);
 				 * 0: its returns are not told from its yields */
+b_version_off:	.long 0		/* 3.12+: PyCodeObject: co_version (0: identity by the names) */
 	.balign 16
 p_walk:		.zero 16 * 64	/* {return address, frame size, budget held}, 0-terminated */
 	.globl tramp_code_end

@@ -11,10 +11,25 @@ only passes them through). The area is the one private anonymous mapping of its 
 """
 import ctypes
 import os
+import re
 import sys
 import time
 
-STAGE_SIZE = 4096 + (64 << 10) + 16384 * 64  # include/stage.h
+
+def stage_size():
+    """STAGE_SIZE, from the one declaration (include/stage.h)."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include",
+                           "stage.h")) as f:
+        text = f.read()
+
+    def value(name):  # "#define NAME 4096" or "#define NAME (64 << 10)"
+        m = re.search(r"^#define %s \(?(\d+)(?: << (\d+))?\)?\s" % name, text, re.M)
+        return int(m.group(1)) << int(m.group(2) or 0)
+
+    return value("STAGE_BUF") + value("STAGE_BUF_BYTES") + value("STAGE_SLOTS") * value("STAGE_SLOT")
+
+
+STAGE_SIZE = stage_size()
 
 
 def stage_on():

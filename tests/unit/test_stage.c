@@ -7,11 +7,14 @@
  * its registers (a byte other than the nop's first: "probed"). Checked: the entry, chain and
  * exit records and their flags; a flush before the first record of a thread and of each code
  * object, the chain's too, with the thread state, each naming its batch's generation; none
- * for a code object already sent; one again when a field of its identity changed (a new
- * object at a freed one's address); no chain record under the frame entered last, which the
- * call puts back, a flush of the same owner keeps and a switch forgets; a full buffer flushed; staging off, another interpreter
- * and an entry-shim caller stage nothing; and a flush nop found unprobed (pyuprof gone)
- * switches staging off.
+ * for a code object already sent; one again when its identity changed (a new object at a
+ * freed one's address), told by the code object's version alone where it has one (3.12+) and
+ * by its names where not (before, or once the version counter wrapped); a set of the table
+ * keeping as many code objects as it has ways, and a loop over one more not missing on every
+ * call; no chain record under
+ * the frame entered last, which the call puts back, a flush of the same owner keeps and a
+ * switch forgets; a full buffer flushed; staging off, another interpreter and an entry-shim
+ * caller stage nothing; and a flush nop found unprobed (pyuprof gone) switches staging off.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -248,6 +251,115 @@ TEST(a_new_identity_at_the_same_address_is_sent_again)
 	rig_down(&r);
 }
 
+static void put_version(const struct py_offsets_entry *o, uint8_t *code, uint32_t version)
+{
+	memcpy(code + o->PyCodeObject_co_version, &version, sizeof(version));
+}
+
+TEST(a_code_version_tells_a_new_object_at_the_same_address)
+{
+	const struct py_offsets *b;
+	struct rig r;
+
+	REQUIRE(!rig_up(&r));
+	REQUIRE(r.o->PyCodeObject_co_version);
+	b = &r.o->bpf;
+	put_version(r.o, r.w->code, 5);
+	put_version(r.o, r.w->caller_code, 6);
+	call(&r);
+	REQUIRE(flush_n == 2);
+	call(&r);
+	CHECK(flush_n == 2);
+	/* the version alone tells objects apart: the strings are not read (no object gets the
+	 * version of another) */
+	put_str(b, r.w->name, "leaf", 0x4321);
+	call(&r);
+	CHECK(flush_n == 2);
+	/* a new object at the address: another version, or another first line */
+	put_version(r.o, r.w->code, 7);
+	call(&r);
+	CHECK(flush_n == 3 && flush_log[2][2] == (STAGE_FLUSH_CODE | STAGE_FLUSH_TSTATE) &&
+	      flush_log[2][3] == addr(r.w->code));
+	put_code(b, r.w->code, r.w->name, r.w->file, 12, 0);
+	call(&r);
+	CHECK(flush_n == 4);
+	/* the counter wrapped (every new object gets 0): by the names again, and a slot the
+	 * version filled never passes for them */
+	put_version(r.o, r.w->code, 0);
+	call(&r);
+	CHECK(flush_n == 5 && flush_log[4][3] == addr(r.w->code));
+	call(&r);
+	CHECK(flush_n == 5);
+	put_str(b, r.w->name, "leaf", 0x1111);
+	call(&r);
+	CHECK(flush_n == 6);
+	/* and a slot the names filled never passes for a version */
+	put_version(r.o, r.w->code, 8);
+	call(&r);
+	CHECK(flush_n == 7);
+	rig_down(&r);
+}
+
+/* The set of the table a code object's address falls in (tramp_code.S's .Lslot). */
+static uint64_t set_of(uint64_t code)
+{
+	return ((code >> 4) ^ (code >> 18)) & (STAGE_SLOTS / STAGE_WAYS - 1);
+}
+
+/* n fake code objects in pool whose addresses fall in one set of the table. */
+static int same_set(const struct rig *r, uint8_t *pool, size_t pool_len, uint8_t **codes, int n)
+{
+	const struct py_offsets *b = &r->o->bpf;
+	uint64_t want = set_of(addr(pool));
+	int k = 0;
+
+	for (size_t at = 0; at + OBJ <= pool_len && k < n; at += 16)
+		if (set_of(addr(pool + at)) == want) {
+			codes[k] = pool + at;
+			put_code(b, codes[k], r->w->name, r->w->file, 20 + k, 0);
+			k++;
+			at += OBJ - 16;
+		}
+	return k;
+}
+
+TEST(a_set_keeps_as_many_code_objects_as_it_has_ways)
+{
+	const size_t pool_len = 64 << 20;
+	uint8_t *pool = malloc(pool_len), *codes[STAGE_WAYS + 1];
+	uint64_t before;
+	struct rig r;
+	int i, round;
+
+	REQUIRE(pool && !rig_up(&r));
+	memset(pool, 0, pool_len);
+	REQUIRE(same_set(&r, pool, pool_len, codes, STAGE_WAYS + 1) == STAGE_WAYS + 1);
+	/* each once: a flush each (and the first call's thread and caller) */
+	for (i = 0; i < STAGE_WAYS; i++) {
+		put64(r.w->frame, r.o->bpf.frame_code, addr(codes[i]));
+		call(&r);
+	}
+	before = flush_n;
+	/* again, in turn: all of them stayed */
+	for (round = 0; round < 3; round++)
+		for (i = 0; i < STAGE_WAYS; i++) {
+			put64(r.w->frame, r.o->bpf.frame_code, addr(codes[i]));
+			call(&r);
+		}
+	CHECK(flush_n == before);
+	/* one more than the ways, in turn: some calls find theirs (a victim in turn, which
+	 * evicts the one called next, would miss every one of them) */
+	before = flush_n;
+	for (round = 0; round < 40; round++)
+		for (i = 0; i <= STAGE_WAYS; i++) {
+			put64(r.w->frame, r.o->bpf.frame_code, addr(codes[i]));
+			call(&r);
+		}
+	CHECK(flush_n - before < 40 * (STAGE_WAYS + 1) * 3 / 4);
+	rig_down(&r);
+	free(pool);
+}
+
 TEST(flags_generator_frames)
 {
 	const struct py_offsets *b;
@@ -401,6 +513,8 @@ int main(void)
 	static const struct test_case cases[] = {
 		TEST_CASE(stages_entry_chain_and_exit),
 		TEST_CASE(a_new_identity_at_the_same_address_is_sent_again),
+		TEST_CASE(a_code_version_tells_a_new_object_at_the_same_address),
+		TEST_CASE(a_set_keeps_as_many_code_objects_as_it_has_ways),
 		TEST_CASE(flags_generator_frames),
 		TEST_CASE(no_chain_record_under_the_frame_entered_last),
 		TEST_CASE(a_full_buffer_is_flushed),
