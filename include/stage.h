@@ -56,7 +56,13 @@
 #define STAGE_WAYS 4
 #define STAGE_WAYS_LOG2 2
 #define STAGE_SLOT 64
-#define STAGE_SIZE (STAGE_TABLE + STAGE_SLOTS * STAGE_SLOT)
+/* 3.12+: a bit for each co_version below STAGE_VERSIONS whose code object's identity was sent.
+ * Versions come from a counter, so the code objects a program runs have versions close
+ * together, and their bits share a few cache lines where their table slots would be spread
+ * over the whole table; an object with a version past them (or 0) takes the table. */
+#define STAGE_VMAP (STAGE_TABLE + STAGE_SLOTS * STAGE_SLOT)
+#define STAGE_VERSIONS (1 << 24)
+#define STAGE_SIZE (STAGE_VMAP + STAGE_VERSIONS / 8)
 
 /* record kinds and flags, in the word at +8 (entry, exit) or +0 (chain) */
 #define STAGE_ENTRY 1

@@ -265,9 +265,10 @@ assert_empty_dir() {
 # The batch mode's staging area size (include/stage.h's STAGE_SIZE), as a target's maps show
 # its one private anonymous mapping.
 stage_size() {
-	awk '$1 == "#define" { v[$2] = $3 $4 $5 }
-		END { split(v["STAGE_BUF_BYTES"], b, /[()<]+/)
-		      print v["STAGE_BUF"] + b[2] * 2 ^ b[3] + v["STAGE_SLOTS"] * v["STAGE_SLOT"] }' \
+	awk 'function shifted(x, p) { split(x, p, /[()<]+/); return p[2] * 2 ^ p[3] }
+		$1 == "#define" { v[$2] = $3 $4 $5 }
+		END { n = v["STAGE_BUF"] + shifted(v["STAGE_BUF_BYTES"])
+		      print n + v["STAGE_SLOTS"] * v["STAGE_SLOT"] + shifted(v["STAGE_VERSIONS"]) / 8 }' \
 		"$BATS_TEST_DIRNAME/../include/stage.h"
 }
 

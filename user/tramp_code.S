@@ -400,20 +400,42 @@ tramp_batch_budget:
 	jmp tramp_code
 
 /*
- * rcx: a code object. ZF set if its slot in the table holds it with the same identity; else
- * it is put there, ZF clear, and its identity must be sent before a record names it. A new
- * object at a freed one's address differs in its identity:
+ * rcx: a code object. ZF set if its identity was sent; else it is noted as sent, ZF clear,
+ * and its identity must be sent before a record names it. A new object at a freed one's
+ * address differs in its identity:
  * - 3.12+: in co_version, which each code object takes at its creation from a counter that
- *   only grows (the slot's second word: the version, co_firstlineno above it, and bit 63,
- *   which no address has, so that it never equals a co_name the other way stored);
+ *   only grows. A version below STAGE_VERSIONS has a bit in the version map (stage.h); one
+ *   past it has a slot in the table (the slot's second word: the version, co_firstlineno above
+ *   it, and bit 63, which no address has, so that it never equals a co_name the other way
+ *   stored);
  * - before, or once that counter wrapped to 0 (each new object then gets 0): in one of co_name
  *   and its hash, co_filename's address, length, hash and first and last 8 bytes, and
- *   co_firstlineno. Reads stay inside the objects: a str's characters start at least 8 bytes
- *   into it, and its first 8 are read only when it has 8.
- * The version spares the loads from the two strings, which a compiler's many code objects
- * rarely have in the cache. Clobbers rax, rdx, rsi, r8, r9, r11.
+ *   co_firstlineno, in its slot in the table. Reads stay inside the objects: a str's
+ *   characters start at least 8 bytes into it, and its first 8 are read only when it has 8.
+ * The version spares the loads from the two strings, and the map the table's slots, which a
+ * program's many code objects rarely have in the cache. Clobbers rax, rdx, rsi, r8, r9, r11.
  */
 .Lslot:
+	/* 3.12+: a version below STAGE_VERSIONS (and not 0) has a bit of its own */
+	mov b_version_off(%rip), %eax
+	test %eax, %eax
+	jz .Lslot_table
+	mov (%rcx,%rax), %eax		/* co_version */
+	lea -1(%rax), %edx
+	cmp $(STAGE_VERSIONS - 1), %edx
+	jae .Lslot_table
+	mov %eax, %edx
+	shr $3, %edx
+	and $7, %eax
+	movzbl STAGE_VMAP(%r10,%rdx), %r8d
+	bts %eax, %r8d
+	jc 1f
+	mov %r8b, STAGE_VMAP(%r10,%rdx)
+	test %r10, %r10			/* ZF clear: not sent yet */
+	ret
+1:	xor %eax, %eax			/* ZF set */
+	ret
+.Lslot_table:
 	mov %rcx, %r11
 	shr $4, %r11
 	mov %rcx, %rax

@@ -8,13 +8,13 @@
  * exit records and their flags; a flush before the first record of a thread and of each code
  * object, the chain's too, with the thread state, each naming its batch's generation; none
  * for a code object already sent; one again when its identity changed (a new object at a
- * freed one's address), told by the code object's version alone where it has one (3.12+) and
- * by its names where not (before, or once the version counter wrapped); a set of the table
- * keeping as many code objects as it has ways, and a loop over one more not missing on every
- * call; no chain record under
- * the frame entered last, which the call puts back, a flush of the same owner keeps and a
- * switch forgets; a full buffer flushed; staging off, another interpreter and an entry-shim
- * caller stage nothing; and a flush nop found unprobed (pyuprof gone) switches staging off.
+ * freed one's address), told by the code object's version alone where it has one (3.12+: in
+ * the version map, or past it in the table) and by its names where not (before, or once the
+ * version counter wrapped); a set of the table keeping as many code objects as it has ways,
+ * and a loop over one more not missing on every call; no chain record under the frame
+ * entered last, which the call puts back, a flush of the same owner keeps and a switch
+ * forgets; a full buffer flushed; staging off, another interpreter and an entry-shim caller
+ * stage nothing; and a flush nop found unprobed (pyuprof gone) switches staging off.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -270,33 +270,45 @@ TEST(a_code_version_tells_a_new_object_at_the_same_address)
 	REQUIRE(flush_n == 2);
 	call(&r);
 	CHECK(flush_n == 2);
-	/* the version alone tells objects apart: the strings are not read (no object gets the
-	 * version of another) */
+	/* the version alone tells objects apart (no object gets the version of another): the
+	 * strings are not read, nor the first line */
 	put_str(b, r.w->name, "leaf", 0x4321);
+	put_code(b, r.w->code, r.w->name, r.w->file, 12, 0);
 	call(&r);
 	CHECK(flush_n == 2);
-	/* a new object at the address: another version, or another first line */
+	/* a new object at the address: another version */
 	put_version(r.o, r.w->code, 7);
 	call(&r);
 	CHECK(flush_n == 3 && flush_log[2][2] == (STAGE_FLUSH_CODE | STAGE_FLUSH_TSTATE) &&
 	      flush_log[2][3] == addr(r.w->code));
-	put_code(b, r.w->code, r.w->name, r.w->file, 12, 0);
+	call(&r);
+	CHECK(flush_n == 3);
+	/* a version past the map: the table, by version and first line */
+	put_version(r.o, r.w->code, STAGE_VERSIONS + 5);
 	call(&r);
 	CHECK(flush_n == 4);
+	call(&r);
+	CHECK(flush_n == 4);
+	put_code(b, r.w->code, r.w->name, r.w->file, 13, 0);
+	call(&r);
+	CHECK(flush_n == 5);
+	put_version(r.o, r.w->code, STAGE_VERSIONS + 9);
+	call(&r);
+	CHECK(flush_n == 6);
 	/* the counter wrapped (every new object gets 0): by the names again, and a slot the
 	 * version filled never passes for them */
 	put_version(r.o, r.w->code, 0);
 	call(&r);
-	CHECK(flush_n == 5 && flush_log[4][3] == addr(r.w->code));
-	call(&r);
-	CHECK(flush_n == 5);
-	put_str(b, r.w->name, "leaf", 0x1111);
-	call(&r);
-	CHECK(flush_n == 6);
-	/* and a slot the names filled never passes for a version */
-	put_version(r.o, r.w->code, 8);
+	CHECK(flush_n == 7 && flush_log[6][3] == addr(r.w->code));
 	call(&r);
 	CHECK(flush_n == 7);
+	put_str(b, r.w->name, "leaf", 0x1111);
+	call(&r);
+	CHECK(flush_n == 8);
+	/* and a slot the names filled never passes for a version */
+	put_version(r.o, r.w->code, STAGE_VERSIONS + 9);
+	call(&r);
+	CHECK(flush_n == 9);
 	rig_down(&r);
 }
 
