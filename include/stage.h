@@ -48,9 +48,10 @@
 /* the code objects whose identity was sent: sets of STAGE_WAYS adjacent 64-byte slots, each
  * {code, co_name, its hash, co_filename, its last 8 bytes, co_firstlineno (u32), its length
  * (u32), its first 8 bytes, its hash}, or {code, its co_version and co_firstlineno} for a
- * 3.12+ code object whose version is past the version map (tramp_code.S's .Lslot). A code object not found is a flush, a kernel entry: a program
- * whose loop calls more code objects than a set holds would pay one on every call, and with
- * one slot a set (before) 4,000 functions called in turn cost 200-270 ns a call on 3.12. */
+ * 3.12+ code object whose version is past the version map (tramp_code.S's .Lslot). A code
+ * object not found is a flush, a kernel entry: a program whose loop calls more code objects
+ * than a set holds would pay one on every call, and with one slot a set (before) 4,000
+ * functions called in turn cost 200-270 ns a call on 3.12. */
 #define STAGE_TABLE (STAGE_BUF + STAGE_BUF_BYTES)
 #define STAGE_SLOTS 65536
 #define STAGE_WAYS 4

@@ -26,8 +26,8 @@ def stage_size():
         m = re.search(r"^#define %s \(?(\d+)(?: << (\d+))?\)?\s" % name, text, re.M)
         return int(m.group(1)) << int(m.group(2) or 0)
 
-    return (value("STAGE_BUF") + value("STAGE_BUF_BYTES") + value("STAGE_SLOTS") * value("STAGE_SLOT")
-            + value("STAGE_VERSIONS") // 8)
+    table = value("STAGE_SLOTS") * value("STAGE_SLOT")
+    return value("STAGE_BUF") + value("STAGE_BUF_BYTES") + table + value("STAGE_VERSIONS") // 8
 
 
 STAGE_SIZE = stage_size()
