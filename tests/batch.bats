@@ -108,7 +108,7 @@ check_killed() {
 		[[ $("$PY" -c 'import sys
 sizes = [int(b, 16) - int(a, 16) for l in open(sys.argv[1])
          for a, b in [l.split()[0].split("-")] if len(l.split()) == 5 and l.split()[1] == "rw-p"]
-print(sizes.count(int(sys.argv[2])))' "/proc/$TARGET/maps" "$(stage_size)") == 1 ]]
+print(sizes.count(int(sys.argv[2])))' "/proc/$TARGET/maps" "$("$PY" "$TARGETS/stage_state.py" size)") == 1 ]]
 		[[ $(grep -c '/memfd:pyuprof-tramp' "/proc/$TARGET/maps") == 1 ]]
 		touch "stop.$label"
 		wait_exit "$TARGET" 30

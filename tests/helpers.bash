@@ -262,16 +262,6 @@ assert_empty_dir() {
 	fi
 }
 
-# The batch mode's staging area size (include/stage.h's STAGE_SIZE), as a target's maps show
-# its one private anonymous mapping.
-stage_size() {
-	awk 'function shifted(x, p) { split(x, p, /[()<]+/); return p[2] * 2 ^ p[3] }
-		$1 == "#define" { v[$2] = $3 $4 $5 }
-		END { n = v["STAGE_BUF"] + shifted(v["STAGE_BUF_BYTES"])
-		      print n + v["STAGE_SLOTS"] * v["STAGE_SLOT"] + shifted(v["STAGE_VERSIONS"]) / 8 }' \
-		"$BATS_TEST_DIRNAME/../include/stage.h"
-}
-
 # The summary line must be present; prints its number of lost events.
 summary_lost_events() {
 	local line

@@ -399,6 +399,19 @@ tramp_batch_budget:
 	pop %rdi
 	jmp tramp_code
 
+/* In .Lslot: to 2f, 1f, 3f or 4f (the way that adds 0, 1, 2 or 3 slots to r11) if a slot of the
+ * set at r11 starts with \key; else on. */
+.macro ways_holding key
+	cmp (%r11), \key
+	je 2f
+	cmp STAGE_SLOT(%r11), \key
+	je 1f
+	cmp 2 * STAGE_SLOT(%r11), \key
+	je 3f
+	cmp 3 * STAGE_SLOT(%r11), \key
+	je 4f
+.endm
+
 /*
  * rcx: a code object. ZF set if its identity was sent; else it is noted as sent, ZF clear,
  * and its identity must be sent before a record names it. A new object at a freed one's
@@ -448,23 +461,9 @@ tramp_batch_budget:
 	 * random (the TSC's low bits: a miss is a flush, hundreds of cycles apart). Not in turn:
 	 * a loop over one code object more than a set holds would evict the next one it calls,
 	 * every call */
-	cmp (%r11), %rcx
-	je 2f
-	cmp STAGE_SLOT(%r11), %rcx
-	je 1f
-	cmp 2 * STAGE_SLOT(%r11), %rcx
-	je 3f
-	cmp 3 * STAGE_SLOT(%r11), %rcx
-	je 4f
+	ways_holding %rcx
 	xor %eax, %eax
-	cmp (%r11), %rax
-	je 2f
-	cmp STAGE_SLOT(%r11), %rax
-	je 1f
-	cmp 2 * STAGE_SLOT(%r11), %rax
-	je 3f
-	cmp 3 * STAGE_SLOT(%r11), %rax
-	je 4f
+	ways_holding %rax
 	rdtsc
 	shr $4, %eax
 	and $(STAGE_WAYS - 1), %eax

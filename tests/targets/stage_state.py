@@ -5,6 +5,7 @@ only passes them through). The area is the one private anonymous mapping of its 
 
     stage_state.py fork        prints "parent ON child ON": a forked child's area must be
                                wiped (staging off) while its parent's is on
+    stage_state.py size        prints the area's size (include/stage.h's STAGE_SIZE)
     stage_state.py wait FILE   prints "ready", computes a known result until FILE appears,
                                then "on ON result ok|bad" (pyuprof killed meanwhile: the page
                                must have switched staging off by itself)
@@ -51,6 +52,9 @@ def fib(n):
 
 
 def main():
+    if sys.argv[1] == "size":
+        print(STAGE_SIZE)
+        return
     if sys.argv[1] == "fork":
         for _ in range(20):
             fib(10)
