@@ -25,9 +25,14 @@
 #include <sys/types.h>
 #include "profile.h"
 
-/* 2 x 300 x 5 probed calls: ~40 ms at 12 µs a call (ret-site uprobes, idle machine) */
+/* each round: CALIB_CALLS calls in each of four loops (an await: two activations), ~0.1 ms
+ * a loop on the batch path, ~36 ms at 12 µs a call (ret-site uprobes) */
 #define CALIB_CALLS 3000 /* calls per loop and round: several batches (a flush per ~680) */
 #define CALIB_ROUNDS 5
+/* the trees of calls (calibrate__figures): of this depth, as many as make CALIB_CALLS calls */
+#define CALIB_TREE_DEPTH 5
+#define CALIB_TREE_SIZE 63 /* calls in a tree: 2^(depth + 1) - 1 */
+#define CALIB_TREE_CALLS (CALIB_CALLS / CALIB_TREE_SIZE * CALIB_TREE_SIZE)
 
 /* The snippet's own timings of one run: each round's loop times (ns of its thread's CPU). */
 struct calib_timings {
@@ -36,10 +41,12 @@ struct calib_timings {
 	uint64_t empty[CALIB_ROUNDS]; /* N calls of an empty function */
 	uint64_t body[CALIB_ROUNDS];  /* N calls of a function with a short loop in it */
 	uint64_t awaits[CALIB_ROUNDS]; /* N awaits of a coroutine that returns at once */
+	uint64_t trees[CALIB_ROUNDS];  /* CALIB_TREE_CALLS calls in trees of CALIB_TREE_DEPTH */
 };
 
 struct calibration {
 	struct compensation comp;
+	uint64_t flat_call_ns;	/* the probes' cost a call in the loop of empty calls */
 	uint64_t plain_call_ns; /* what a call of the empty function costs unprobed */
 	uint64_t body_call_ns;	/* call_ns as the known-body function measures it (a check) */
 	uint64_t body_inside_ns; /* inside_ns as it measures it (a check) */

@@ -236,11 +236,12 @@ static void calibrate_for(pid_t pid, struct calibration *cal)
 	}
 	profile__set_compensation(&cal->comp);
 	summary__compensation(&cal->comp);
-	vlog("calibration took %.3f s: %.0f ns a call, %.0f inside (by a call with a body: %.0f, "
-	     "%.0f); %.0f ns a call unprobed; %.0f ns more a coroutine's return to its await",
-	     cal->took_s, (double)cal->comp.call_ns, (double)cal->comp.inside_ns,
-	     (double)cal->body_call_ns, (double)cal->body_inside_ns, (double)cal->plain_call_ns,
-	     (double)cal->comp.done_ns);
+	vlog("calibration took %.3f s: %.0f ns a call (in a loop of empty calls: %.0f), %.0f "
+	     "inside (by a call with a body: %.0f, %.0f); %.0f ns a call unprobed; %.0f ns more a "
+	     "coroutine's return to its await",
+	     cal->took_s, (double)cal->comp.call_ns, (double)cal->flat_call_ns,
+	     (double)cal->comp.inside_ns, (double)cal->body_call_ns, (double)cal->body_inside_ns,
+	     (double)cal->plain_call_ns, (double)cal->comp.done_ns);
 }
 
 int session__start(struct session *s)

@@ -324,12 +324,13 @@ TEST(generator_returns_charge_their_awaiting_caller)
 	profile__free(p);
 }
 
-/* Timings of a run whose calls cost plain_ns, plus probe_ns a call when probed; rounds with
- * noise (one disturbed round of each loop) that the medians must see through. */
+/* Timings of a run whose calls cost plain_ns, plus probe_ns a call when probed (tree_ns more
+ * in a tree of calls); rounds with noise (one disturbed round of each loop) that the medians
+ * must see through. */
 static void timings(struct calib_timings *t, uint64_t plain_ns, uint64_t probe_ns,
-		    uint64_t done_ns)
+		    uint64_t tree_ns, uint64_t done_ns)
 {
-	const uint64_t loop = 5000, body = 400, await = 150;
+	const uint64_t loop = 5000, body = 400, await = 150, branch = 30;
 
 	t->rounds = CALIB_ROUNDS;
 	for (uint32_t r = 0; r < CALIB_ROUNDS; r++) {
@@ -341,6 +342,8 @@ static void timings(struct calib_timings *t, uint64_t plain_ns, uint64_t probe_n
 		/* two activations and a return a round's await */
 		t->awaits[r] = loop + CALIB_CALLS * (2 * plain_ns + await + 2 * probe_ns + done_ns) +
 			       (r == 4 ? 500000 : r);
+		t->trees[r] = CALIB_TREE_CALLS * (plain_ns + branch + probe_ns +
+						  (probe_ns ? tree_ns : 0)) + (r == 0 ? 800000 : r);
 	}
 }
 
@@ -350,11 +353,12 @@ TEST(calibration_figures_from_known_timings)
 	struct calibration cal;
 	char why[128] = "";
 
-	timings(&plain, 40, 0, 0);
-	timings(&probed, 40, 2000, 130);
+	timings(&plain, 40, 0, 0, 0);
+	timings(&probed, 40, 2000, 60, 130);
 	/* recorded: 700 of probe time inside an empty call, and 20 of its own (half of 40) */
 	REQUIRE(!calibrate__figures(&plain, &probed, 720, 1120, &cal, why, sizeof(why)));
-	CHECK(cal.comp.call_ns == 2000);
+	CHECK(cal.comp.call_ns == 2060); /* a call's in the trees */
+	CHECK(cal.flat_call_ns == 2000); /* and in the loop */
 	CHECK(cal.comp.inside_ns == 700);
 	CHECK(cal.plain_call_ns == 40);
 	CHECK(cal.body_call_ns == 2000);
