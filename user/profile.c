@@ -412,6 +412,7 @@ static void start_seeded(struct thread *t, uint64_t ts)
  */
 static uint64_t event_time(struct profile *p, struct thread *t, uint64_t ts)
 {
+	t->wait_open_ns = 0;
 	ts = ts > t->paused_ns ? ts - t->paused_ns : 0;
 	if (!t->t0_pending && ts < t->last_ns) {
 		p->n.reordered++;
@@ -631,14 +632,32 @@ static int pause_thread(struct profile *p, uint32_t tid, uint64_t ns, uint64_t *
 
 int profile__pause(struct profile *p, uint32_t tid, uint64_t ns)
 {
-	return pause_thread(p, tid, ns, &p->n.waits, &p->n.waited_ns);
+	int err = pause_thread(p, tid, ns, &p->n.waits, &p->n.waited_ns);
+
+	if (!err)
+		thread_of(p, tid)->wait_open_ns += ns;
+	return err;
 }
 
+/*
+ * A code flush's time comes as the first record of the batch after it (include/stage.h). If the
+ * thread stood waiting for room in that flush, the wait, taken out already (profile__pause,
+ * just before: no event of the thread comes between), lies within the flush's time: taken out
+ * twice, it moved every later event of the thread that much earlier, and they all came out at
+ * one instant (20,000 functions called in turn, whose first round is all code flushes).
+ */
 int profile__flush(struct profile *p, uint32_t tid, uint64_t ns)
 {
+	struct thread *t = thread_of(p, tid);
+	uint64_t waited;
+
+	if (!t)
+		return -ENOMEM;
+	waited = t->wait_open_ns < ns ? t->wait_open_ns : ns;
+	t->wait_open_ns = 0;
 	if (!compensating())
 		return 0;
-	return pause_thread(p, tid, ns, &p->n.flushes, &p->n.flushed_ns);
+	return pause_thread(p, tid, ns - waited, &p->n.flushes, &p->n.flushed_ns);
 }
 
 int profile__return(struct profile *p, uint32_t tid, uint64_t ts)

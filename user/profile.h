@@ -67,6 +67,8 @@ struct thread {
 	uint32_t owed; /* rets still to come of activations closed with nothing below them */
 	bool t0_pending; /* CPU clock: seeded frames start at the thread's first event */
 	uint64_t paused_ns; /* time it stood waiting for pyuprof (batch mode): not its own */
+	uint64_t wait_open_ns; /* a wait (profile__pause) with no event of the thread after it
+				* yet: a code flush it stood in counts it too (profile__flush) */
 	/* recursion level per function and per edge in this thread, indexed by their ids */
 	uint32_t *func_level, *edge_level;
 	uint32_t func_level_cap, edge_level_cap;

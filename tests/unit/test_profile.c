@@ -270,6 +270,31 @@ TEST(a_wait_is_taken_out_of_the_thread_time)
 	profile__free(p);
 }
 
+/* A thread that waited for room in a code flush: the flush's time, taken out too, holds that
+ * wait; it is taken out once. A flush with no wait before it is taken out whole. */
+TEST(a_wait_within_a_code_flush_is_taken_out_once)
+{
+	struct profile *p = with_funcs();
+	const struct compensation comp = { .call_ns = 1 }, none = { 0 };
+
+	profile__set_compensation(&comp);
+	call(p, 10, 100, 1, 0, 0, 0, 0, 0);	 /* f */
+	CHECK(!profile__pause(p, 7, 1000));	 /* waits 1000 ns in a code flush */
+	CHECK(!profile__flush(p, 7, 1200));	 /* of 1200 ns in all */
+	call(p, 1300, 200, 2, 1, 100, 0, 0, 0);	 /* g from f, 90 ns of f's after the flush */
+	CHECK(!profile__return(p, 7, 1400));	 /* g: 100 ns */
+	CHECK(!profile__flush(p, 7, 50));	 /* a flush without a wait */
+	CHECK(!profile__return(p, 7, 1460));	 /* f: 10 ns more */
+	profile__finish(p, 1500);
+	CHECK(p->n.waited_ns == 1000 && p->n.flushed_ns == 200 + 50);
+	CHECK(p->funcs[1].st.calls == 1 && p->funcs[0].st.calls == 1);
+	/* f: 90 ns of its own before g, g's 100, 10 after (less a call's 1 ns for g) */
+	CHECK(p->funcs[1].st.total_ns == 100);
+	CHECK(p->funcs[0].st.total_ns == 90 + 100 + 10 - 1);
+	profile__set_compensation(&none);
+	profile__free(p);
+}
+
 TEST(generator_creation_is_not_a_call)
 {
 	struct profile *p = with_funcs();
@@ -340,6 +365,7 @@ int main(void)
 		TEST_CASE(inline_calls_known_by_code_are_counted_once),
 		TEST_CASE(inline_calls_with_a_frame_end_when_the_frame_is_reused),
 		TEST_CASE(a_wait_is_taken_out_of_the_thread_time),
+		TEST_CASE(a_wait_within_a_code_flush_is_taken_out_once),
 		TEST_CASE(generator_creation_is_not_a_call),
 		TEST_CASE(threads_have_their_own_stacks_and_recursion_levels),
 	};
