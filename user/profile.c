@@ -644,7 +644,9 @@ int profile__pause(struct profile *p, uint32_t tid, uint64_t ns)
  * thread stood waiting for room in that flush, the wait, taken out already (profile__pause,
  * just before: no event of the thread comes between), lies within the flush's time: taken out
  * twice, it moved every later event of the thread that much earlier, and they all came out at
- * one instant (20,000 functions called in turn, whose first round is all code flushes).
+ * one instant (20,000 functions called in turn, whose first round is all code flushes). (A
+ * wait in a full flush right before a code flush, no record between them, leaves that code
+ * flush's few µs in the times.)
  */
 int profile__flush(struct profile *p, uint32_t tid, uint64_t ns)
 {
