@@ -26,7 +26,7 @@ struct ct_node {
 struct calltree {
 	struct ct_node *nodes;
 	uint32_t n, cap;
-	struct u64_map index; /* hash of (parent, func) -> node + 1 */
+	struct u64_map index; /* (parent, func) -> node + 1 */
 };
 
 /* The root of thread (an index into profile->threads); CT_NONE on ENOMEM. */
