@@ -65,9 +65,29 @@ uint32_t calltree__root(struct calltree *ct, uint32_t thread)
 	return find_or_add(ct, CT_NONE, CT_NONE, thread);
 }
 
+/*
+ * Most functions are called from one or two call paths: the child found last for func is
+ * remembered, in an array by func that the next call of func reads without a hash lookup (on
+ * a program of many functions, the index is a cache miss per call; the array is read in the
+ * order the functions run).
+ */
 uint32_t calltree__child(struct calltree *ct, uint32_t parent, uint32_t func)
 {
-	return find_or_add(ct, parent, func, ct->nodes[parent].thread);
+	uint32_t old = ct->last_cap, id;
+
+	if (func < old && ct->last[func].parent == parent)
+		return ct->last[func].node;
+	id = find_or_add(ct, parent, func, ct->nodes[parent].thread);
+	if (id == CT_NONE)
+		return CT_NONE;
+	if (func >= old) {
+		if (array_grow((void **)&ct->last, &ct->last_cap, sizeof(*ct->last), func + 1))
+			return id; /* (only the lookup is slower) */
+		memset(ct->last + old, 0xff, (size_t)(ct->last_cap - old) * sizeof(*ct->last));
+	}
+	ct->last[func].parent = parent;
+	ct->last[func].node = id;
+	return id;
 }
 
 void calltree__finish(struct calltree *ct)
@@ -90,6 +110,7 @@ void calltree__finish(struct calltree *ct)
 void calltree__free(struct calltree *ct)
 {
 	free(ct->nodes);
+	free(ct->last);
 	u64_map__free(&ct->index);
 	memset(ct, 0, sizeof(*ct));
 }
