@@ -37,7 +37,12 @@ bool profile__cpu_clock(void)
 
 struct profile *profile__new(void)
 {
-	return calloc(1, sizeof(struct profile));
+	struct profile *p = calloc(1, sizeof(struct profile));
+
+	/* looked up at every call: code objects are allocated, and often called, in order */
+	if (p)
+		p->func_by_code.by_address = true;
+	return p;
 }
 
 void profile__free(struct profile *p)
