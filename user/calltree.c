@@ -4,10 +4,14 @@
 #include <string.h>
 #include "calltree.h"
 
+/*
+ * The exact key of (parent, func), a root's (CT_NONE, thread): both fit in 64 bits, so a
+ * match needs no look at the node (a cache miss of its own on a tree of many functions).
+ * Never 0, which the map keeps for empty slots: parent is CT_NONE only with a thread index.
+ */
 static uint64_t key(uint32_t parent, uint32_t func)
 {
-	/* never 0, which the map keeps for empty slots */
-	return hash_u64(((uint64_t)parent << 32 | func) + 1) | 1;
+	return ((uint64_t)parent << 32 | func) + 1;
 }
 
 static uint32_t add(struct calltree *ct, uint32_t parent, uint32_t func, uint32_t thread)
@@ -35,31 +39,23 @@ static uint32_t add(struct calltree *ct, uint32_t parent, uint32_t func, uint32_
 	return ct->n++;
 }
 
-/*
- * Looks (parent, func) up, a root by (CT_NONE, thread); a hash match is confirmed on the node
- * itself.
- */
+/* Looks (parent, func) up, a root by (CT_NONE, thread), and adds it if new. */
 static uint32_t find_or_add(struct calltree *ct, uint32_t parent, uint32_t func,
 			    uint32_t thread)
 {
-	uint64_t k = key(parent, parent == CT_NONE ? thread : func), *slot;
+	uint64_t k = key(parent, parent == CT_NONE ? thread : func);
+	uint64_t *slot = u64_map__upsert(&ct->index, k);
 	uint32_t id;
 
-	for (;; k += 2) {
-		slot = u64_map__get(&ct->index, k);
-		if (!slot)
-			break;
-		id = (uint32_t)(*slot - 1);
-		if (ct->nodes[id].parent == parent && ct->nodes[id].func == func &&
-		    ct->nodes[id].thread == thread)
-			return id;
-	}
-	id = add(ct, parent, func, thread);
-	if (id == CT_NONE)
-		return CT_NONE;
-	slot = u64_map__upsert(&ct->index, k);
 	if (!slot)
 		return CT_NONE;
+	if (*slot)
+		return (uint32_t)(*slot - 1);
+	id = add(ct, parent, func, thread);
+	if (id == CT_NONE) {
+		u64_map__del(&ct->index, k);
+		return CT_NONE;
+	}
 	*slot = (uint64_t)id + 1;
 	return id;
 }
@@ -69,9 +65,29 @@ uint32_t calltree__root(struct calltree *ct, uint32_t thread)
 	return find_or_add(ct, CT_NONE, CT_NONE, thread);
 }
 
+/*
+ * Most functions are called from one or two call paths: the child found last for func is
+ * remembered, in an array by func that the next call of func reads without a hash lookup (on
+ * a program of many functions, the index is a cache miss per call; the array is read in the
+ * order the functions run).
+ */
 uint32_t calltree__child(struct calltree *ct, uint32_t parent, uint32_t func)
 {
-	return find_or_add(ct, parent, func, ct->nodes[parent].thread);
+	uint32_t old = ct->last_cap, id;
+
+	if (func < old && ct->last[func].parent == parent)
+		return ct->last[func].node;
+	id = find_or_add(ct, parent, func, ct->nodes[parent].thread);
+	if (id == CT_NONE)
+		return CT_NONE;
+	if (func >= old) {
+		if (array_grow((void **)&ct->last, &ct->last_cap, sizeof(*ct->last), func + 1))
+			return id; /* (only the lookup is slower) */
+		memset(ct->last + old, 0xff, (size_t)(ct->last_cap - old) * sizeof(*ct->last));
+	}
+	ct->last[func].parent = parent;
+	ct->last[func].node = id;
+	return id;
 }
 
 void calltree__finish(struct calltree *ct)
@@ -94,6 +110,7 @@ void calltree__finish(struct calltree *ct)
 void calltree__free(struct calltree *ct)
 {
 	free(ct->nodes);
+	free(ct->last);
 	u64_map__free(&ct->index);
 	memset(ct, 0, sizeof(*ct));
 }

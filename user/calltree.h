@@ -23,10 +23,17 @@ struct ct_node {
 	uint64_t calls;
 };
 
+/* The last child looked up for a function, under which parent. */
+struct ct_last {
+	uint32_t parent, node;
+};
+
 struct calltree {
 	struct ct_node *nodes;
 	uint32_t n, cap;
-	struct u64_map index; /* hash of (parent, func) -> node + 1 */
+	struct u64_map index; /* (parent, func) -> node + 1 */
+	struct ct_last *last; /* indexed by func; parent CT_NONE: none yet */
+	uint32_t last_cap;
 };
 
 /* The root of thread (an index into profile->threads); CT_NONE on ENOMEM. */

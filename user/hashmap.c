@@ -46,13 +46,28 @@ uint64_t hash_bytes(const void *p, size_t n, uint64_t seed)
 	return hash_u64(h);
 }
 
+/*
+ * The slot a key starts at. An address: its 4 KiB page hashed, plus its 16-byte unit in the
+ * page, so that objects allocated together (a module's code objects) and looked up in that
+ * order (its functions called in turn) are looked up in ascending slots, which the CPU fetches
+ * ahead; hashed apart, each was a cache miss once the map outgrew the cache (20,000
+ * functions). Objects 16-byte aligned (CPython's allocators) never share a page's start slot,
+ * and pages land apart as hashed keys do: probes stay as short as with hash_u64 alone.
+ */
+static size_t slot_of(const struct u64_map *m, uint64_t key)
+{
+	if (m->by_address)
+		return (size_t)(hash_u64(key >> 12) + ((key >> 4) & 255));
+	return (size_t)hash_u64(key);
+}
+
 uint64_t *u64_map__get(const struct u64_map *m, uint64_t key)
 {
 	size_t i, mask = m->cap - 1;
 
 	if (!m->cap)
 		return NULL;
-	for (i = hash_u64(key) & mask; m->keys[i]; i = (i + 1) & mask)
+	for (i = slot_of(m, key) & mask; m->keys[i]; i = (i + 1) & mask)
 		if (m->keys[i] == key)
 			return &m->vals[i];
 	return NULL;
@@ -60,7 +75,7 @@ uint64_t *u64_map__get(const struct u64_map *m, uint64_t key)
 
 static int grow(struct u64_map *m)
 {
-	struct u64_map n = { .cap = m->cap ? m->cap * 2 : 64 };
+	struct u64_map n = { .cap = m->cap ? m->cap * 2 : 64, .by_address = m->by_address };
 	size_t i;
 
 	n.keys = calloc(n.cap, sizeof(*n.keys));
@@ -88,7 +103,7 @@ uint64_t *u64_map__upsert(struct u64_map *m, uint64_t key)
 	if ((m->len + 1) * 2 > m->cap && grow(m))
 		return NULL;
 	mask = m->cap - 1;
-	for (i = hash_u64(key) & mask; m->keys[i]; i = (i + 1) & mask)
+	for (i = slot_of(m, key) & mask; m->keys[i]; i = (i + 1) & mask)
 		;
 	m->keys[i] = key;
 	m->vals[i] = 0;
@@ -108,7 +123,7 @@ void u64_map__del(struct u64_map *m, uint64_t key)
 	m->len--;
 	/* shift later members of the cluster back so lookups still find them */
 	for (j = (i + 1) & mask; m->keys[j]; j = (j + 1) & mask) {
-		k = hash_u64(m->keys[j]) & mask;
+		k = slot_of(m, m->keys[j]) & mask;
 		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
 			m->keys[i] = m->keys[j];
 			m->vals[i] = m->vals[j];

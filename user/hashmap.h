@@ -7,6 +7,7 @@
 #ifndef __PYUPROF_HASHMAP_H
 #define __PYUPROF_HASHMAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,6 +15,9 @@ struct u64_map {
 	uint64_t *keys; /* 0 = empty slot */
 	uint64_t *vals;
 	size_t cap, len;
+	/* keys are addresses (set while the map is empty): those of one page take slots in
+	 * address order (hashmap.c: slot_of) */
+	bool by_address;
 };
 
 void u64_map__init(struct u64_map *m);

@@ -37,7 +37,12 @@ bool profile__cpu_clock(void)
 
 struct profile *profile__new(void)
 {
-	return calloc(1, sizeof(struct profile));
+	struct profile *p = calloc(1, sizeof(struct profile));
+
+	/* looked up at every call: code objects are allocated, and often called, in order */
+	if (p)
+		p->func_by_code.by_address = true;
+	return p;
 }
 
 void profile__free(struct profile *p)
@@ -59,6 +64,7 @@ void profile__free(struct profile *p)
 	}
 	free(p->funcs);
 	free(p->edges);
+	free(p->node_edge);
 	free(p->threads);
 	calltree__free(&p->tree);
 	u64_map__free(&p->func_by_key);
@@ -195,6 +201,32 @@ static uint32_t edge_of(struct profile *p, uint32_t caller, uint32_t callee)
 	return p->nedges - 1;
 }
 
+/*
+ * The edge of a call on call path node, from caller to callee: a node's parent is the call
+ * path of its caller, so the edge is the node's, remembered in an array by node rather than
+ * looked up in edge_by_pair at every call (a cache miss per call on a program of many
+ * functions). NO_ID on ENOMEM.
+ */
+static uint32_t node_edge(struct profile *p, uint32_t node, uint32_t caller, uint32_t callee)
+{
+	uint32_t old = p->node_edge_cap, edge;
+
+	if (node < old && p->node_edge[node] != NO_ID)
+		return p->node_edge[node];
+	edge = edge_of(p, caller, callee);
+	if (edge == NO_ID)
+		return NO_ID;
+	if (node >= old) {
+		if (array_grow((void **)&p->node_edge, &p->node_edge_cap, sizeof(*p->node_edge),
+			       node + 1))
+			return edge; /* (only the next lookup is slower) */
+		memset(p->node_edge + old, 0xff,
+		       (size_t)(p->node_edge_cap - old) * sizeof(*p->node_edge));
+	}
+	p->node_edge[node] = edge;
+	return edge;
+}
+
 /* Key of a thread in thread_by_tid: never 0, which the map keeps for empty slots. */
 static uint64_t tid_key(uint32_t tid)
 {
@@ -296,7 +328,7 @@ static int push(struct profile *p, struct thread *t, uint64_t frame, uint32_t fu
 	/* cProfile's caller is the previous profiled call: a frame begun before recording is
 	 * shown as a caller too, so the calls made from it keep their context */
 	if (parent)
-		e->edge = edge_of(p, parent->func, func);
+		e->edge = node_edge(p, e->node, parent->func, func);
 	level = level_of(&t->func_level, &t->func_level_cap, func);
 	if (!level)
 		return -ENOMEM;

@@ -101,6 +101,8 @@ struct profile {
 	struct u64_map func_by_key;   /* hash of (filename, line, name) -> id + 1 */
 	struct u64_map func_by_code;  /* code object address -> id + 1 */
 	struct u64_map edge_by_pair;  /* (caller + 1) << 32 | callee -> id + 1 */
+	uint32_t *node_edge;	      /* by call-tree node: its edge (NO_ID: not looked up yet) */
+	uint32_t node_edge_cap;
 	struct u64_map thread_by_tid; /* tid -> index + 1 */
 	struct thread *last_thread;   /* the thread of the last event */
 	struct calltree tree;
