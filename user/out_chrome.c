@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "hashmap.h"
 #include "json_writer.h"
 #include "out_chrome.h"
 
@@ -16,6 +17,7 @@ struct held_call {
 	uint64_t t0, t1;
 	uint32_t thread, func;
 	uint32_t level; /* open stack entries below it when it ended */
+	uint32_t seq;	/* (put_held: its place among those it writes) */
 };
 
 struct chrome_trace {
@@ -26,7 +28,22 @@ struct chrome_trace {
 	uint64_t left_out, events;
 	struct held_call *held;
 	uint32_t nheld, held_cap;
+	/*
+	 * How many held calls each (thread, ns) has (held_key): a call ending writes the ones it
+	 * holds, and most hold none, so that most look at none. Scanning the held calls at every
+	 * call made a recording with many calls at one instant quadratic: 400,000 of them (the
+	 * effect of a timing bug, since fixed) kept --trace at it for over 12 minutes.
+	 */
+	struct u64_map held_at;
+	struct held_call *out; /* put_held's scratch */
+	uint32_t out_cap;
 };
+
+/* held_at's key of (thread, ns); two pairs may share one (their counts add up). */
+static uint64_t held_key(uint32_t thread, uint64_t t0_ns)
+{
+	return hash_u64(t0_ns ^ (uint64_t)thread << 40) | 1;
+}
 
 /* A metadata event naming the process or a thread (args.name = name). */
 static void put_meta(struct chrome_trace *ct, const char *what, uint32_t tid, const char *name)
@@ -99,6 +116,7 @@ static void put_call(struct chrome_trace *ct, uint32_t thread, uint32_t func, ui
 static int hold(struct chrome_trace *ct, uint32_t thread, uint32_t func, uint32_t level,
 		uint64_t t0_ns, uint64_t t1_ns)
 {
+	uint64_t *count;
 	struct held_call *h;
 
 	if (ct->nheld == ct->held_cap) {
@@ -110,9 +128,23 @@ static int hold(struct chrome_trace *ct, uint32_t thread, uint32_t func, uint32_
 		ct->held = h;
 		ct->held_cap = cap;
 	}
+	count = u64_map__upsert(&ct->held_at, held_key(thread, t0_ns));
+	if (!count)
+		return -ENOMEM;
+	++*count;
 	ct->held[ct->nheld++] = (struct held_call){ .t0 = t0_ns, .t1 = t1_ns, .thread = thread,
 						    .func = func, .level = level };
 	return 0;
+}
+
+/* Outermost first, and at one level in the order they were held. */
+static int by_level(const void *a, const void *b)
+{
+	const struct held_call *x = a, *y = b;
+
+	if (x->level != y->level)
+		return x->level < y->level ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
 /*
@@ -121,26 +153,33 @@ static int hold(struct chrome_trace *ct, uint32_t thread, uint32_t func, uint32_
  */
 static void put_held(struct chrome_trace *ct, uint32_t thread, uint32_t level, uint64_t t0_ns)
 {
-	struct held_call h;
-	uint32_t i, best;
+	uint64_t key = held_key(thread, t0_ns), *count = u64_map__get(&ct->held_at, key);
+	uint32_t i, n = 0, kept = 0;
 
-	for (;;) {
-		best = ct->nheld;
-		for (i = 0; i < ct->nheld; i++) {
-			const struct held_call *c = &ct->held[i];
+	if (!count || !*count)
+		return;
+	if (ct->out_cap < *count &&
+	    array_grow((void **)&ct->out, &ct->out_cap, sizeof(*ct->out), (uint32_t)*count))
+		return; /* (held until a later call of theirs, or the close, writes them) */
+	/* its own out of the held calls, in the order they were held; the others stay so */
+	for (i = 0; i < ct->nheld; i++) {
+		const struct held_call *c = &ct->held[i];
 
-			if (c->thread == thread && c->level > level && c->t0 == t0_ns &&
-			    (best == ct->nheld || c->level < ct->held[best].level))
-				best = i;
+		if (c->thread == thread && c->level > level && c->t0 == t0_ns && n < ct->out_cap) {
+			ct->out[n] = *c;
+			ct->out[n].seq = n;
+			n++;
+		} else {
+			ct->held[kept++] = *c;
 		}
-		if (best == ct->nheld)
-			return;
-		h = ct->held[best];
-		memmove(&ct->held[best], &ct->held[best + 1],
-			(ct->nheld - best - 1) * sizeof(*ct->held));
-		ct->nheld--;
-		put_call(ct, h.thread, h.func, h.t0, h.t1);
 	}
+	ct->nheld = kept;
+	*count -= n;
+	if (!*count)
+		u64_map__del(&ct->held_at, key);
+	qsort(ct->out, n, sizeof(*ct->out), by_level);
+	for (i = 0; i < n; i++)
+		put_call(ct, ct->out[i].thread, ct->out[i].func, ct->out[i].t0, ct->out[i].t1);
 }
 
 struct chrome_trace *chrome_trace__open(struct outfile *out, const struct profile *p,
@@ -210,14 +249,21 @@ int chrome_trace__close(struct chrome_trace *ct, const struct profile *p, const 
 		/* thrown away: the caller aborts the outfile */
 		json_writer__free(w);
 		free(ct->held);
+		free(ct->out);
+		u64_map__free(&ct->held_at);
 		free(ct);
 		return 0;
 	}
 	/* calls still held because their parent never ended (no profile__finish) */
 	while (ct->nheld) {
-		struct held_call *h = &ct->held[0];
+		struct held_call h = ct->held[0];
 
-		put_held(ct, h->thread, 0, h->t0); /* held calls have a parent: level >= 1 */
+		put_held(ct, h.thread, 0, h.t0); /* held calls have a parent: level >= 1 */
+		if (ct->nheld && !memcmp(&ct->held[0], &h, sizeof(h))) {
+			/* (no memory to order them: as held) */
+			put_call(ct, h.thread, h.func, h.t0, h.t1);
+			memmove(ct->held, ct->held + 1, --ct->nheld * sizeof(*ct->held));
+		}
 	}
 	/* named at the end: a raw recording's replay learns the command after the header */
 	put_meta(ct, "process_name", ct->pid, process && *process ? process : "python");
@@ -243,6 +289,8 @@ int chrome_trace__close(struct chrome_trace *ct, const struct profile *p, const 
 	if (events)
 		*events = ct->events;
 	free(ct->held);
+	free(ct->out);
+	u64_map__free(&ct->held_at);
 	free(ct);
 	return err;
 }

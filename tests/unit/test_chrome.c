@@ -886,6 +886,51 @@ TEST(chrome_same_begin_parents_come_first)
 	profile__free(p);
 }
 
+/* Many calls at one instant (a clock's tie, or a recording's wait taken out twice, as one was):
+ * each is written once, parents first, and a call ending holds none of them up. */
+TEST(chrome_many_calls_at_one_instant_are_written_once_parents_first)
+{
+	static const char *const opts[] = {
+		"--count", "a (s.py:1)=1", "--count", "b (s.py:2)=3000", "--count", "c (s.py:3)=3000",
+		"--count", "d (s.py:4)=1", NULL
+	};
+	struct sim_thread t = { .tid = 11 }, t2 = { .tid = 12 };
+	struct profile *p = profile__new();
+	struct chrome_trace *ct;
+	struct outfile out;
+	const char *file;
+	int i;
+
+	REQUIRE(p);
+	profile__code(p, 1, "s.py", "a", 1);
+	profile__code(p, 2, "s.py", "b", 2);
+	profile__code(p, 3, "s.py", "c", 3);
+	profile__code(p, 4, "s.py", "d", 4);
+	file = tmp_path("instant.json");
+	ct = start_trace(&out, file, p, 0, 0);
+	REQUIRE(ct);
+	CHECK(sim_call(p, &t, 100, 1) == 0); /* a [100, 200] */
+	for (i = 0; i < 3000; i++) {
+		CHECK(sim_call(p, &t, 100, 2) == 0); /* b [100, 100], c [100, 100] in it */
+		CHECK(sim_call(p, &t, 100, 3) == 0);
+		CHECK(sim_return(p, &t, 100) == 0);
+		CHECK(sim_return(p, &t, 100) == 0);
+		if (i == 0) { /* another thread's call at that instant, written at once */
+			CHECK(sim_call(p, &t2, 100, 4) == 0);
+			CHECK(sim_return(p, &t2, 150) == 0);
+		}
+	}
+	CHECK(sim_return(p, &t, 200) == 0);
+	REQUIRE(end_trace(&out, ct, p) == 0);
+	CHECK(check_trace(file, opts) == 0);
+	/* a, then every b in the order they ran, then the c's */
+	CHECK(file_has(file, "\"name\":\"a (s.py:1)\",\"cat\":\"python\",\"ph\":\"X\","
+			     "\"ts\":0.100,\"dur\":0.100,\"pid\":4242,\"tid\":11,"
+			     "\"args\":{\"file\":\"s.py\",\"line\":1}},\n"
+			     "{\"name\":\"b (s.py:2)\","));
+	profile__free(p);
+}
+
 TEST(chrome_thrown_away_trace_leaves_no_file)
 {
 	struct sim_thread t = { .tid = 5 };
@@ -936,7 +981,8 @@ static void cleanup(void)
 	static const char *const names[] = { "layout.json", "numbers.json", "escape.json",
 					     "utf8.json", "long.json", "nested.json",
 					     "threads.json", "names.json", "min.json", "min0.json",
-					     "min_odd.json", "trace.json.gz", "open.json", "same.json", NULL };
+					     "min_odd.json", "trace.json.gz", "open.json", "same.json",
+					     "instant.json", NULL };
 	int i;
 
 	for (i = 0; names[i]; i++)
@@ -963,6 +1009,7 @@ int main(void)
 		TEST_CASE(chrome_gz_is_gzip_and_parses),
 		TEST_CASE(chrome_calls_open_at_stop_end_there),
 		TEST_CASE(chrome_same_begin_parents_come_first),
+		TEST_CASE(chrome_many_calls_at_one_instant_are_written_once_parents_first),
 		TEST_CASE(chrome_thrown_away_trace_leaves_no_file),
 		TEST_CASE(chrome_write_errors_are_returned),
 	};
