@@ -285,7 +285,7 @@ int calibrate__figures(const struct calib_timings *plain, const struct calib_tim
 	inside = (double)empty_median - d_empty / 2;
 	if (!(call > 0) || !(flat > 0)) {
 		snprintf(why, why_len, "the probes measured no cost (%.0f ns a call probed, %.0f "
-			 "plain; %.0f more a call in a tree)", p_empty, d_empty, call);
+			 "plain; %.0f more a call in a tree of calls)", p_empty, d_empty, call);
 		return -ERANGE;
 	}
 	if (inside < 0)
