@@ -20,6 +20,8 @@ PY=/usr/bin/python3.11
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 [[ $(id -u) -eq 0 ]] || { echo "bench-realjob: run as root (probes)" >&2; exit 1; }
+# (checked first: the table's ratios are to native, and a run without it ended unwritten)
+[[ " $MODES " == *" native "* ]] || { echo "bench-realjob: MODES must include native" >&2; exit 1; }
 [[ -x build/pyuprof ]] || { echo "bench-realjob: build first (make)" >&2; exit 1; }
 [[ -x $PY ]] || { echo "bench-realjob: no $PY (apt-get install python3.11)" >&2; exit 1; }
 if ! "$PY" -c 'import sympy' 2>/dev/null; then
