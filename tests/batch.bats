@@ -239,7 +239,10 @@ check_gen_returns() {
 		kill -STOP "$BG_PID"
 		n=0
 		wait_for_state "$target" 't \(tracing stop\)' 20 || n=1
-		sleep 1 # a wait longer than the rest of the run
+		# The wait's length is what the old fault moved later events by: kept long (longer
+		# than the rest of the run) so that it shows. Nothing is waited for here; the fixed
+		# code gives no event out of order however long or short the wait is.
+		sleep 1
 		kill -CONT "$BG_PID"
 		((n == 0)) || { echo "the target never waited"; return 1; }
 		wait "$BG_PID"

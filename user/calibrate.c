@@ -23,14 +23,10 @@
 #define BODY_NAME "_pyuprof_calib_body"
 #define LEAF_NAME "_pyuprof_calib_leaf"
 #define TREE_NAME "_pyuprof_calib_tree"
-#define STR_(x) #x
-#define STR(x) STR_(x)
-#define TREE_DEPTH_STR STR(CALIB_TREE_DEPTH)
-#define TREE_SIZE_STR STR(CALIB_TREE_SIZE)
 #define PLAIN_TIMEOUT_S 20
 
 /*
- * argv: OUT CLOCK N R; OUT is a descriptor it inherits (a file already unlinked: nothing is
+ * argv: OUT CLOCK N R D (the trees' depth); OUT is a descriptor it inherits (a file already unlinked: nothing is
  * left behind whatever happens to pyuprof, and the snippet needs no right to any path).
  * Functions are called through a local (LOAD_FAST) so that the loops differ only by the call.
  * The call cost compensated is the trees' (calibrate__figures says why), the empty loop's
@@ -44,7 +40,8 @@
  */
 static const char snippet[] =
 	"import sys, time\n"
-	"out, clock, N, R = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])\n"
+	"out, clock, N, R, D = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), "
+	"int(sys.argv[5])\n"
 	"now = time.thread_time_ns\n"
 	"def " EMPTY_NAME "():\n"
 	"    pass\n"
@@ -65,8 +62,8 @@ static const char snippet[] =
 	"        " TREE_NAME "(d - 1)\n"
 	"        " TREE_NAME "(d - 1)\n"
 	"def trees(n, f=" TREE_NAME "):\n"
-	"    for _ in range(n // " TREE_SIZE_STR "):\n"
-	"        f(" TREE_DEPTH_STR ")\n"
+	"    for _ in range(n // (2 ** (D + 1) - 1)):\n"
+	"        f(D)\n"
 	"async def " LEAF_NAME "():\n"
 	"    return 1\n"
 	"async def awaiting(n, f=" LEAF_NAME "):\n"
@@ -311,11 +308,12 @@ int calibrate__run(const char *python, uid_t uid, gid_t gid, bool cpu_clock,
 		   calib_record_fn record, void *ctx, struct calibration *out, char *why, size_t why_len)
 {
 	char plain_path[] = "/tmp/pyuprof-calib-XXXXXX", probed_path[] = "/tmp/pyuprof-calib-XXXXXX";
-	char n_arg[16], r_arg[16], uid_arg[16], gid_arg[16], plain_arg[16], probed_arg[16];
+	char n_arg[16], r_arg[16], d_arg[16], uid_arg[16], gid_arg[16], plain_arg[16],
+		probed_arg[16];
 	/* as another user: setpriv (util-linux) drops to it first, then execs the interpreter */
 	char *argv[] = { "setpriv", "--reuid", uid_arg, "--regid", gid_arg, "--clear-groups", "--",
 			 (char *)python, "-I", "-S", "-c", (char *)snippet, plain_arg,
-			 cpu_clock ? "cpu" : "wall", n_arg, r_arg, NULL };
+			 cpu_clock ? "cpu" : "wall", n_arg, r_arg, d_arg, NULL };
 	const int as_is = 7, out_arg = 12; /* argv + as_is: the interpreter's own command */
 	char **cmd = uid == geteuid() ? argv + as_is : argv;
 	struct calib_run run = { .empty_id = NO_ID, .body_id = NO_ID };
@@ -338,6 +336,7 @@ int calibrate__run(const char *python, uid_t uid, gid_t gid, bool cpu_clock,
 	snprintf(gid_arg, sizeof(gid_arg), "%d", (int)gid);
 	snprintf(n_arg, sizeof(n_arg), "%d", CALIB_CALLS);
 	snprintf(r_arg, sizeof(r_arg), "%d", CALIB_ROUNDS);
+	snprintf(d_arg, sizeof(d_arg), "%d", CALIB_TREE_DEPTH);
 	/* one after the other: the session reaps any child of pyuprof's it sees end */
 	err = spawn_plain(cmd, &plain_pid, why, why_len);
 	if (!err)

@@ -31,7 +31,7 @@
 #define CALIB_ROUNDS 5
 /* the trees of calls (calibrate__figures): of this depth, as many as make CALIB_CALLS calls */
 #define CALIB_TREE_DEPTH 5
-#define CALIB_TREE_SIZE 63 /* calls in a tree: 2^(depth + 1) - 1 */
+#define CALIB_TREE_SIZE ((2 << CALIB_TREE_DEPTH) - 1) /* calls in a tree */
 #define CALIB_TREE_CALLS (CALIB_CALLS / CALIB_TREE_SIZE * CALIB_TREE_SIZE)
 
 /* The snippet's own timings of one run: each round's loop times (ns of its thread's CPU). */

@@ -239,7 +239,7 @@ int chrome_trace__close(struct chrome_trace *ct, const struct profile *p, const 
 {
 	struct json_writer *w;
 	char name[32];
-	uint32_t i;
+	uint32_t i, n;
 	int err;
 
 	if (!ct)
@@ -255,16 +255,14 @@ int chrome_trace__close(struct chrome_trace *ct, const struct profile *p, const 
 		return 0;
 	}
 	/* calls still held because their parent never ended (no profile__finish) */
-	while (ct->nheld) {
-		struct held_call h = ct->held[0];
-
-		put_held(ct, h.thread, 0, h.t0); /* held calls have a parent: level >= 1 */
-		if (ct->nheld && !memcmp(&ct->held[0], &h, sizeof(h))) {
-			/* (no memory to order them: as held) */
-			put_call(ct, h.thread, h.func, h.t0, h.t1);
-			memmove(ct->held, ct->held + 1, --ct->nheld * sizeof(*ct->held));
-		}
+	for (n = ct->nheld + 1; ct->nheld && ct->nheld < n;) {
+		n = ct->nheld;
+		/* (held calls have a parent: level >= 1) */
+		put_held(ct, ct->held[0].thread, 0, ct->held[0].t0);
 	}
+	/* (what put_held had no memory to order: as held) */
+	for (i = 0; i < ct->nheld; i++)
+		put_call(ct, ct->held[i].thread, ct->held[i].func, ct->held[i].t0, ct->held[i].t1);
 	/* named at the end: a raw recording's replay learns the command after the header */
 	put_meta(ct, "process_name", ct->pid, process && *process ? process : "python");
 	for (i = 0; i < p->nthreads; i++) {

@@ -647,28 +647,24 @@ int profile__inline_call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t 
 	return err;
 }
 
-/* Thread tid's later events are taken as ns earlier; count and total say how often and how
- * long in all. Returns 0 or -ENOMEM. */
-static int pause_thread(struct profile *p, uint32_t tid, uint64_t ns, uint64_t *count,
-			uint64_t *total)
+/* Thread t's later events are taken as ns earlier; count and total say how often and how
+ * long in all. */
+static void pause_thread(struct thread *t, uint64_t ns, uint64_t *count, uint64_t *total)
+{
+	t->paused_ns += ns;
+	++*count;
+	*total += ns;
+}
+
+int profile__pause(struct profile *p, uint32_t tid, uint64_t ns)
 {
 	struct thread *t = thread_of(p, tid);
 
 	if (!t)
 		return -ENOMEM;
-	t->paused_ns += ns;
-	++*count;
-	*total += ns;
+	pause_thread(t, ns, &p->n.waits, &p->n.waited_ns);
+	t->wait_open_ns += ns;
 	return 0;
-}
-
-int profile__pause(struct profile *p, uint32_t tid, uint64_t ns)
-{
-	int err = pause_thread(p, tid, ns, &p->n.waits, &p->n.waited_ns);
-
-	if (!err)
-		thread_of(p, tid)->wait_open_ns += ns;
-	return err;
 }
 
 /*
@@ -689,9 +685,9 @@ int profile__flush(struct profile *p, uint32_t tid, uint64_t ns)
 		return -ENOMEM;
 	waited = t->wait_open_ns < ns ? t->wait_open_ns : ns;
 	t->wait_open_ns = 0;
-	if (!compensating())
-		return 0;
-	return pause_thread(p, tid, ns - waited, &p->n.flushes, &p->n.flushed_ns);
+	if (compensating())
+		pause_thread(t, ns - waited, &p->n.flushes, &p->n.flushed_ns);
+	return 0;
 }
 
 int profile__return(struct profile *p, uint32_t tid, uint64_t ts)
