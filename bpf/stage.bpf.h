@@ -60,7 +60,7 @@ STAGE_BATCH_REC(ev_batch_c4, STAGE_C4);
 			_e->h.type = EV_BATCH;                                                   \
 			_e->h.tid = (tid_);                                                       \
 			_e->h.bytes = _n;                                                        \
-			_e->h.pad = 0;                                                           \
+			_e->h.from = (from_);                                                    \
 			if (bpf_probe_read_user(_e->data, _n,                                    \
 						(void *)(stage_addr + STAGE_BUF + (from_)))) {    \
 				_e->h.bytes = 0;                                                 \
@@ -78,22 +78,30 @@ struct stage_copy_ctx {
 	__u32 tid;
 };
 
-/* bpf_loop's step over records that had no room: each entry a lost call, each exit a lost
- * return, as with the per-call records. */
+/* stage_lost_step's scan: where the copy began and where it stopped, the next word, the end.
+ * Globals, not in a bpf_loop context on the stack, whose every value the verifier tracks: a
+ * flag there for "stopped" doubled the states of each program that copies (its load took
+ * 0.4 s longer), and a walk by records of three lengths never settled into states it could
+ * prune. Only the thread that owns the records copies them (see stage_r). */
+__u64 stage_lost_start = 0, stage_lost_at = 0, stage_lost_from = 0, stage_lost_to = 0;
+
+/* bpf_loop's step over the words of the records that had no room in the ring (from where the
+ * copy stopped, and the three words before: an entry a chunk cut there is lost too): each
+ * entry a lost call, each exit a lost return, as with the per-call records. A record's head is
+ * the one word with a tag in its top bits (include/stage.h). */
 static long stage_lost_step(__u32 i, void *data)
 {
-	struct stage_copy_ctx *cp = data;
-	__u64 kind;
+	__u64 w = 0, at = stage_lost_at, tag;
 
-	if (cp->from >= cp->to)
+	if (at >= stage_lost_to ||
+	    bpf_probe_read_user(&w, sizeof(w), (void *)(stage_addr + STAGE_BUF + at)))
 		return 1;
-	if (!bpf_probe_read_user(&kind, sizeof(kind), (void *)(stage_addr + STAGE_BUF + cp->from + 8))) {
-		if (kind & STAGE_ENTRY)
-			__sync_fetch_and_add(&stats.lost_calls, 1);
-		else if (STAGE_IS_EXIT(kind))
-			__sync_fetch_and_add(&stats.lost_returns, 1);
-	}
-	cp->from += STAGE_REC;
+	stage_lost_at = at + 8;
+	tag = STAGE_TAG(w);
+	if (tag == STAGE_TAG_ENTRY && at + STAGE_ENTRY_BYTES > stage_lost_from)
+		__sync_fetch_and_add(&stats.lost_calls, 1);
+	else if (tag >= STAGE_TAG_EXIT && tag <= STAGE_TAG_EXIT_NONE && at >= stage_lost_from)
+		__sync_fetch_and_add(&stats.lost_returns, 1);
 	return 0;
 }
 
@@ -128,7 +136,11 @@ static long stage_copy_step(__u32 i, void *data)
 		err = STAGE_STEP(ev_batch_c4, STAGE_C4);
 #undef STAGE_STEP
 	if (err) {
-		bpf_loop(STAGE_BUF_BYTES / STAGE_REC, stage_lost_step, cp, 0);
+		stage_lost_from = cp->from;
+		stage_lost_at = stage_lost_from >= stage_lost_start + STAGE_ENTRY_BYTES - 8 ?
+					stage_lost_from - (STAGE_ENTRY_BYTES - 8) : stage_lost_start;
+		stage_lost_to = cp->to;
+		bpf_loop(STAGE_BUF_BYTES / 8 + 4, stage_lost_step, NULL, 0);
 		return 1;
 	}
 	cp->from += n;
@@ -141,6 +153,7 @@ static __always_inline void stage_copy(__u64 from, __u64 to, __u32 tid)
 	struct stage_copy_ctx c = { .from = from, .to = to < STAGE_BUF_BYTES ? to : STAGE_BUF_BYTES,
 				    .tid = tid };
 
+	stage_lost_start = from;
 	bpf_loop(STAGE_BUF_BYTES / STAGE_DATA(STAGE_C1) + 2, stage_copy_step, &c, 0);
 }
 

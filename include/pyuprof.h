@@ -125,12 +125,13 @@ struct ev_thread {
 _Static_assert(sizeof(struct ev_thread) == 32, "ev_thread layout");
 
 /* Records staged by the trampoline (include/stage.h), as it wrote them, all of one thread;
- * bytes of them follow (a multiple of STAGE_REC; an entry's chain may be in the next one). */
+ * bytes of them follow, from offset from of the staging buffer (a chunk may end inside a
+ * record, which the next chunk of the batch, from where it ended, goes on with). */
 struct ev_batch {
 	__u32 type;
 	__u32 tid;
 	__u32 bytes;
-	__u32 pad;
+	__u32 from;
 	__u64 pad2[2];
 };
 _Static_assert(sizeof(struct ev_batch) == 32, "ev_batch layout");

@@ -3,23 +3,30 @@
  * The staging area of the batch mode (the default): one anonymous mapping in the target,
  * private and wiped at fork (MADV_WIPEONFORK: a child starts with staging off), written by the
  * trampoline page's batch path (user/tramp_code.S), read by the BPF side at each flush
- * (bpf/stage.bpf.h) and by pyuprof when it stops (user/staging.c). Plain defines, so that the
- * assembler, the BPF compiler and user space include the one declaration.
+ * (bpf/stage.bpf.h) and by pyuprof when it stops (user/staging.c). Defines (and one function
+ * the assembler does not see), so that the assembler, the BPF compiler and user space include
+ * the one declaration.
  *
- * The trampoline appends 32-byte records for the thread that owns the buffer (STAGE_OWNER) and
+ * The trampoline appends records for the thread that owns the buffer (STAGE_OWNER) and
  * calls its flush nop, where the BPF program sits, when the buffer is nearly full, when a batch
  * grows older than a time bound, when another thread starts writing (its records must be
  * attributed to the thread that made them), or when a code object is not in its table (its
  * identity is read while it is alive, before any record names it).
  *
- * Records (the word at +8 tells the kind):
- *   entry:  tsc, frame | STAGE_ENTRY [| STAGE_GEN_CREATE], code, chain[0]
- *   chain:  chain_code[0] | STAGE_CHAIN [| STAGE_CHAIN_GEN0 | STAGE_CHAIN_GEN1], chain[1],
- *           chain_code[1], back          (right after its entry; none when chain[0] is
+ * Records are 8-byte words, as many as their kind takes. A record that holds a time starts
+ * with it, the TSC with its kind in the top 4 bits (no TSC reaches them: pyuprof stages only
+ * below 2^59, 6 years of ticks at 3 GHz from there: tsc__usable); a chain starts with a code
+ * object's address, whose top bits no user address has. So the first word tells a record's
+ * length (stage_rec_bytes), and the heads of records can be found among any words (a lost
+ * range is counted so: bpf/stage.bpf.h). A call without a chain takes 40 bytes (64 in records
+ * of 32 before: bench/RESULTS.md, tenth session):
+ *   entry (32): tsc | STAGE_TAG_ENTRY, frame [| STAGE_GEN_CREATE], code, chain[0]
+ *   chain (32): chain_code[0] | STAGE_CHAIN [| STAGE_CHAIN_GEN0 | STAGE_CHAIN_GEN1], chain[1],
+ *               chain_code[1], back      (right after its entry; none when chain[0] is
  *                                         STAGE_TOP: the reader has that frame on top)
- *   exit:   tsc, STAGE_EXIT [| STAGE_EXIT_DONE [| STAGE_EXIT_NONE]]
- *   pause:  tsc, STAGE_PAUSE, tsc at its end (a batch's first record: the code flush before
- *           it, from tsc to its end, is the probes' and no call's)
+ *   exit (8):   tsc | STAGE_TAG_EXIT, or STAGE_TAG_EXIT_DONE, STAGE_TAG_EXIT_NONE
+ *   pause (16): tsc | STAGE_TAG_PAUSE, tsc at its end (a batch's first record: the code flush
+ *               before it, from tsc to its end, is the probes' and no call's)
  * chain and flags mean what they mean in struct ev_call (include/pyuprof.h).
  */
 #ifndef __PYUPROF_STAGE_H
@@ -42,9 +49,11 @@
 
 #define STAGE_BUF 4096		    /* the records */
 #define STAGE_BUF_BYTES (64 << 10)
-#define STAGE_REC 32
-/* flushed once more than this is staged: an entry and its chain (64 bytes) always fit */
-#define STAGE_LIMIT (STAGE_BUF_BYTES - 2 * STAGE_REC)
+#define STAGE_ENTRY_BYTES 32	/* an entry's record, and its chain's */
+#define STAGE_EXIT_BYTES 8
+#define STAGE_PAUSE_BYTES 16
+/* flushed once more than this is staged: an entry and its chain always fit */
+#define STAGE_LIMIT (STAGE_BUF_BYTES - 2 * STAGE_ENTRY_BYTES)
 /* the code objects whose identity was sent: sets of STAGE_WAYS adjacent 64-byte slots, each
  * {code, co_name, its hash, co_filename, its last 8 bytes, co_firstlineno (u32), its length
  * (u32), its first 8 bytes, its hash}, or {code, its co_version and co_firstlineno} for a
@@ -65,20 +74,46 @@
 #define STAGE_VERSIONS (1 << 24)
 #define STAGE_SIZE (STAGE_VMAP + STAGE_VERSIONS / 8)
 
-/* record kinds and flags, in the word at +8 (entry, exit) or +0 (chain) */
-#define STAGE_ENTRY 1
-#define STAGE_GEN_CREATE 2
-#define STAGE_EXIT 2
+/* record kinds: the first word's top bits (STAGE_TAG), 0 for a chain, whose first word's low
+ * bits hold STAGE_CHAIN and its flags (a code object's address is 16-aligned) */
+#define STAGE_TAG_SHIFT 60
+#define STAGE_TAG(w) ((w) >> STAGE_TAG_SHIFT)
+#define STAGE_TSC(w) ((w) & ((1ULL << STAGE_TAG_SHIFT) - 1))
+#define STAGE_TSC_LIMIT (1ULL << (STAGE_TAG_SHIFT - 1)) /* staging only below it */
+#define STAGE_TAG_ENTRY 8
+/* exits (3.12+): the frame was a generator's or coroutine's and returned (it did not yield,
+ * raise or end by an exception), and what it returned was None */
+#define STAGE_TAG_EXIT 9
+#define STAGE_TAG_EXIT_DONE 10
+#define STAGE_TAG_EXIT_NONE 11
+#define STAGE_TAG_PAUSE 12
+#define STAGE_CHAIN 4
 #define STAGE_CHAIN_GEN0 1
 #define STAGE_CHAIN_GEN1 2
-#define STAGE_CHAIN 4
-#define STAGE_FLAG_MASK 7
-/* exit records (3.12+): the frame was a generator's or coroutine's and returned (it did not
- * yield, raise or end by an exception), and what it returned was None */
-#define STAGE_EXIT_DONE 16
-#define STAGE_EXIT_NONE 32
-#define STAGE_PAUSE 6
-#define STAGE_IS_EXIT(w) (((w) & ~(unsigned long long)(STAGE_EXIT_DONE | STAGE_EXIT_NONE)) == STAGE_EXIT)
+#define STAGE_CHAIN_FLAGS 7
+/* the entry's frame word: a frame of a generator function that only makes the generator */
+#define STAGE_GEN_CREATE 2
+#define STAGE_FRAME_FLAGS 7
+
+#ifndef __ASSEMBLER__
+/* A record's length by its first word; 0: not a record. */
+static inline unsigned int stage_rec_bytes(unsigned long long w0)
+{
+	switch (STAGE_TAG(w0)) {
+	case STAGE_TAG_ENTRY:
+		return STAGE_ENTRY_BYTES;
+	case STAGE_TAG_EXIT:
+	case STAGE_TAG_EXIT_DONE:
+	case STAGE_TAG_EXIT_NONE:
+		return STAGE_EXIT_BYTES;
+	case STAGE_TAG_PAUSE:
+		return STAGE_PAUSE_BYTES;
+	case 0:
+		return w0 & STAGE_CHAIN ? STAGE_ENTRY_BYTES : 0;
+	}
+	return 0;
+}
+#endif
 
 /* why the trampoline flushes (in %rdx at its flush nop) */
 #define STAGE_FLUSH_FULL 1

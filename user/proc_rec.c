@@ -290,7 +290,7 @@ static void hand_rest(struct proc_rec *pr)
 {
 	if (!pr->rest.data)
 		return;
-	recorder__staged(&pr->rec, pr->rest.tid, pr->rest.data, pr->rest.bytes);
+	recorder__staged(&pr->rec, pr->rest.tid, pr->rest.from, pr->rest.data, pr->rest.bytes);
 	free(pr->rest.data);
 	memset(&pr->rest, 0, sizeof(pr->rest));
 }

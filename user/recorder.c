@@ -180,60 +180,116 @@ static int staged_entry_out(struct recorder *r)
 	return recorder__handle(r, &r->staged_entry, sizeof(r->staged_entry));
 }
 
+/* A staged time (the TSC below a record's tag) in CLOCK_MONOTONIC. */
+static uint64_t staged_ns(uint64_t w0)
+{
+	return tsc__to_ns(STAGE_TSC(w0));
+}
+
+/* One whole record of thread tid, w[0] telling its kind. */
+static int staged_record(struct recorder *r, uint32_t tid, const uint64_t *w)
+{
+	struct ev_call *e = &r->staged_entry;
+	uint64_t tag = STAGE_TAG(w[0]);
+	int err;
+
+	if (tag == STAGE_TAG_ENTRY) {
+		err = staged_entry_out(r);
+		memset(e, 0, sizeof(*e));
+		e->type = EV_CALL;
+		e->tid = tid;
+		e->ts_ns = staged_ns(w[0]);
+		e->frame = w[1] & ~(uint64_t)STAGE_FRAME_FLAGS;
+		e->flags = w[1] & STAGE_GEN_CREATE ? CALL_GEN_CREATE : 0;
+		e->code = w[2];
+		e->chain[0] = w[3];
+		r->has_staged_entry = true;
+		return err;
+	}
+	if (tag == STAGE_TAG_EXIT || tag == STAGE_TAG_EXIT_DONE || tag == STAGE_TAG_EXIT_NONE) {
+		/* a struct ev_return, in storage any record fits */
+		struct ev_call ret = { .type = tag == STAGE_TAG_EXIT_NONE ? EV_RETURN_DONE_NONE :
+					       tag == STAGE_TAG_EXIT_DONE ? EV_RETURN_DONE :
+									   EV_RETURN,
+				       .tid = tid, .ts_ns = staged_ns(w[0]) };
+
+		err = staged_entry_out(r);
+		return err ? err : recorder__handle(r, &ret, sizeof(struct ev_return));
+	}
+	if (tag == STAGE_TAG_PAUSE) {
+		struct raw_pause pause = { .type = RAW_FLUSH, .tid = tid };
+		uint64_t t0 = staged_ns(w[0]), t1 = tsc__to_ns(w[1]);
+
+		pause.ns = t1 > t0 ? t1 - t0 : 0;
+		err = staged_entry_out(r);
+		return err ? err : recorder__handle(r, &pause, sizeof(pause));
+	}
+	/* a chain: its entry came right before */
+	if (r->has_staged_entry && e->tid == tid) {
+		e->chain_code[0] = w[0] & ~(uint64_t)STAGE_CHAIN_FLAGS;
+		e->flags |= (w[0] & STAGE_CHAIN_GEN0 ? CALL_CHAIN_GEN(0) : 0) |
+			    (w[0] & STAGE_CHAIN_GEN1 ? CALL_CHAIN_GEN(1) : 0);
+		e->chain[1] = w[1];
+		e->chain_code[1] = w[2];
+		e->back = w[3];
+		return staged_entry_out(r);
+	}
+	r->staged_bad++;
+	return 0;
+}
+
 /*
  * Records the trampoline staged (include/stage.h), thread tid's, become the calls and returns
  * the per-call probes would have sent, so that everything after (the raw recording too) is as
- * it is without the batch. Their TSC stamps become CLOCK_MONOTONIC.
+ * it is without the batch. Their TSC stamps become CLOCK_MONOTONIC. A record a chunk ended
+ * inside waits for the next chunk of that batch (the same thread's, from where it ended);
+ * anything else in between means the rest was lost (the ring had no room), and so is it.
  */
-int recorder__staged(struct recorder *r, uint32_t tid, const void *bytes, uint32_t size)
+int recorder__staged(struct recorder *r, uint32_t tid, uint32_t from, const void *bytes,
+		     uint32_t size)
 {
-	const uint64_t *w = bytes;
-	struct ev_call *e = &r->staged_entry;
-	uint32_t n = size / STAGE_REC, i;
+	const uint8_t *p = bytes;
+	uint32_t at = 0, n, take;
 	int err = 0;
 
-	for (i = 0; i < n && !err; i++, w += STAGE_REC / 8) {
-		if (w[1] & STAGE_ENTRY) {
-			err = staged_entry_out(r);
-			memset(e, 0, sizeof(*e));
-			e->type = EV_CALL;
-			e->tid = tid;
-			e->ts_ns = tsc__to_ns(w[0]);
-			e->frame = w[1] & ~(uint64_t)STAGE_FLAG_MASK;
-			e->flags = w[1] & STAGE_GEN_CREATE ? CALL_GEN_CREATE : 0;
-			e->code = w[2];
-			e->chain[0] = w[3];
-			r->has_staged_entry = true;
-		} else if (STAGE_IS_EXIT(w[1])) {
-			/* a struct ev_return, in storage any record fits */
-			struct ev_call ret = { .type = w[1] & STAGE_EXIT_NONE ? EV_RETURN_DONE_NONE :
-						       w[1] & STAGE_EXIT_DONE ? EV_RETURN_DONE :
-										EV_RETURN,
-					       .tid = tid, .ts_ns = tsc__to_ns(w[0]) };
-
-			err = staged_entry_out(r);
-			if (!err)
-				err = recorder__handle(r, &ret, sizeof(struct ev_return));
-		} else if (w[1] == STAGE_PAUSE) {
-			struct raw_pause pause = { .type = RAW_FLUSH, .tid = tid };
-			uint64_t t0 = tsc__to_ns(w[0]), t1 = tsc__to_ns(w[2]);
-
-			pause.ns = t1 > t0 ? t1 - t0 : 0;
-			err = staged_entry_out(r);
-			if (!err)
-				err = recorder__handle(r, &pause, sizeof(pause));
-		} else if ((w[0] & STAGE_CHAIN) && r->has_staged_entry && e->tid == tid) {
-			e->chain_code[0] = w[0] & ~(uint64_t)STAGE_FLAG_MASK;
-			e->flags |= (w[0] & STAGE_CHAIN_GEN0 ? CALL_CHAIN_GEN(0) : 0) |
-				    (w[0] & STAGE_CHAIN_GEN1 ? CALL_CHAIN_GEN(1) : 0);
-			e->chain[1] = w[1];
-			e->chain_code[1] = w[2];
-			e->back = w[3];
-			err = staged_entry_out(r);
-		} else {
-			r->staged_bad++;
-		}
+	if (r->cut_bytes && (tid != r->cut_tid || from != r->cut_end)) {
+		r->staged_bad++;
+		r->cut_bytes = 0;
 	}
+	if (r->cut_bytes) {
+		n = stage_rec_bytes(r->cut[0]);
+		take = n - r->cut_bytes < size ? n - r->cut_bytes : size;
+		memcpy((uint8_t *)r->cut + r->cut_bytes, p, take);
+		r->cut_bytes += take;
+		at = take;
+		r->cut_end += take;
+		if (r->cut_bytes < n)
+			return 0;
+		r->cut_bytes = 0;
+		err = staged_record(r, tid, r->cut);
+	}
+	while (!err && size - at >= 8) {
+		uint64_t w[STAGE_ENTRY_BYTES / 8];
+
+		memcpy(w, p + at, 8);
+		n = stage_rec_bytes(w[0]);
+		if (!n) { /* (nothing after it can be told apart) */
+			r->staged_bad++;
+			break;
+		}
+		if (n > size - at) {
+			memcpy(r->cut, p + at, size - at);
+			r->cut_bytes = size - at;
+			r->cut_tid = tid;
+			r->cut_end = from + size;
+			break;
+		}
+		memcpy(w, p + at, n);
+		err = staged_record(r, tid, w);
+		at += n;
+	}
+	if (!err && size - at && size - at < 8 && !r->cut_bytes)
+		r->staged_bad++; /* (records are whole words: never) */
 	return err;
 }
 
@@ -251,7 +307,7 @@ static int on_batch(struct recorder *r, const struct ev_batch *b, size_t size)
 {
 	if (sizeof(*b) + (size_t)b->bytes > size)
 		return r->err = -EINVAL;
-	return recorder__staged(r, b->tid, b + 1, b->bytes);
+	return recorder__staged(r, b->tid, b->from, b + 1, b->bytes);
 }
 
 /*
@@ -283,7 +339,7 @@ static int stage_rest(struct recorder *r, const struct ev_request *q)
 			return -ENOMEM;
 		unread = proc__read(r->live_pid, r->stage + STAGE_BUF + from, data, w - from) != 0;
 		if (!unread)
-			err = recorder__staged(r, owner, data, (uint32_t)(w - from));
+			err = recorder__staged(r, owner, from, data, (uint32_t)(w - from));
 		free(data);
 	}
 	if (unread) /* the process ended while its thread waited */

@@ -14,6 +14,7 @@
 #include "py_target.h"
 #include "run_info.h"
 #include "ptrace_hold.h"
+#include "stage.h"
 
 #define CODE_CHECKS 8 /* code objects whose type is checked: all must be "code" */
 #define BOOTSTRAP_CODES 8 /* threading's _bootstrap(_inner) code objects remembered */
@@ -35,6 +36,10 @@ struct recorder {
 	struct ev_call staged_entry;
 	bool has_staged_entry;
 	uint64_t staged_bad; /* staged records that made no sense (counted, skipped) */
+	/* the first bytes of a record a chunk ended inside: the next chunk of thread cut_tid's
+	 * batch, from cut_end, has the rest */
+	uint64_t cut[STAGE_ENTRY_BYTES / 8];
+	uint32_t cut_bytes, cut_tid, cut_end;
 	/* live batch mode: the staging area, for the records a thread stopped over
 	 * (REQ_STAGE_REST); 0 otherwise */
 	uint64_t stage;
@@ -44,9 +49,11 @@ struct recorder {
 /* ring_buffer_sample_fn, and raw_read's: ctx is a struct recorder. */
 int recorder__handle(void *ctx, void *data, size_t size);
 
-/* size bytes of records thread tid staged (include/stage.h): a chunk the BPF side copied
- * out, or records user space read from the target itself. Returns 0 or -errno. */
-int recorder__staged(struct recorder *r, uint32_t tid, const void *bytes, uint32_t size);
+/* size bytes of records thread tid staged (include/stage.h), from offset from of the staging
+ * buffer: a chunk the BPF side copied out, or records user space read from the target
+ * itself. Returns 0 or -errno. */
+int recorder__staged(struct recorder *r, uint32_t tid, uint32_t from, const void *bytes,
+		     uint32_t size);
 /* No record comes after this: the entry staged last, whose chain record (if it has one) came
  * or would have come next, is handled now. Returns 0 or -errno. */
 int recorder__staged_end(struct recorder *r);

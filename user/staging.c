@@ -89,6 +89,7 @@ int staging__stop(pid_t pid, uint64_t stage, const struct staging_pos *pos,
 		return err;
 	}
 	rest->tid = pos->owner;
+	rest->from = (uint32_t)pos->r;
 	rest->bytes = (uint32_t)(w - pos->r);
 	return 0;
 }

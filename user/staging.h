@@ -25,6 +25,7 @@ int staging__start(pid_t pid, uint64_t stage);
 /* What was staged and not yet copied out when the recording stopped. */
 struct staging_rest {
 	uint32_t tid;	/* the thread whose records they are */
+	uint32_t from;	/* where they start in the staging buffer */
 	uint32_t bytes;
 	uint8_t *data;	/* malloc'd */
 };

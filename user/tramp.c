@@ -20,9 +20,9 @@
 #include "tramp.h"
 
 /* the page's identity, one more whenever what a page and its staging area mean to each other
- * changes (3: the batch's generation and STAGE_TOP): a staging area is shared only with a page
- * of the same identity (find_stage) */
-#define IDENT "pyuprof-tramp 3"
+ * changes (3: the batch's generation and STAGE_TOP; 4: records by their first word's tag): a
+ * staging area is shared only with a page of the same identity (find_stage) */
+#define IDENT "pyuprof-tramp 4"
 /* the scratch page: our `syscall; ud2` stub, the memfd's name, the page's bytes */
 #define SCRATCH_STUB 0
 #define SCRATCH_NAME 16

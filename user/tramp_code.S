@@ -265,20 +265,19 @@ tramp_batch:
 16:	or $STAGE_CHAIN, %r8
 	mov STAGE_W(%r10), %rcx
 	lea STAGE_BUF(%r10,%rcx), %r11
-	mov %r8, STAGE_REC(%r11)
-	mov %r9, STAGE_REC + 8(%r11)
-	mov %rdi, STAGE_REC + 16(%r11)
-	mov %rdx, STAGE_REC + 24(%r11)
-	mov $2 * STAGE_REC, %r9d	/* r9: the bytes staged */
+	mov %r8, STAGE_ENTRY_BYTES(%r11)
+	mov %r9, STAGE_ENTRY_BYTES + 8(%r11)
+	mov %rdi, STAGE_ENTRY_BYTES + 16(%r11)
+	mov %rdx, STAGE_ENTRY_BYTES + 24(%r11)
+	mov $2 * STAGE_ENTRY_BYTES, %r9d	/* r9: the bytes staged */
 	jmp 17f
 .Lb_nochain:	/* the caller is STAGE_TOP: the entry alone */
 	mov STAGE_W(%r10), %rcx
 	lea STAGE_BUF(%r10,%rcx), %r11
-	mov $STAGE_REC, %r9d
+	mov $STAGE_ENTRY_BYTES, %r9d
 17:	mov %rsi, 24(%r11)
 	mov %r12, 16(%r11)
 	mov %rbx, %r8
-	or $STAGE_ENTRY, %r8
 	/* 3.11+: a frame of a generator function that only makes the generator */
 	mov b_owner_off(%rip), %eax
 	test %eax, %eax
@@ -293,7 +292,12 @@ tramp_batch:
 	rdtsc
 	shl $32, %rdx
 	or %rdx, %rax
-	mov %rax, (%r11)
+	mov %rax, %rdx
+	bts $63, %rdx			/* STAGE_TAG_ENTRY, the top bit alone: */
+.if STAGE_TAG_ENTRY << STAGE_TAG_SHIFT != 1 << 63
+	.error "STAGE_TAG_ENTRY is not bit 63"
+.endif
+	mov %rdx, (%r11)
 	add %r9, %rcx
 	mov %rcx, STAGE_W(%r10)		/* the records are whole before they count */
 	mov STAGE_TOP(%r10), %r11	/* (.Lafter keeps r11) */
@@ -338,7 +342,7 @@ tramp_batch_call:
 	je 2f
 	mov $STAGE_FLUSH_SWITCH, %r13d
 	call .Lflush
-2:	mov $STAGE_EXIT, %edx
+2:	mov $STAGE_TAG_EXIT, %edx
 	/* a generator's frame that returned rather than yielded: its state completed or cleared
 	 * (the generator lives on: whoever resumed it holds it), a result */
 	test %r9, %r9
@@ -349,19 +353,21 @@ tramp_batch_call:
 	mov 24(%rsp), %rsi		/* the result */
 	test %rsi, %rsi
 	jz 3f				/* an exception */
-	or $STAGE_EXIT_DONE, %edx
+	mov $STAGE_TAG_EXIT_DONE, %edx
 	cmp b_none(%rip), %rsi
 	jne 3f
-	or $STAGE_EXIT_NONE, %edx
+	mov $STAGE_TAG_EXIT_NONE, %edx
 3:	mov %r11, STAGE_TOP(%r10)	/* (this thread's: after any switch) */
 	mov STAGE_W(%r10), %rcx
 	lea STAGE_BUF(%r10,%rcx), %r11
-	mov %rdx, 8(%r11)
+	mov %edx, %esi			/* (the tag: rdtsc takes rdx) */
+	shl $STAGE_TAG_SHIFT, %rsi
 	rdtsc
 	shl $32, %rdx
 	or %rdx, %rax
-	mov %rax, (%r11)
-	add $STAGE_REC, %rcx
+	or %rax, %rsi
+	mov %rsi, (%r11)
+	add $STAGE_EXIT_BYTES, %rcx
 	mov %rcx, STAGE_W(%r10)
 	call .Lafter
 	pop %r13
@@ -635,10 +641,12 @@ tramp_batch_budget:
 	pop %rcx
 	test %rcx, %rcx
 	jz 4f
+	mov $STAGE_TAG_PAUSE, %edx
+	shl $STAGE_TAG_SHIFT, %rdx
+	or %rdx, %rcx
 	mov %rcx, STAGE_BUF(%r10)
-	movq $STAGE_PAUSE, STAGE_BUF + 8(%r10)
-	mov %rax, STAGE_BUF + 16(%r10)
-	movq $STAGE_REC, STAGE_W(%r10)	/* (the record is whole before it counts) */
+	mov %rax, STAGE_BUF + 8(%r10)
+	movq $STAGE_PAUSE_BYTES, STAGE_W(%r10) /* (the record is whole before it counts) */
 4:	cmpb $0x0f, tramp_flush(%rip)
 	jne 1f
 	movl $0, STAGE_ON(%r10)

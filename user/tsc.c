@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include "clock.h"
+#include "stage.h"
 #include "tsc.h"
 
 static struct {
@@ -43,12 +44,20 @@ bool tsc__usable(char *why, size_t why_len)
 		}
 		fclose(f);
 	}
-	if (constant && nonstop)
-		return true;
-	snprintf(why, why_len, "this CPU's time stamp counter is not invariant (no %s in "
-			       "/proc/cpuinfo)",
-		 constant ? "nonstop_tsc" : "constant_tsc");
-	return false;
+	if (!constant || !nonstop) {
+		snprintf(why, why_len, "this CPU's time stamp counter is not invariant (no %s in "
+				       "/proc/cpuinfo)",
+			 constant ? "nonstop_tsc" : "constant_tsc");
+		return false;
+	}
+	/* a staged record keeps its kind in the TSC's top bits (include/stage.h) */
+	if (rdtsc() >= STAGE_TSC_LIMIT) {
+		snprintf(why, why_len, "this CPU's time stamp counter reads %#llx, past what a staged "
+				       "record holds",
+			 (unsigned long long)rdtsc());
+		return false;
+	}
+	return true;
 }
 
 /* A TSC reading and the monotonic time between its two halves, from the closest of a few. */

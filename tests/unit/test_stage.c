@@ -171,6 +171,23 @@ static uint64_t staged_bytes(struct rig *r)
 	return *(uint64_t *)(r->stage + STAGE_W);
 }
 
+/* a record's kind, and the TSC it holds below it */
+static uint64_t tag(uint64_t w0)
+{
+	return STAGE_TAG(w0);
+}
+
+static uint64_t tsc(uint64_t w0)
+{
+	return STAGE_TSC(w0);
+}
+
+/* the records' lengths: an entry or a chain, an exit, a pause; a call with its chain */
+#define E STAGE_ENTRY_BYTES
+#define X STAGE_EXIT_BYTES
+#define P STAGE_PAUSE_BYTES
+#define CALL_CHAIN (2 * E + X)
+
 /* One call through the batch path (its address: the page's tramp_batch). */
 static uint64_t call(struct rig *r)
 {
@@ -203,25 +220,29 @@ TEST(stages_entry_chain_and_exit)
 	CHECK(*(uint64_t *)(r.stage + STAGE_GEN) == 2);
 	CHECK(*(uint32_t *)(r.stage + STAGE_OWNER) == (uint32_t)gettid());
 	/* the last code flush's time opens the batch: a pause record, from its start to its end */
-	REQUIRE(staged_bytes(&r) == 4 * STAGE_REC);
+	REQUIRE(staged_bytes(&r) == P + CALL_CHAIN);
 	e = staged(&r, 0);
-	CHECK(e[1] == STAGE_PAUSE);
-	CHECK(e[0] != 0 && e[2] >= e[0]);
-	e = staged(&r, STAGE_REC);
-	CHECK(e[0] >= staged(&r, 0)[2]);
-	CHECK(e[1] == (addr(r.w->frame) | STAGE_ENTRY));
+	CHECK(tag(e[0]) == STAGE_TAG_PAUSE);
+	CHECK(tsc(e[0]) != 0 && e[1] >= tsc(e[0]));
+	e = staged(&r, P);
+	CHECK(tag(e[0]) == STAGE_TAG_ENTRY);
+	CHECK(tsc(e[0]) >= staged(&r, 0)[1]);
+	CHECK(e[1] == addr(r.w->frame));
 	CHECK(e[2] == addr(r.w->code));
 	CHECK(e[3] == addr(r.w->caller));
 	/* the chain: the caller's code, then nothing past its entry shim */
 	CHECK(e[4] == (addr(r.w->caller_code) | STAGE_CHAIN));
 	CHECK(e[5] == 0 && e[6] == 0 && e[7] == 0);
-	CHECK(e[9] == STAGE_EXIT);
-	CHECK(e[8] >= e[0]);
+	CHECK(tag(e[8]) == STAGE_TAG_EXIT);
+	CHECK(tsc(e[8]) >= tsc(e[0]));
+	/* the lengths a reader walks them by */
+	CHECK(stage_rec_bytes(e[0]) == E && stage_rec_bytes(e[4]) == E &&
+	      stage_rec_bytes(e[8]) == X && stage_rec_bytes(staged(&r, 0)[0]) == P);
 	/* again: nothing new, no flush */
 	CHECK(call(&r) == addr(r.w->frame));
 	CHECK(flush_n == 2);
-	CHECK(staged_bytes(&r) == 7 * STAGE_REC);
-	CHECK(staged(&r, 4 * STAGE_REC)[0] >= e[8]);
+	CHECK(staged_bytes(&r) == P + 2 * CALL_CHAIN);
+	CHECK(tsc(staged(&r, P + CALL_CHAIN)[0]) >= tsc(e[8]));
 	rig_down(&r);
 }
 
@@ -382,24 +403,24 @@ TEST(flags_generator_frames)
 	put_code(b, r.w->code, r.w->name, r.w->file, 10, 0x20); /* CO_GENERATOR */
 	call(&r);
 	/* (after the code flush's pause record) */
-	CHECK(staged(&r, STAGE_REC)[1] == (addr(r.w->frame) | STAGE_ENTRY | STAGE_GEN_CREATE));
+	CHECK(staged(&r, P)[1] == (addr(r.w->frame) | STAGE_GEN_CREATE));
 	/* a generator's own frame (owner 1) is a call */
 	r.w->frame[b->frame_owner] = 1;
 	call(&r);
-	CHECK(staged(&r, 4 * STAGE_REC)[1] == (addr(r.w->frame) | STAGE_ENTRY));
+	CHECK(staged(&r, P + CALL_CHAIN)[1] == addr(r.w->frame));
 	/* the chain's generator frames are flagged, their addresses whole: the caller's caller
 	 * a generator's frame (in place of the entry shim), then the caller too */
 	r.w->shim[b->frame_owner] = 1;
 	put64(r.w->shim, b->frame_code, addr(r.w->caller_code));
 	call(&r);
-	CHECK(staged(&r, 8 * STAGE_REC)[0] ==
+	CHECK(staged(&r, P + 2 * CALL_CHAIN + E)[0] ==
 	      (addr(r.w->caller_code) | STAGE_CHAIN | STAGE_CHAIN_GEN1));
-	CHECK(staged(&r, 8 * STAGE_REC)[1] == addr(r.w->shim));
-	CHECK(staged(&r, 8 * STAGE_REC)[2] == addr(r.w->caller_code));
+	CHECK(staged(&r, P + 2 * CALL_CHAIN + E)[1] == addr(r.w->shim));
+	CHECK(staged(&r, P + 2 * CALL_CHAIN + E)[2] == addr(r.w->caller_code));
 	r.w->caller[b->frame_owner] = 1;
 	call(&r);
-	CHECK(staged(&r, 11 * STAGE_REC)[0] == (addr(r.w->caller_code) | STAGE_CHAIN |
-						 STAGE_CHAIN_GEN0 | STAGE_CHAIN_GEN1));
+	CHECK(staged(&r, P + 3 * CALL_CHAIN + E)[0] == (addr(r.w->caller_code) | STAGE_CHAIN |
+							 STAGE_CHAIN_GEN0 | STAGE_CHAIN_GEN1));
 	rig_down(&r);
 }
 
@@ -411,22 +432,22 @@ TEST(no_chain_record_under_the_frame_entered_last)
 	REQUIRE(!rig_up(&r));
 	top = (uint64_t *)(r.stage + STAGE_TOP);
 	call(&r);
-	REQUIRE(staged_bytes(&r) == 4 * STAGE_REC); /* (the code flush's pause first) */
+	REQUIRE(staged_bytes(&r) == P + CALL_CHAIN); /* (the code flush's pause first) */
 	CHECK(*top == 0); /* put back as found */
 	/* its caller is the frame the thread entered last: the entry and the exit alone */
 	*top = addr(r.w->caller);
 	CHECK(call(&r) == addr(r.w->frame));
-	REQUIRE(staged_bytes(&r) == 6 * STAGE_REC);
-	e = staged(&r, 4 * STAGE_REC);
-	CHECK(e[1] == (addr(r.w->frame) | STAGE_ENTRY));
+	REQUIRE(staged_bytes(&r) == P + CALL_CHAIN + E + X);
+	e = staged(&r, P + CALL_CHAIN);
+	CHECK(tag(e[0]) == STAGE_TAG_ENTRY && e[1] == addr(r.w->frame));
 	CHECK(e[3] == addr(r.w->caller));
-	CHECK(e[5] == STAGE_EXIT);
+	CHECK(tag(e[4]) == STAGE_TAG_EXIT);
 	CHECK(*top == addr(r.w->caller));
 	/* another frame on top: the chain again */
 	*top = addr(r.w->shim);
 	call(&r);
-	CHECK(staged_bytes(&r) == 9 * STAGE_REC);
-	CHECK(staged(&r, 6 * STAGE_REC)[4] == (addr(r.w->caller_code) | STAGE_CHAIN));
+	CHECK(staged_bytes(&r) == P + 2 * CALL_CHAIN + E + X);
+	CHECK(staged(&r, P + CALL_CHAIN + E + X)[4] == (addr(r.w->caller_code) | STAGE_CHAIN));
 	CHECK(*top == addr(r.w->shim));
 	/* a flush of the same owner keeps it: one for a code object at the entry, before the
 	 * call takes the value to put back */
@@ -437,7 +458,7 @@ TEST(no_chain_record_under_the_frame_entered_last)
 	CHECK(flush_log[2][2] == (STAGE_FLUSH_CODE | STAGE_FLUSH_TSTATE));
 	CHECK(*top == addr(r.w->caller));
 	/* one for a full buffer after the exit, which put it back */
-	*(uint64_t *)(r.stage + STAGE_W) = STAGE_LIMIT - STAGE_REC;
+	*(uint64_t *)(r.stage + STAGE_W) = STAGE_LIMIT - E;
 	call(&r);
 	REQUIRE(flush_n == 4);
 	CHECK(flush_log[3][2] == STAGE_FLUSH_FULL);
@@ -445,16 +466,16 @@ TEST(no_chain_record_under_the_frame_entered_last)
 	/* and the next call stages no chain */
 	call(&r);
 	CHECK(flush_n == 4);
-	REQUIRE(staged_bytes(&r) == 2 * STAGE_REC);
-	CHECK(staged(&r, 0)[1] == (addr(r.w->frame) | STAGE_ENTRY));
-	CHECK(staged(&r, STAGE_REC)[1] == STAGE_EXIT);
+	REQUIRE(staged_bytes(&r) == E + X);
+	CHECK(tag(staged(&r, 0)[0]) == STAGE_TAG_ENTRY && staged(&r, 0)[1] == addr(r.w->frame));
+	CHECK(tag(staged(&r, E)[0]) == STAGE_TAG_EXIT);
 	/* a switch forgets it (it was the other thread's): the chain again */
 	*top = addr(r.w->caller);
 	*(uint32_t *)(r.stage + STAGE_OWNER) = 0;
 	call(&r);
 	REQUIRE(flush_n == 5);
 	CHECK(flush_log[4][2] & STAGE_FLUSH_SWITCH);
-	REQUIRE(staged_bytes(&r) == 3 * STAGE_REC);
+	REQUIRE(staged_bytes(&r) == CALL_CHAIN);
 	CHECK(staged(&r, 0)[4] == (addr(r.w->caller_code) | STAGE_CHAIN));
 	CHECK(*top == 0); /* what the call found, after the switch */
 	rig_down(&r);
@@ -467,15 +488,15 @@ TEST(a_full_buffer_is_flushed)
 	REQUIRE(!rig_up(&r));
 	call(&r);
 	REQUIRE(flush_n == 2);
-	*(uint64_t *)(r.stage + STAGE_W) = STAGE_LIMIT - STAGE_REC;
+	*(uint64_t *)(r.stage + STAGE_W) = STAGE_LIMIT - E;
 	call(&r);
 	/* entry and chain take it past the limit (never past the buffer): flushed, then the exit
 	 * starts the next batch */
 	CHECK(flush_n == 3 && flush_log[2][2] == STAGE_FLUSH_FULL);
-	CHECK(flush_log[2][1] == STAGE_LIMIT + STAGE_REC);
+	CHECK(flush_log[2][1] == STAGE_LIMIT + E);
 	CHECK(flush_log[2][6] == 2 && *(uint64_t *)(r.stage + STAGE_GEN) == 3);
-	CHECK(staged_bytes(&r) == STAGE_REC);
-	CHECK(staged(&r, 0)[1] == STAGE_EXIT);
+	CHECK(staged_bytes(&r) == X);
+	CHECK(tag(staged(&r, 0)[0]) == STAGE_TAG_EXIT);
 	rig_down(&r);
 }
 
@@ -485,21 +506,21 @@ TEST(stages_nothing_off_elsewhere_or_from_a_shim)
 
 	REQUIRE(!rig_up(&r));
 	call(&r);
-	REQUIRE(staged_bytes(&r) == 4 * STAGE_REC && flush_n == 2);
+	REQUIRE(staged_bytes(&r) == P + CALL_CHAIN && flush_n == 2);
 	/* staging off: a pass-through */
 	*(uint32_t *)(r.stage + STAGE_ON) = 0;
 	CHECK(call(&r) == addr(r.w->frame));
-	CHECK(staged_bytes(&r) == 4 * STAGE_REC);
+	CHECK(staged_bytes(&r) == P + CALL_CHAIN);
 	*(uint32_t *)(r.stage + STAGE_ON) = 1;
 	/* another interpreter (its own GIL, maybe): the head's probes, not the stage */
 	put64(r.w->tstate, r.o->bpf.PyThreadState_interp, addr(r.w->other_interp));
 	CHECK(call(&r) == addr(r.w->frame));
-	CHECK(staged_bytes(&r) == 4 * STAGE_REC);
+	CHECK(staged_bytes(&r) == P + CALL_CHAIN);
 	put64(r.w->tstate, r.o->bpf.PyThreadState_interp, addr(r.w->interp));
 	/* called from an entry shim (a frame cleared after it returned): the head's probes */
 	put64(r.w->cframe, r.o->bpf.PyCFrame_current_frame, addr(r.w->shim));
 	CHECK(call(&r) == addr(r.w->frame));
-	CHECK(staged_bytes(&r) == 4 * STAGE_REC);
+	CHECK(staged_bytes(&r) == P + CALL_CHAIN);
 	CHECK(flush_n == 2);
 	rig_down(&r);
 }
