@@ -47,6 +47,7 @@ struct calib_timings {
 struct calibration {
 	struct compensation comp;
 	uint64_t flat_call_ns;	/* the probes' cost a call in the loop of empty calls */
+	bool tree_fallback;	/* the trees measured no cost: call_ns is the loop's */
 	uint64_t plain_call_ns; /* what a call of the empty function costs unprobed */
 	uint64_t body_call_ns;	/* call_ns as the known-body function measures it (a check) */
 	uint64_t body_inside_ns; /* inside_ns as it measures it (a check) */

@@ -32,6 +32,7 @@
 /* How often the loop reads the ring buffers without being woken (bpf/target.bpf.h: the BPF
  * side wakes it only when a quarter of a ring waits) */
 #define POLL_MS 10
+#define CALIB_TRIES 3 /* calibrations that measured no cost, at most */
 /* How often the main loop takes the lock with nothing to wake it: the status line, top, a
  * target that ended without a ptrace event */
 #define TURN_NS 100000000ull
@@ -222,9 +223,16 @@ static void calibrate_for(pid_t pid, struct calibration *cal)
 		err = -errno;
 	if (!err)
 		vlog("calibrating the probes' cost with %s", exe);
-	if (!err)
-		err = calibrate__run(exe, st.st_uid, st.st_gid, env.cpu_clock, record_calibration, NULL,
-				cal, why, sizeof(why));
+	/* a calibration that measured no cost (-ERANGE) met a machine whose speed moved by more
+	 * than the probes' cost between its runs (a busy VM): again, CALIB_TRIES in all */
+	for (int tries = 1; !err; tries++) {
+		err = calibrate__run(exe, st.st_uid, st.st_gid, env.cpu_clock, record_calibration,
+				     NULL, cal, why, sizeof(why));
+		if (err != -ERANGE || tries == CALIB_TRIES || exiting)
+			break;
+		vlog("calibrating again: %s", why);
+		err = 0;
+	}
 	if (err && exiting) /* stopped by a signal: nothing more is said or done */
 		return;
 	if (err) {
@@ -236,10 +244,11 @@ static void calibrate_for(pid_t pid, struct calibration *cal)
 	}
 	profile__set_compensation(&cal->comp);
 	summary__compensation(&cal->comp);
-	vlog("calibration took %.3f s: %.0f ns a call (in a loop of empty calls: %.0f), %.0f "
+	vlog("calibration took %.3f s: %.0f ns a call (in a loop of empty calls: %.0f%s), %.0f "
 	     "inside (by a call with a body: %.0f, %.0f); %.0f ns a call unprobed; %.0f ns more a "
 	     "coroutine's return to its await",
 	     cal->took_s, (double)cal->comp.call_ns, (double)cal->flat_call_ns,
+	     cal->tree_fallback ? "; the trees of calls measured no cost, so the loop's" : "",
 	     (double)cal->comp.inside_ns, (double)cal->body_call_ns, (double)cal->body_inside_ns,
 	     (double)cal->plain_call_ns, (double)cal->comp.done_ns);
 }

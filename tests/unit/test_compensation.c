@@ -367,6 +367,14 @@ TEST(calibration_figures_from_known_timings)
 	/* an inside part beyond the whole is noise: capped */
 	REQUIRE(!calibrate__figures(&plain, &probed, 5000, 5400, &cal, why, sizeof(why)));
 	CHECK(cal.comp.inside_ns == cal.comp.call_ns);
+	CHECK(!cal.tree_fallback);
+	/* trees that measured nothing (the machine's speed moved between the two runs), a loop
+	 * that did: the loop's figure */
+	timings(&probed, 40, 2000, 60, 130);
+	for (uint32_t r = 0; r < CALIB_ROUNDS; r++)
+		probed.trees[r] = plain.trees[r] - CALIB_TREE_CALLS * 2;
+	REQUIRE(!calibrate__figures(&plain, &probed, 720, 1120, &cal, why, sizeof(why)));
+	CHECK(cal.tree_fallback && cal.comp.call_ns == 2000);
 	/* probes that cost nothing measurable: refused, with a reason */
 	CHECK(calibrate__figures(&plain, &plain, 30, 430, &cal, why, sizeof(why)) == -ERANGE);
 	CHECK(strstr(why, "no cost") != NULL);
