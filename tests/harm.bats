@@ -21,14 +21,15 @@ check_fork_launch() {
 	[[ $output == "children 20 bad 0 signalled 0" ]] || { echo "$output"; return 1; }
 }
 
-# A process that forks all along, attached to twice for a moment: no child harmed. (It forks for
-# 10 s: two attaches of a second each took 5.2 s on a slow VM, longer than the 5 s it had.)
+# A process that forks all along, attached to twice for a moment: no child harmed. It forks until
+# both attaches are done (a fixed time was a race: two attaches of a second each once took 5.2
+# s on a slow VM, longer than the 5 s the target had).
 check_fork_attach() {
 	local i
 	require_py "$1"
 	require_bpf
 	cd "$BATS_TEST_TMPDIR"
-	start_bg target.out target.err "$PY" "$TARGETS/fork_children.py" -t 10
+	start_bg target.out target.err "$PY" "$TARGETS/fork_children.py" -u stop
 	TARGET=$BG_PID
 	wait_for_line target.out '^ready' 20 "$TARGET"
 	for i in 1 2; do
@@ -38,6 +39,7 @@ check_fork_attach() {
 		# the children must have been forked with the trampoline's probes in place
 		grep -q "probe trampoline at" <<<"$stderr" || { echo "$stderr"; return 1; }
 	done
+	touch stop
 	wait_exit "$TARGET" 60
 	cat target.out
 	[[ $EXIT_STATUS == 0 ]] && grep -Eq '^children [0-9]+ bad 0 signalled 0$' target.out

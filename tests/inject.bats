@@ -92,15 +92,18 @@ attach_paused() {
 	cd "$BATS_TEST_TMPDIR"
 	# each child's exit sends a SIGCHLD, often while the calls are made: once that held the
 	# thread in a signal stop that the injection refused, and placing failed (EAGAIN). (The
-	# target lives 3 s: on a loaded machine attaching took longer than 1.5 s.)
+	# target forks until the attach is done: on a loaded machine attaching took longer than
+	# the 1.5 s it once had.)
 	for i in 1 2 3 4 5; do
-		start_bg "target$i.out" target.err "$PY" "$TARGETS/fork_children.py" -t 3
+		rm -f stop
+		start_bg "target$i.out" target.err "$PY" "$TARGETS/fork_children.py" -u stop
 		TARGET=$BG_PID
 		wait_for_line "target$i.out" '^ready' 20 "$TARGET"
 		run -0 --separate-stderr "$PYUPROF" record -v --top 0 -p "$TARGET" -d 0.3 \
 			-o "out$i.prof"
 		grep -q "probe trampoline at 0x[0-9a-f]* in pid $TARGET\$" <<<"$stderr" ||
 			{ echo "attach $i: $stderr"; return 1; }
+		touch stop
 		wait_exit "$TARGET" 30
 		[[ $EXIT_STATUS == 0 ]] || { cat "target$i.out"; return 1; }
 	done

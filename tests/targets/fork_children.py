@@ -2,6 +2,10 @@
 
     python fork_children.py N        fork N children, one after the other
     python fork_children.py -t SEC   fork children for SEC seconds (prints "ready" first)
+    python fork_children.py -u FILE  fork children until FILE exists (prints "ready" first;
+                                     gives up after 300 s: exit 1): a test that attaches
+                                     ends the forking when its attaches are done, whatever
+                                     they took
 
 Each child computes fib(15) and (3.9+) checks that its interpreter's eval_frame hook is the
 native one: a child a profiler does not follow must run as it would without the profiler.
@@ -47,18 +51,27 @@ def spawn():
 
 
 def main():
+    until = None
     if sys.argv[1] == "-t":
         end, count = time.time() + float(sys.argv[2]), None
+        print("ready", flush=True)
+    elif sys.argv[1] == "-u":
+        end, count, until = time.time() + 300, None, sys.argv[2]
         print("ready", flush=True)
     else:
         end, count = None, int(sys.argv[1])
     n = bad = signalled = 0
     while (count is not None and n < count) or (end is not None and time.time() < end):
+        if until is not None and os.path.exists(until):
+            break
         _, status = os.waitpid(spawn(), 0)
         n += 1
         bad += status != 0
         signalled += os.WIFSIGNALED(status)
     print("children %d bad %d signalled %d" % (n, bad, signalled), flush=True)
+    if until is not None and not os.path.exists(until):
+        print("%s never came" % until, file=sys.stderr, flush=True)
+        sys.exit(1)
     sys.exit(0 if n and not bad else 1)
 
 
