@@ -15,7 +15,8 @@
 # (keeping its hand-written "## Findings" section), or OUT.
 # Settings: PYTHONS (labels as tests/helpers.bash: "3.8 3.10 3.12 3.13 deb3.11"), WORKLOADS
 # ("fib generators compile recursion threads known"), REPS (3), RECS (3), PYUPROF_ARGS (extra
-# record options, e.g. "--exits uretprobe"), OUT.
+# record options, e.g. "--exits uretprobe"), OUT, NOISY_PCT (10: a native spread that marks a
+# row noisy).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=tests/helpers.bash
@@ -26,6 +27,7 @@ REPS=${REPS:-3}
 RECS=${RECS:-3}
 PYUPROF_ARGS=${PYUPROF_ARGS:-}
 OUT=${OUT:-bench/FIDELITY.md}
+NOISY_PCT=${NOISY_PCT:-10}
 PYUPROF=build/pyuprof
 EVAL="python3 bench/fidelity/evaluate.py"
 tmp=$(mktemp -d)
@@ -52,7 +54,7 @@ elapsed() { awk '/^elapsed/ {print $2}'; }
 
 row() { # LABEL WORKLOAD
 	local label=$1 w=$2 py script n big times=() native i summary calib lost ref k f range
-	local c_tot p_tot r_tot s_file="-" a_file="-" t_file="-" cols=() totals=()
+	local c_tot p_tot r_tot s_file="-" a_file="-" t_file="-" cols=() totals=() spread
 	py=$(py_path "$label") || { echo "bench-fidelity: no Python $label, skipped" >&2; return 0; }
 	script=bench/fidelity/$w.py
 	n=$(size "$w")
@@ -61,6 +63,9 @@ row() { # LABEL WORKLOAD
 		times+=("$("$py" "$script" "$n" | elapsed)")
 	done
 	native=$(printf '%s\n' "${times[@]}" | sort -g | head -n 1)
+	spread=$(printf '%s\n' "${times[@]}" | sort -g |
+		awk -v z="$NOISY_PCT" '{a[NR] = $1} END {s = (a[NR] / a[1] - 1) * 100;
+			printf "%.0f%%%s", s, (s > z ? " **noisy**" : "")}')
 	# a workload that knows its functions' true self times writes them (natively)
 	if [[ $w == known ]]; then
 		"$py" "$script" "$n" --truth "$tmp/t.truth" >/dev/null
@@ -106,7 +111,7 @@ row() { # LABEL WORKLOAD
 	[[ -f $tmp/c.prof ]] && c_tot=$($EVAL total "$tmp/c.prof")
 	p_tot=$($EVAL total "$tmp/p.prof")
 	r_tot=$($EVAL total "$tmp/r.prof")
-	cols=("$label" "$w" "$native" "$c_tot" "$r_tot" "$p_tot"
+	cols=("$label" "$w" "$native" "$spread" "$c_tot" "$r_tot" "$p_tot"
 		"$(awk -v p="$p_tot" -v n="$native" 'BEGIN { printf "%.2f", p / n }')" "$range"
 		"${calib:--}" "${lost:-?}"
 	)
@@ -147,7 +152,9 @@ findings=""
 	echo
 	echo "Load average at the start: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared)."
 	echo
-	echo "- **native**: the timed section (section()) without a profiler, min of $REPS runs, s."
+	echo "- **native**: the timed section (section()) without a profiler, min of $REPS runs, s;"
+	echo "  **spread**: their slowest over their fastest, %: over $NOISY_PCT% (**noisy**) the machine"
+	echo "  changed speed during them, and comp/native says more about the machine than pyuprof."
 	echo "- **cProfile**, **raw**, **comp**: cumtime of section() under cProfile (enabled around"
 	echo "  section() only, bench/fidelity/_fidelity.py; not for threads), and under"
 	echo "  pyuprof without and with overhead compensation (of $RECS recordings, each record --raw"
@@ -166,8 +173,8 @@ findings=""
 	echo "  **truth**: the known workload's own self times (bench/fidelity/known.py: each function's"
 	echo "  own work timed natively on its own, times its calls); cProfile against it too."
 	echo
-	echo "| py | workload | native | cProfile | raw | comp | comp/native | all $RECS | calib | lost | TVD cProf raw | TVD cProf comp | TVD sigsample raw | TVD sigsample comp | TVD austin raw | TVD austin comp | TVD truth raw | TVD truth comp | TVD cProf vs sigsample | TVD cProf vs truth | sigsample n |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| py | workload | native | spread | cProfile | raw | comp | comp/native | all $RECS | calib | lost | TVD cProf raw | TVD cProf comp | TVD sigsample raw | TVD sigsample comp | TVD austin raw | TVD austin comp | TVD truth raw | TVD truth comp | TVD cProf vs sigsample | TVD cProf vs truth | sigsample n |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for label in $PYTHONS; do
 		for w in $WORKLOADS; do
 			row "$label" "$w"

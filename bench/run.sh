@@ -32,6 +32,13 @@ stats_was=$(sysctl -n kernel.bpf_stats_enabled)
 trap 'sysctl -qw kernel.bpf_stats_enabled="$stats_was"; rm -rf "$tmp"' EXIT
 
 [[ $(id -u) -eq 0 ]] || { echo "bench: run as root (probes)" >&2; exit 1; }
+# what the run needs, checked before an hour of runs rather than at its end
+for f in build/pyuprof build/bench/bare build/bench/replay; do
+	[[ -x $f ]] || { echo "bench: $f is not built (make bench-tools)" >&2; exit 1; }
+done
+# A cell whose runs spread more than this (max over min, %) was measured on a machine that
+# changed speed meanwhile: its per-call figures are not resolved, and the table says so.
+NOISY_PCT=${NOISY_PCT:-10}
 
 workload_cmd() { # WORKLOAD -> argv after the interpreter
 	case $1 in
@@ -130,8 +137,9 @@ bpf_per_call() {
 	sed -n 's/.* \([0-9]*\) lost events.*/\1/p' <<<"$p"
 }
 
-stats() { # values... -> "min median"
-	printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[1], a[int((NR+1)/2)]}'
+stats() { # values... -> "min median spread", the spread (max over min) in %
+	printf '%s\n' "$@" | sort -g |
+		awk '{a[NR]=$1} END {printf "%s %s %.0f\n", a[1], a[int((NR+1)/2)], (a[NR] / a[1] - 1) * 100}'
 }
 
 {
@@ -150,11 +158,14 @@ stats() { # values... -> "min median"
 	echo "BPF ns/call: time inside the BPF programs per Python call (kernel.bpf_stats_enabled,"
 	echo "separate run), counting-only at the same points vs pyuprof, and the events pyuprof lost in"
 	echo "that run (default settings). Modes: see bench/run.sh."
+	echo "spread: the cell's slowest run over its fastest, in %; over $NOISY_PCT% it says **noisy**, and"
+	echo "a native cell so noisy leaves its workload's per-call figures and ratios unresolved."
 	echo
-	echo "| python | workload | calls | native ms | mode | min ms | median ms | ns/call |"
-	echo "|---|---|---|---|---|---|---|---|"
+	echo "| python | workload | calls | native ms | mode | min ms | median ms | ns/call | spread |"
+	echo "|---|---|---|---|---|---|---|---|---|"
 } >"$out.tmp"
 
+noisy=()
 for label in $PYS; do
 	py=$(py_path "$label") || continue
 	modes=${MODES:-"native switch both uretprobe tramp stage stagefloor pyuprof pyuprof-trap pyuprof-tramp pyuprof-uret pyuprof-ret cprofile"}
@@ -165,7 +176,7 @@ for label in $PYS; do
 	fi
 	for w in $WORKLOADS; do
 		declare -A med=()
-		calls=0
+		calls=0 rnote=""
 		for mode in $modes; do
 			# (the USDT exit is Debian's 3.11's)
 			[[ $mode == pyuprof-usdt && $label != deb3.11 ]] && continue
@@ -174,35 +185,52 @@ for label in $PYS; do
 				read -r secs calls < <(run_mode "$mode" "$py" "$w")
 				vals+=("$secs")
 			done
-			read -r mn md < <(stats "${vals[@]}")
+			read -r mn md spread < <(stats "${vals[@]}")
 			med[$mode]=$md
 			per=$(awk -v m="$md" -v n="${med[native]}" -v c="$calls" \
 				'BEGIN {printf "%.0f", (m - n) * 1e9 / c}')
-			printf '| %s | %s | %s | %.1f | %s | %.1f | %.1f | %s |\n' "$label" "$w" \
+			note=$spread%
+			if ((spread > NOISY_PCT)); then
+				note="$spread% **noisy**"
+				if [[ $mode == native ]]; then
+					noisy+=("$label/$w")
+					rnote="native **noisy**"
+				fi
+			fi
+			printf '| %s | %s | %s | %.1f | %s | %.1f | %.1f | %s | %s |\n' "$label" "$w" \
 				"$calls" "$(awk -v n="${med[native]}" 'BEGIN {print n*1000}')" "$mode" \
 				"$(awk -v v="$mn" 'BEGIN {print v*1000}')" \
-				"$(awk -v v="$md" 'BEGIN {print v*1000}')" "$per" >>"$out.tmp"
+				"$(awk -v v="$md" 'BEGIN {print v*1000}')" "$per" "$note" >>"$out.tmp"
 		done
 		# the batch (pyuprof's default) over the staging anchor's floor, the per-call
 		# trampoline over its counting-only probes (the floors of the two designs)
 		if [[ -n ${med[stage]:-} && -n ${med[pyuprof]:-} ]]; then
 			awk -v p="${med[pyuprof]}" -v b="${med[stage]}" -v n="${med[native]}" \
-				-v l="$label" -v w="$w" 'BEGIN {printf "| %s | %s | | | **pyuprof/stage** | | | **%.2f** |\n",
-				l, w, (p - n) / (b - n)}' >>"$out.tmp"
+				-v l="$label" -v w="$w" -v z="$rnote" 'BEGIN {printf "| %s | %s | | | **pyuprof/stage** | | | **%.2f** | %s |\n",
+				l, w, (p - n) / (b - n), z}' >>"$out.tmp"
 		fi
 		if [[ -n ${med[pyuprof-tramp]:-} && -n ${med[$bare]:-} ]]; then
 			awk -v p="${med[pyuprof-tramp]}" -v b="${med[$bare]}" -v n="${med[native]}" \
-				-v l="$label" -v w="$w" 'BEGIN {printf "| %s | %s | | | **pyuprof-tramp/bare** | | | **%.2f** |\n",
-				l, w, (p - n) / (b - n)}' >>"$out.tmp"
+				-v l="$label" -v w="$w" -v z="$rnote" 'BEGIN {printf "| %s | %s | | | **pyuprof-tramp/bare** | | | **%.2f** | %s |\n",
+				l, w, (p - n) / (b - n), z}' >>"$out.tmp"
 		fi
 		if [[ -z ${NO_BPF_STATS:-} ]]; then
 			read -r bb bp lost < <(bpf_per_call "$bare" "$py" "$w")
-			printf '| %s | %s | | | BPF ns/call bare, pyuprof; lost events | | | %s, %s; %s |\n' \
+			printf '| %s | %s | | | BPF ns/call bare, pyuprof; lost events | | | %s, %s; %s | |\n' \
 				"$label" "$w" "$bb" "$bp" "$lost" >>"$out.tmp"
 		fi
 		unset med
 	done
 done
+
+if ((${#noisy[@]})); then
+	{
+		echo
+		echo "**Noisy run**: native runs spread over $NOISY_PCT% in ${#noisy[@]} cell(s) (${noisy[*]}):"
+		echo "the machine changed speed during them, and their per-call figures are not resolved."
+	} >>"$out.tmp"
+	echo "bench: native runs spread over $NOISY_PCT% in: ${noisy[*]} (a noisy machine)" >&2
+fi
 
 # where the exit probe can sit: fib only, per-call ns over native (median of REPS)
 {
@@ -234,7 +262,7 @@ for label in $PYS; do
 			secs=
 		done
 		if ((${#vals[@]})); then
-			read -r _ md < <(stats "${vals[@]}")
+			read -r _ md _ < <(stats "${vals[@]}")
 			row="$row | $(awk -v m="$md" -v n="$nat" -v c="$calls" 'BEGIN {printf "%.0f", (m - n) * 1e9 / c}')"
 		else
 			row="$row | n/a"
