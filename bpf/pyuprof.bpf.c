@@ -228,7 +228,8 @@ emit:
 	shadow_push(sh, chain_ok ? frame : 0, code, next, chain, chain_code, back);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		__sync_fetch_and_add(&stats.lost_calls, 1);
+		if (!(flags & CALL_GEN_CREATE)) /* (not a call: cProfile counts none) */
+			__sync_fetch_and_add(&stats.lost_calls, 1);
 		return 0;
 	}
 	e->type = EV_CALL;

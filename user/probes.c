@@ -277,6 +277,8 @@ static int load(struct probes *tr, const struct py_target *t, enum exits exits, 
 	bpf_program__set_autoload(skel->progs.stage_at_exec, exits == EXITS_BATCH);
 	/* make bench: the same probes, counting only (the floor of their placement) */
 	skel->rodata->count_only = getenv("PYUPROF_BENCH_COUNT_ONLY") != NULL;
+	/* tests/batch.bats: a full ring loses staged records rather than wait */
+	skel->rodata->test_no_wait = getenv("PYUPROF_TEST_NO_WAIT") != NULL;
 	skel->rodata->cpu_clock = tracer_cpu_clock;
 	if (t->offsets->PyInterpreterFrame_size) /* FRAME_SPECIALS_SIZE */
 		skel->rodata->frame_specials = (t->offsets->PyInterpreterFrame_size - 1) / 8;
