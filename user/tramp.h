@@ -19,7 +19,7 @@
  *         (include/stage.h). A batch page's hook points here; a call it does not stage (3.12+:
  *         another interpreter's; one from an entry shim) goes to +0.
  *   then the parameters: the slot (the function's second instruction; for a pass-through page,
- *   the function), the hand-back's, the identity "pyuprof-tramp 3" and the function's address,
+ *   the function), the hand-back's, the identity (IDENT, tramp.c) and the function's address,
  *   the batch path's (its staging area, where it reads frames, code objects and strings).
  *
  * The code and its parameters are tramp_code.S, copied and filled in by tramp__build.

@@ -674,7 +674,7 @@ p_remaining_off: .long 0	/* and py_recursion_remaining */
 p_depth_cap:	.long 0		/* TRAMP_HANDBACK_DEPTH */
 	.long 0
 	.globl tramp_ident
-tramp_ident:	.zero 32	/* "pyuprof-tramp 3", the function's address */
+tramp_ident:	.zero 32	/* IDENT (tramp.c), the function's address */
 /* the batch path's: the stage (0: no batch path), and where it reads the target */
 b_stage:	.quad 0
 b_main_interp:	.quad 0		/* 3.12+: the interpreter that stages (its GIL is the stage's) */
