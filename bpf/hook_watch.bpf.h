@@ -45,18 +45,35 @@ struct {
 } perf_init_args SEC(".maps");
 
 /*
+ * Whether the calling thread blocks REQUEST_SIGNAL (pthread_sigmask: a program that keeps its
+ * signals to one thread blocks them in the others). Sent, it would wait there, pending, while
+ * the thread runs on: a request it made would be done late, and a full ring's records, which
+ * the thread goes on to write over, read wrong.
+ */
+static __always_inline bool request_signal_blocked(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return BPF_CORE_READ(task, blocked.sig[0]) & (1ULL << (REQUEST_SIGNAL - 1));
+}
+
+/*
  * Asks user space for what. The thread is sent REQUEST_SIGNAL while user space holds the
  * target: the signal is taken on the way back to user mode, so this thread runs no further
- * instruction of the target before user space has done the request. With must_stop, a request
- * whose thread cannot be stopped so is not sent. Returns whether the thread was signalled.
+ * instruction of the target before user space has done the request. A thread that blocks the
+ * signal is not sent it: user space does its request with the whole process stopped, later.
+ * With must_stop, a request whose thread cannot be stopped so is not sent. Returns whether
+ * the thread was signalled.
  */
 static __always_inline bool send_request(__u64 addr, __u32 what, __u32 tid, __u64 now,
 					 bool must_stop)
 {
 	struct ev_request *e;
-	bool signalled;
+	bool signalled, blocked = signal_requests && request_signal_blocked();
 
-	if (must_stop && !signal_requests)
+	if (blocked)
+		__sync_fetch_and_add(&exit_stats.signal_blocked, 1);
+	if (must_stop && (!signal_requests || blocked))
 		return false;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
@@ -69,7 +86,7 @@ static __always_inline bool send_request(__u64 addr, __u32 what, __u32 tid, __u6
 	e->ts_ns = now;
 	e->addr = addr;
 	e->what = what;
-	signalled = signal_requests && !bpf_send_signal_thread(REQUEST_SIGNAL);
+	signalled = signal_requests && !blocked && !bpf_send_signal_thread(REQUEST_SIGNAL);
 	e->signalled = signalled;
 	if (must_stop && !signalled) {
 		bpf_ringbuf_discard(e, 0);

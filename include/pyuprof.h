@@ -206,10 +206,12 @@ struct pyuprof_stats {
 	__u64 foreign_hook;	/* entries seen with someone else's eval_frame hook in place */
 };
 
-/* How the calls came in (not part of the raw format: a raw recording has the flags) */
+/* How the calls came in, and how requests were taken (not part of the raw format: a raw
+ * recording has the flags) */
 struct pyuprof_exit_stats {
 	__u64 direct_calls; /* entries that bypassed the trampoline (PROBE_EVAL_DIRECT) */
 	__u64 uret_lost;    /* of those, entered past URETPROBE_DEPTH_MAX: no return probe */
+	__u64 signal_blocked; /* requests of a thread that blocks REQUEST_SIGNAL: not stopped */
 };
 
 #endif /* __PYUPROF_H */

@@ -318,6 +318,11 @@ void proc_rec__end(struct proc_rec *pr, uint64_t now_ns)
 	proc_rec__add_counters(&pr->bstats, &s);
 	probes__exit_counters(pr->tr, &xs);
 	pr->direct_calls += xs.direct_calls;
+	if (xs.signal_blocked)
+		wlog("pid %d blocks SIGURG in a thread (the signal pyuprof stops a thread with): %llu "
+		     "times one could not be stopped when pyuprof had to act (it acted later, with "
+		     "the process stopped; records with no room in the ring buffer were counted as "
+		     "lost instead of waited for)", pr->pid, (unsigned long long)xs.signal_blocked);
 	if (!probes__run_time(pr->tr, &run_ns, &runs)) {
 		pr->bpf_run_ns += run_ns;
 		pr->bpf_runs += runs;

@@ -8,6 +8,10 @@
                                       for cProfile, same call paths as --serve
     long_running.py --loop SECONDS    print "ready PID", run rounds back to back for
                                       SECONDS, then print "rounds N"
+    long_running.py --loop-masked SECONDS
+                                      the same with every signal it can block blocked
+                                      (pthread_sigmask), as a program that keeps its
+                                      signals to one thread does in the others
 
 In --serve mode the process does nothing between rounds (it waits in sigtimedwait, a
 C call), so a profiler attached before the first SIGUSR1 and stopped after the last
@@ -79,8 +83,9 @@ def wait_signal(deadline):
 
 
 def main(argv):
-    if len(argv) != 3 or argv[1] not in ("--serve", "--rounds", "--loop"):
-        sys.exit("usage: long_running.py --serve SECONDS | --rounds K | --loop SECONDS")
+    if len(argv) != 3 or argv[1] not in ("--serve", "--rounds", "--loop", "--loop-masked"):
+        sys.exit("usage: long_running.py --serve SECONDS | --rounds K | --loop SECONDS | "
+                 "--loop-masked SECONDS")
     mode, arg = argv[1], float(argv[2])
     if mode == "--rounds":
         rounds = serve(lambda n: n < arg)
@@ -91,6 +96,8 @@ def main(argv):
         print("ready", os.getpid(), flush=True)
         rounds = serve(lambda n: wait_signal(deadline))
     else:
+        if mode == "--loop-masked":
+            signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
         deadline = time.monotonic() + arg
         print("ready", os.getpid(), flush=True)
         rounds = serve(lambda n: time.monotonic() < deadline)
