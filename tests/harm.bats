@@ -181,3 +181,28 @@ check_recursion_launch() {
 	require_bpf
 	python3 "$TOOLS/attach_cycles.py" "$PYUPROF" "$PY" 100 "$BATS_TEST_TMPDIR"
 }
+
+# A thread that blocks SIGURG, attached to while its ring fills (pyuprof stopped for a second:
+# every flush then asks pyuprof to act): it must not be sent the SIGURG pyuprof stops a thread
+# with, since it would not stop, and the signal would wait, pending, past the detach. Before,
+# it did: the program, once it handled SIGURG and unblocked it, got one it never sent (the
+# fixture prints the SIGURGs pending then: natively 0).
+@test "harm: a thread that blocks SIGURG gets no stray SIGURG from an attach (3.12)" {
+	require_py 3.12
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	start_bg target.out target.err "$PY" "$TARGETS/long_running.py" --loop-masked 12
+	TARGET=$BG_PID
+	wait_for_line target.out '^ready' 20 "$TARGET"
+	start_bg rec.out rec.err "$PYUPROF" record --ringbuf-mb 1 -p "$TARGET" -d 2 -o out.prof
+	wait_for_line rec.err 'recording pid' 30 "$BG_PID"
+	kill -STOP "$BG_PID"
+	sleep 1 # (the stall's length: the 1 MiB ring fills in milliseconds)
+	kill -CONT "$BG_PID"
+	wait "$BG_PID" || { cat rec.err; return 1; }
+	wait_exit "$TARGET" 30
+	grep -v '^round ' target.out
+	[[ $EXIT_STATUS == 0 ]] && grep -qx 'SIGURG 0' target.out
+	# pyuprof had to act while the thread blocked the signal (else this tests nothing)
+	grep -q 'blocks SIGURG in a thread' rec.err || { cat rec.err; return 1; }
+}

@@ -11,7 +11,9 @@
     long_running.py --loop-masked SECONDS
                                       the same with every signal it can block blocked
                                       (pthread_sigmask), as a program that keeps its
-                                      signals to one thread does in the others
+                                      signals to one thread does in the others; then it
+                                      handles SIGURG, unblocks them, and prints "SIGURG N":
+                                      the SIGURGs that were pending (natively 0)
 
 In --serve mode the process does nothing between rounds (it waits in sigtimedwait, a
 C call), so a profiler attached before the first SIGUSR1 and stopped after the last
@@ -102,6 +104,11 @@ def main(argv):
         print("ready", os.getpid(), flush=True)
         rounds = serve(lambda n: time.monotonic() < deadline)
     print("rounds", rounds, flush=True)
+    if mode == "--loop-masked":
+        got = []
+        signal.signal(signal.SIGURG, lambda signum, frame: got.append(signum))
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, signal.valid_signals())
+        print("SIGURG", len(got), flush=True)
 
 
 if __name__ == "__main__":
