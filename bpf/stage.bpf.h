@@ -61,6 +61,9 @@ STAGE_BATCH_REC(ev_batch_c4, STAGE_C4);
 			_e->h.tid = (tid_);                                                       \
 			_e->h.bytes = _n;                                                        \
 			_e->h.from = (from_);                                                    \
+			_e->h.first = (from_) == stage_copy_start;                               \
+			_e->h.pad = 0;                                                           \
+			_e->h.pad2 = 0;                                                          \
 			if (bpf_probe_read_user(_e->data, _n,                                    \
 						(void *)(stage_addr + STAGE_BUF + (from_)))) {    \
 				_e->h.bytes = 0;                                                 \
@@ -78,12 +81,12 @@ struct stage_copy_ctx {
 	__u32 tid;
 };
 
-/* stage_lost_step's scan: where the copy began and where it stopped, the next word, the end.
- * Globals, not in a bpf_loop context on the stack, whose every value the verifier tracks: a
+/* Where the copy began (its first chunk says so: ev_batch.first), and for stage_lost_step's
+ * scan where it stopped, the next word, the end. Globals, not in a bpf_loop context on the stack, whose every value the verifier tracks: a
  * flag there for "stopped" doubled the states of each program that copies (its load took
  * 0.4 s longer), and a walk by records of three lengths never settled into states it could
  * prune. Only the thread that owns the records copies them (see stage_r). */
-__u64 stage_lost_start = 0, stage_lost_at = 0, stage_lost_from = 0, stage_lost_to = 0;
+__u64 stage_copy_start = 0, stage_lost_at = 0, stage_lost_from = 0, stage_lost_to = 0;
 
 /* bpf_loop's step over the words of the records that had no room in the ring (from where the
  * copy stopped, and the three words before: an entry a chunk cut there is lost too): each
@@ -141,8 +144,8 @@ static long stage_copy_step(__u32 i, void *data)
 #undef STAGE_STEP
 	if (err) {
 		stage_lost_from = cp->from;
-		stage_lost_at = stage_lost_from >= stage_lost_start + STAGE_ENTRY_BYTES - 8 ?
-					stage_lost_from - (STAGE_ENTRY_BYTES - 8) : stage_lost_start;
+		stage_lost_at = stage_lost_from >= stage_copy_start + STAGE_ENTRY_BYTES - 8 ?
+					stage_lost_from - (STAGE_ENTRY_BYTES - 8) : stage_copy_start;
 		stage_lost_to = cp->to;
 		bpf_loop(STAGE_BUF_BYTES / 8 + 4, stage_lost_step, NULL, 0);
 		return 1;
@@ -157,7 +160,7 @@ static __always_inline void stage_copy(__u64 from, __u64 to, __u32 tid)
 	struct stage_copy_ctx c = { .from = from, .to = to < STAGE_BUF_BYTES ? to : STAGE_BUF_BYTES,
 				    .tid = tid };
 
-	stage_lost_start = from;
+	stage_copy_start = from;
 	bpf_loop(STAGE_BUF_BYTES / STAGE_DATA(STAGE_C1) + 2, stage_copy_step, &c, 0);
 }
 

@@ -125,14 +125,18 @@ struct ev_thread {
 _Static_assert(sizeof(struct ev_thread) == 32, "ev_thread layout");
 
 /* Records staged by the trampoline (include/stage.h), as it wrote them, all of one thread;
- * bytes of them follow, from offset from of the staging buffer (a chunk may end inside a
- * record, which the next chunk of the batch, from where it ended, goes on with). */
+ * bytes of them follow, from offset from of the staging buffer. A chunk may end inside a
+ * record, which the next chunk of the same copy, from where it ended, goes on with. A copy
+ * begins at a record's head (first): a record an earlier chunk ended inside, whose copy then
+ * found no room for the rest, was lost, even if this chunk starts at the offset it ended at. */
 struct ev_batch {
 	__u32 type;
 	__u32 tid;
 	__u32 bytes;
 	__u32 from;
-	__u64 pad2[2];
+	__u32 first; /* the copy's first chunk */
+	__u32 pad;
+	__u64 pad2;
 };
 _Static_assert(sizeof(struct ev_batch) == 32, "ev_batch layout");
 

@@ -290,7 +290,8 @@ static void hand_rest(struct proc_rec *pr)
 {
 	if (!pr->rest.data)
 		return;
-	recorder__staged(&pr->rec, pr->rest.tid, pr->rest.from, pr->rest.data, pr->rest.bytes);
+	recorder__staged(&pr->rec, pr->rest.tid, pr->rest.from, true, pr->rest.data,
+			 pr->rest.bytes);
 	free(pr->rest.data);
 	memset(&pr->rest, 0, sizeof(pr->rest));
 }

@@ -242,17 +242,19 @@ static int staged_record(struct recorder *r, uint32_t tid, const uint64_t *w)
  * Records the trampoline staged (include/stage.h), thread tid's, become the calls and returns
  * the per-call probes would have sent, so that everything after (the raw recording too) is as
  * it is without the batch. Their TSC stamps become CLOCK_MONOTONIC. A record a chunk ended
- * inside waits for the next chunk of that batch (the same thread's, from where it ended);
- * anything else in between means the rest was lost (the ring had no room), and so is it.
+ * inside waits for the next chunk of that copy (the same thread's, from where it ended, not
+ * a copy's first); anything else in between means the rest was lost (the ring had no room),
+ * and so is it.
  */
-int recorder__staged(struct recorder *r, uint32_t tid, uint32_t from, const void *bytes,
-		     uint32_t size)
+int recorder__staged(struct recorder *r, uint32_t tid, uint32_t from, bool first,
+		     const void *bytes, uint32_t size)
 {
 	const uint8_t *p = bytes;
 	uint32_t at = 0, n, take;
 	int err = 0;
 
-	if (r->cut_bytes && (tid != r->cut_tid || from != r->cut_end)) {
+	/* (a copy that begins where the cut ended is another batch's, after the rest was lost) */
+	if (r->cut_bytes && (first || tid != r->cut_tid || from != r->cut_end)) {
 		r->staged_bad++;
 		r->cut_bytes = 0;
 	}
@@ -307,7 +309,7 @@ static int on_batch(struct recorder *r, const struct ev_batch *b, size_t size)
 {
 	if (sizeof(*b) + (size_t)b->bytes > size)
 		return r->err = -EINVAL;
-	return recorder__staged(r, b->tid, b->from, b + 1, b->bytes);
+	return recorder__staged(r, b->tid, b->from, b->first, b + 1, b->bytes);
 }
 
 /*
@@ -339,7 +341,7 @@ static int stage_rest(struct recorder *r, const struct ev_request *q)
 			return -ENOMEM;
 		unread = proc__read(r->live_pid, r->stage + STAGE_BUF + from, data, w - from) != 0;
 		if (!unread)
-			err = recorder__staged(r, owner, from, data, (uint32_t)(w - from));
+			err = recorder__staged(r, owner, from, true, data, (uint32_t)(w - from));
 		free(data);
 	}
 	if (unread) /* the process ended while its thread waited */

@@ -51,9 +51,10 @@ int recorder__handle(void *ctx, void *data, size_t size);
 
 /* size bytes of records thread tid staged (include/stage.h), from offset from of the staging
  * buffer: a chunk the BPF side copied out, or records user space read from the target
- * itself. Returns 0 or -errno. */
-int recorder__staged(struct recorder *r, uint32_t tid, uint32_t from, const void *bytes,
-		     uint32_t size);
+ * itself; first if they begin a copy (at a record's head: ev_batch.first). Returns 0 or
+ * -errno. */
+int recorder__staged(struct recorder *r, uint32_t tid, uint32_t from, bool first,
+		     const void *bytes, uint32_t size);
 /* No record comes after this: the entry staged last, whose chain record (if it has one) came
  * or would have come next, is handled now. Returns 0 or -errno. */
 int recorder__staged_end(struct recorder *r);

@@ -41,13 +41,16 @@ static uint64_t stamp(struct stream *s, uint64_t tag)
 }
 
 /* A code flush's pause; A (from B, whose code a chain names) calling C ROUNDS times, C under
- * A without a chain (A on top), every other C returning a generator's None; A returns. */
-static void build(struct stream *s)
+ * A without a chain (A on top), every other C returning a generator's None; A returns. With
+ * lead, an exit between the pause and A's entry (so that A's entry is 8 bytes further on). */
+static void build_lead(struct stream *s, bool lead)
 {
 	memset(s, 0, sizeof(*s));
 	s->tsc = __rdtsc();
 	put(s, stamp(s, STAGE_TAG_PAUSE));
 	put(s, s->tsc + 500);
+	if (lead)
+		put(s, stamp(s, STAGE_TAG_EXIT));
 	put(s, stamp(s, STAGE_TAG_ENTRY));
 	put(s, FRAME_A);
 	put(s, CODE_A);
@@ -64,6 +67,11 @@ static void build(struct stream *s)
 		put(s, stamp(s, i & 1 ? STAGE_TAG_EXIT_NONE : STAGE_TAG_EXIT));
 	}
 	put(s, stamp(s, STAGE_TAG_EXIT));
+}
+
+static void build(struct stream *s)
+{
+	build_lead(s, false);
 }
 
 struct run {
@@ -103,7 +111,7 @@ static int feed(struct run *u, const struct stream *s, uint32_t piece, uint32_t 
 
 	while (!err && at < bytes) {
 		n = piece && bytes - at > piece ? piece : bytes - at;
-		err = recorder__staged(&u->r, 1, base + at, (const uint8_t *)s->w + at, n);
+		err = recorder__staged(&u->r, 1, base + at, at == 0, (const uint8_t *)s->w + at, n);
 		at += n;
 	}
 	return err ? err : recorder__staged_end(&u->r);
@@ -153,7 +161,7 @@ TEST(a_cut_record_whose_rest_was_lost_is_dropped)
 	build(&s);
 	REQUIRE(!run_up(&u));
 	/* the pause and the first 8 bytes of A's entry; its rest never comes */
-	CHECK(!recorder__staged(&u.r, 1, 0, s.w, STAGE_PAUSE_BYTES + 8));
+	CHECK(!recorder__staged(&u.r, 1, 0, true, s.w, STAGE_PAUSE_BYTES + 8));
 	CHECK(u.r.cut_bytes == 8);
 	/* the next batch, from the start of the buffer: the stream again */
 	CHECK(!feed(&u, &s, 40, 0));
@@ -164,9 +172,39 @@ TEST(a_cut_record_whose_rest_was_lost_is_dropped)
 	profile__free(u.r.prof);
 	/* another thread's records in between: the same */
 	REQUIRE(!run_up(&u));
-	CHECK(!recorder__staged(&u.r, 1, 0, s.w, STAGE_PAUSE_BYTES + 8));
-	CHECK(!recorder__staged(&u.r, 2, STAGE_PAUSE_BYTES + 8, s.w + 3, 24));
+	CHECK(!recorder__staged(&u.r, 1, 0, true, s.w, STAGE_PAUSE_BYTES + 8));
+	CHECK(!recorder__staged(&u.r, 2, STAGE_PAUSE_BYTES + 8, false, s.w + 3, 24));
 	CHECK(u.r.staged_bad >= 1 && u.r.cut_bytes == 0);
+	profile__free(u.r.prof);
+}
+
+/* A copy whose rest found no room, then a later batch's copy (its first chunk) that begins at
+ * the very offset the cut ended at: not the rest. Before, the two were joined into a record of
+ * words of both, and everything after it in the chunk read out of step (calls that were never
+ * made, on top of the lost ones counted). */
+TEST(a_copy_starting_where_a_cut_ended_is_not_its_rest)
+{
+	struct stream s, later;
+	struct run u;
+	const struct call_stats *a, *c;
+	uint32_t cut = STAGE_PAUSE_BYTES + 8, bytes;
+
+	REQUIRE(!tsc__calibrate());
+	build(&s);
+	build_lead(&later, true); /* A's entry at offset cut */
+	REQUIRE(!run_up(&u));
+	CHECK(!recorder__staged(&u.r, 1, 0, true, s.w, cut));
+	CHECK(u.r.cut_bytes == 8);
+	/* the later batch's records from offset cut on: whole records, a copy of their own */
+	bytes = later.n * 8 - cut;
+	CHECK(!recorder__staged(&u.r, 1, cut, true, (const uint8_t *)later.w + cut, bytes));
+	CHECK(!recorder__staged_end(&u.r));
+	profile__finish(u.r.prof, UINT64_MAX);
+	CHECK(u.r.staged_bad == 1);
+	a = stats(&u, "a");
+	c = stats(&u, "c");
+	CHECK(a && a->calls == 1);
+	CHECK(c && c->calls == ROUNDS);
 	profile__free(u.r.prof);
 }
 
@@ -175,6 +213,7 @@ int main(void)
 	static const struct test_case cases[] = {
 		TEST_CASE(records_cut_between_chunks_read_as_whole_ones),
 		TEST_CASE(a_cut_record_whose_rest_was_lost_is_dropped),
+		TEST_CASE(a_copy_starting_where_a_cut_ended_is_not_its_rest),
 	};
 
 	return test_run(cases, TEST_COUNT(cases));
