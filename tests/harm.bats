@@ -182,7 +182,7 @@ check_recursion_launch() {
 	python3 "$TOOLS/attach_cycles.py" "$PYUPROF" "$PY" 100 "$BATS_TEST_TMPDIR"
 }
 
-# A thread that blocks SIGURG, attached to while its ring fills (pyuprof stopped for a second:
+# A thread that blocks SIGURG, attached to while its ring fills (pyuprof stopped meanwhile:
 # every flush then asks pyuprof to act): it must not be sent the SIGURG pyuprof stops a thread
 # with, since it would not stop, and the signal would wait, pending, past the detach. Before,
 # it did: the program, once it handled SIGURG and unblocked it, got one it never sent (the
@@ -196,9 +196,8 @@ check_recursion_launch() {
 	wait_for_line target.out '^ready' 20 "$TARGET"
 	start_bg rec.out rec.err "$PYUPROF" record --ringbuf-mb 1 -p "$TARGET" -d 2 -o out.prof
 	wait_for_line rec.err 'recording pid' 30 "$BG_PID"
-	kill -STOP "$BG_PID"
-	sleep 1 # (the stall's length: the 1 MiB ring fills in milliseconds)
-	kill -CONT "$BG_PID"
+	# pyuprof stopped while the target runs 400 rounds (3.7 MB of records; the ring holds 1)
+	run_while_stopped "$BG_PID" target.out 400
 	wait "$BG_PID" || { cat rec.err; return 1; }
 	wait_exit "$TARGET" 30
 	grep -v '^round ' target.out

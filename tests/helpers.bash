@@ -202,6 +202,21 @@ poll_until() {
 	return 1
 }
 
+# has_rounds FILE N: FILE (a long_running.py target's stdout) has N "round" lines or more
+has_rounds() {
+	(($(grep -c '^round ' "$1" 2>/dev/null || true) >= $2))
+}
+
+# run_while_stopped PID FILE ROUNDS: stops PID (pyuprof) until the long_running.py target
+# whose stdout is FILE has run ROUNDS more rounds meanwhile, then lets it go on
+run_while_stopped() {
+	local n
+	n=$(grep -c '^round ' "$2" 2>/dev/null || true)
+	kill -STOP "$1"
+	poll_until 60 has_rounds "$2" $((n + $3)) || { kill -CONT "$1"; echo "no rounds run" >&2; return 1; }
+	kill -CONT "$1"
+}
+
 # wait_for_state PID REGEX TIMEOUT: waits until PID's State line in /proc/PID/status matches
 # the extended REGEX (e.g. 't \(tracing stop\)').
 wait_for_state() {
