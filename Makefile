@@ -35,13 +35,13 @@ deps:
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/pyuprof.bpf.o: bpf/pyuprof.bpf.c $(wildcard bpf/*.h include/*.h) $(VMLINUX) | $(OUTPUT) deps
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h include/*.h) $(VMLINUX) | $(OUTPUT) deps
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ivmlinux/$(ARCH) -c $< -o $@
 
-$(OUTPUT)/pyuprof.skel.h: $(OUTPUT)/pyuprof.bpf.o
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< name pyuprof_bpf > $@.tmp && mv $@.tmp $@
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
 
 $(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user deps
 	$(call msg,CC,$@)
@@ -64,6 +64,7 @@ $(OUTPUT)/assets.checked: $(FLAMEGRAPH_ASSETS) | $(OUTPUT)
 
 # Only the modules that touch the skeleton wait for it.
 $(OUTPUT)/user/probes.o: $(OUTPUT)/pyuprof.skel.h
+$(OUTPUT)/user/hold_guard.o: $(OUTPUT)/hold_guard.skel.h
 
 $(OUTPUT)/libpyuprof.a: $(USER_OBJS)
 	$(call msg,AR,$@)

@@ -167,7 +167,8 @@ record_svg() {
 	((status == 0))
 	# fib, main and <module> drawn (countdown's share may be too small to tell from 0); fib's
 	# self-loop shows 2 primitive calls
-	[[ $output =~ kept\ ([0-9]+) ]] && ((BASH_REMATCH[1] >= 3))
+	[[ $output =~ kept\ ([0-9]+) ]] || return 1
+	((BASH_REMATCH[1] >= 3))
 	run -0 xmllint --xpath 'count(//*[local-name()="text"][.="fib"])' g.svg
 	[[ $output == 1 ]]
 	run -0 xmllint --xpath 'count(//*[local-name()="text"][.="<module>"])' g.svg

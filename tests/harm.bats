@@ -5,7 +5,8 @@
 # crashed at its first Python call), a fork pool finishes with no worker lost, a child that
 # pyuprof follows is left with its own code whichever way pyuprof ends, and recursion stops
 # where it stops natively (3.12+ spend a per-thread C budget per call once inlining is off),
-# also after a hundred attach/detach cycles on one process. Each fixture checks itself; the
+# also after a hundred attach/detach cycles on one process; a thread asleep in epoll_wait or
+# sigtimedwait sleeps on through pyuprof's stops (an interrupt ends those calls with EINTR). Each fixture checks itself; the
 # natively measured results are the truth. One @test line per interpreter (bats 1.8 collects
 # tests from the file's text).
 
@@ -68,6 +69,68 @@ check_recursion_launch() {
 		printf 'natively: %s\nrecorded: %s\n' "$native" "$output"
 		return 1
 	fi
+}
+
+# Every thread of PID is untraced (TracerPid 0): pyuprof let each one go.
+assert_untraced() {
+	local f tracer
+	for f in /proc/"$1"/task/*/status; do
+		tracer=$(sed -n 's/^TracerPid:[[:space:]]*//p' "$f" 2>/dev/null) || continue
+		[[ -z $tracer || $tracer == 0 ]] || { echo "$f: TracerPid $tracer" >&2; return 1; }
+	done
+}
+
+# Two threads asleep in epoll_wait and sigtimedwait, called raw (an EINTR is seen as it is),
+# while pyuprof attaches twice (main thread running Python calls, or asleep itself: then a
+# thread must be interrupted to make the trampoline's system calls in, and it is the main
+# one, in a call that restarts by itself), or launches the program and detaches at -d. Each
+# call must return what woke it, as natively; the asleep threads' frames are in the profile
+# (taken at the attach from their stacks), and every thread is let go.
+check_asleep() {
+	local mode=$1 i
+	require_py "$2"
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	if [[ $mode == launch ]]; then
+		start_bg rec.out rec.err "$PYUPROF" record -d 2 -o out1.prof -- \
+			"$PY" "$TARGETS/sleep_syscalls.py" --busy go
+		wait_for_line rec.out '^ready' 30 "$BG_PID"
+		wait_for_line rec.err 'wrote out1.prof' 60 "$BG_PID"
+		TARGET=$(pgrep -P "$BG_PID" -f sleep_syscalls) || { cat rec.err; return 1; }
+		poll_until 10 assert_untraced "$TARGET" 2>/dev/null
+		assert_untraced "$TARGET"
+		touch go
+		wait "$BG_PID" || { cat rec.err; return 1; }
+		cp rec.out target.out
+	else
+		start_bg target.out target.err "$PY" "$TARGETS/sleep_syscalls.py" \
+			$([[ $mode != asleep ]] && echo --busy) go
+		TARGET=$BG_PID
+		wait_for_line target.out '^ready' 20 "$TARGET"
+		for i in 1 2; do
+			if [[ $mode == dump ]]; then
+				run -0 --separate-stderr "$PYUPROF" dump -p "$TARGET"
+				[[ $output == *epoll_thread* ]] || { echo "$output"; return 1; }
+			else
+				run -0 --separate-stderr "$PYUPROF" record -q -p "$TARGET" -d 1 \
+					-o "out$i.prof"
+			fi
+			assert_unharmed "$TARGET"
+			poll_until 10 assert_untraced "$TARGET" 2>/dev/null
+			assert_untraced "$TARGET"
+		done
+		touch go
+		wait_exit "$TARGET" 30
+		[[ $EXIT_STATUS == 0 ]] || { cat target.out target.err; return 1; }
+	fi
+	cat target.out
+	grep -qx 'epoll_wait 1' target.out || return 1
+	grep -qx 'sigtimedwait 10' target.out || return 1
+	[[ $mode != dump ]] || return 0
+	for f in epoll_thread sigwait_thread; do
+		[[ $(python3 "$TOOLS/pstats_field.py" out1.prof "$f" ncalls) == 1 ]] ||
+			{ echo "$f is not in out1.prof once"; return 1; }
+	done
 }
 
 @test "harm: forked children run as natively, launch (3.8)" {
@@ -201,7 +264,51 @@ check_recursion_launch() {
 	wait "$BG_PID" || { cat rec.err; return 1; }
 	wait_exit "$TARGET" 30
 	grep -v '^round ' target.out
-	[[ $EXIT_STATUS == 0 ]] && grep -qx 'SIGURG 0' target.out
+	[[ $EXIT_STATUS == 0 ]] || return 1
+	grep -qx 'SIGURG 0' target.out || return 1
 	# pyuprof had to act while the thread blocked the signal (else this tests nothing)
 	grep -q 'blocks SIGURG in a thread' rec.err || { cat rec.err; return 1; }
+}
+
+@test "harm: threads asleep in epoll_wait and sigtimedwait sleep on through an attach (3.8)" {
+	check_asleep busy 3.8
+}
+
+@test "harm: threads asleep in epoll_wait and sigtimedwait sleep on through an attach (3.12)" {
+	check_asleep busy 3.12
+}
+
+@test "harm: threads asleep in epoll_wait and sigtimedwait sleep on through an attach (3.13)" {
+	check_asleep busy 3.13
+}
+
+@test "harm: threads asleep in epoll_wait and sigtimedwait sleep on through an attach (Debian 3.11)" {
+	check_asleep busy deb3.11
+}
+
+@test "harm: with every thread asleep, an attach interrupts only one whose call restarts (3.12)" {
+	check_asleep asleep 3.12
+}
+
+@test "harm: threads asleep in epoll_wait and sigtimedwait sleep on through a launch's detach (3.12)" {
+	check_asleep launch 3.12
+}
+
+@test "harm: threads asleep in epoll_wait and sigtimedwait sleep on through a dump (3.12)" {
+	check_asleep dump 3.12
+}
+
+# The launched program's parent, as PR_SET_PDEATHSIG sees it, is the thread that forked it:
+# pyuprof's holding thread ends with the recording (-d), the program must not get its signal.
+@test "harm: a launched program's parent-death signal does not fire as the recording ends (3.12)" {
+	require_py 3.12
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	run -0 --separate-stderr "$PYUPROF" record -q -d 0.5 -o out.prof -- "$PY" -c '
+import ctypes, time
+ctypes.CDLL(None).prctl(1, 15)  # PR_SET_PDEATHSIG, SIGTERM
+for _ in range(60):
+    time.sleep(0.05)
+print("survived")'
+	[[ $output == survived ]] || { echo "$output"; echo "$stderr"; return 1; }
 }

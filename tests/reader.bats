@@ -26,11 +26,14 @@ thread_nices() {
 	start_bg out err nice -n 3 "$PYUPROF" record -o ours.prof -- \
 		"$PY" "$TARGETS/long_running.py" --loop 2
 	wait_for_line out '^ready' 30 "$BG_PID"
+	# pyuprof's main thread (which waits), the thread that holds the target and runs the
+	# main loop, and the reader
 	run thread_nices "$BG_PID"
 	echo "$output"
-	[[ ${#lines[@]} == 2 ]]
+	[[ ${#lines[@]} == 3 ]]
 	[[ ${lines[0]} == "$BG_PID 3" ]]
-	[[ ${lines[1]} =~ ^[0-9]+\ 19$ ]]
+	[[ ${lines[1]} =~ ^[0-9]+\ 3$ ]]
+	[[ ${lines[2]} =~ ^[0-9]+\ 19$ ]]
 	wait "$BG_PID"
 	[[ $(summary_lost_events err) == 0 ]] || { cat err; return 1; }
 }

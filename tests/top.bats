@@ -77,7 +77,8 @@ top_on() {
 	grep -q '^pyuprof: .* detached from pid '"$pid"', which runs on$' top.err
 	# the terminal as it was: canonical mode and echo back on
 	wait_for_line stty.txt 'icanon' 5
-	grep -qw -- 'icanon' stty.txt && grep -qw -- 'echo' stty.txt
+	grep -qw -- 'icanon' stty.txt || return 1
+	grep -qw -- 'echo' stty.txt || return 1
 	# the target: running, not traced, and still doing its rounds
 	assert_unharmed "$pid"
 	grep -q '^TracerPid:[[:space:]]*0$' "/proc/$pid/status"

@@ -9,6 +9,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -372,14 +373,64 @@ static bool can_trace(void)
 	return proc__has_caps(1ull << 19);
 }
 
+/* What the thread that stops the target does, and what it gives back. */
+struct stopped_read {
+	struct dump *d;
+	pid_t pid;
+	const pid_t *running;
+	int nrun;
+	char *why;
+	size_t why_len;
+	bool stop_err; /* the target could not be stopped (said) */
+	int err;
+};
+
+/*
+ * Seizes the target, stops it, reads every thread's frames, lets it go. In a thread of its
+ * own, which ends right after: a thread of the target left asleep in a system call by the
+ * stop (ptrace_hold.h) is let go by the kernel as this thread exits.
+ */
+static void *read_stopped(void *arg)
+{
+	struct stopped_read *st = arg;
+	struct ptrace_hold *held = NULL;
+	uint64_t t0, t1, t2;
+	pid_t pid = st->pid;
+	int err;
+
+	err = ptrace_hold__seize(&held, pid, &(struct hold_cfg){ .guard = true });
+	t0 = clock__mono_ns();
+	if (!err)
+		err = ptrace_hold__stop(held, pid);
+	if (err) {
+		elog("cannot stop pid %d: %s%s", pid, strerror(-err),
+		     err == -EPERM ? " (is it traced by a debugger?)" : "");
+		ptrace_hold__release(held);
+		st->stop_err = true;
+		st->err = err;
+		return NULL;
+	}
+	t1 = clock__mono_ns();
+	err = py_target__check_live(st->d->t, st->why, st->why_len);
+	if (!err)
+		err = walk(st->d, held, st->running, st->nrun);
+	ptrace_hold__resume(held, pid);
+	t2 = clock__mono_ns();
+	ptrace_hold__release(held);
+	vlog("pid %d was stopped for %.3f ms: %.3f ms until every thread stood, %.3f ms of reading",
+	     pid, (t2 - t0) / 1e6, (t1 - t0) / 1e6, (t2 - t1) / 1e6);
+	st->err = err;
+	return NULL;
+}
+
 int dump__run(pid_t pid, bool json)
 {
 	static pid_t running[DUMP_MAX_THREADS];
 	struct py_target t;
 	struct dump d = { .t = &t };
-	struct ptrace_hold *held = NULL;
+	struct stopped_read st;
 	char why[512] = "";
-	uint64_t t0, t1, t2;
+	pthread_t th;
 	int err, nrun;
 
 	if (!can_trace()) {
@@ -401,25 +452,19 @@ int dump__run(pid_t pid, bool json)
 	/* whether each thread runs, as the kernel saw it just before the stop (which shows as
 	 * "t"); a thread that is "R" is running Python or C code, not blocked */
 	nrun = running_threads(pid, running, DUMP_MAX_THREADS);
-	err = ptrace_hold__seize(&held, pid, &(struct hold_cfg){ 0 });
-	t0 = clock__mono_ns();
-	if (!err)
-		err = ptrace_hold__stop(held, pid);
+	/* (a thread of the target left asleep by the stop is let go as that thread exits) */
+	st = (struct stopped_read){ .d = &d, .pid = pid, .running = running, .nrun = nrun,
+				    .why = why, .why_len = sizeof(why) };
+	err = pthread_create(&th, NULL, read_stopped, &st);
 	if (err) {
-		elog("cannot stop pid %d: %s%s", pid, strerror(-err),
-		     err == -EPERM ? " (is it traced by a debugger?)" : "");
+		elog("cannot start the thread that stops pid %d: %s", pid, strerror(err));
+		err = -err;
 		goto out;
 	}
-	t1 = clock__mono_ns();
-	err = py_target__check_live(&t, why, sizeof(why));
-	if (!err)
-		err = walk(&d, held, running, nrun);
-	ptrace_hold__resume(held, pid);
-	t2 = clock__mono_ns();
-	ptrace_hold__release(held);
-	held = NULL;
-	vlog("pid %d was stopped for %.3f ms: %.3f ms until every thread stood, %.3f ms of reading",
-	     pid, (t2 - t0) / 1e6, (t1 - t0) / 1e6, (t2 - t1) / 1e6);
+	pthread_join(th, NULL);
+	err = st.err;
+	if (st.stop_err)
+		goto out;
 	if (err) {
 		elog("cannot dump pid %d: %s", pid, *why ? why : strerror(-err));
 		goto out;
@@ -431,7 +476,6 @@ int dump__run(pid_t pid, bool json)
 	if (err)
 		elog("cannot write the stacks: %s", strerror(-err));
 out:
-	ptrace_hold__release(held);
 	dump_free(&d);
 	py_target__free(&t);
 	return err ? 1 : 0;

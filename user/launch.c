@@ -77,21 +77,18 @@ static void child(char **argv, int errfd, pid_t parent)
 	_exit(127);
 }
 
-int launch__start(char **argv, pid_t *pidp, struct py_target *t, int *exit_status, char *why,
-		 size_t why_len)
+int launch__fork(char **argv, pid_t *pidp, int *errfd)
 {
-	const long options = PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL;
-	bool stepping = false, in_syscall = false, woken = false;
-	int fds[2], st, sig, err, exec_errno = 0;
+	int fds[2];
 	pid_t pid, parent;
 
-	*exit_status = -1;
 	if (pipe2(fds, O_CLOEXEC))
 		return -errno;
 	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
-		err = -errno;
+		int err = -errno;
+
 		close(fds[0]);
 		close(fds[1]);
 		return err;
@@ -100,11 +97,22 @@ int launch__start(char **argv, pid_t *pidp, struct py_target *t, int *exit_statu
 		child(argv, fds[1], parent);
 	close(fds[1]);
 	*pidp = pid;
+	*errfd = fds[0];
+	return 0;
+}
 
+int launch__seize(pid_t pid, int errfd, char **argv, struct py_target *t, int *exit_status,
+		  char *why, size_t why_len)
+{
+	const long options = PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL;
+	bool stepping = false, in_syscall = false, woken = false;
+	int st, sig, err, exec_errno = 0;
+
+	*exit_status = -1;
 	/* seized, not PTRACE_TRACEME: only a seized tracee can be interrupted later */
 	if (waitpid(pid, &st, WUNTRACED) != pid || !WIFSTOPPED(st) ||
 	    ptrace(PTRACE_SEIZE, pid, NULL, (void *)options) || kill(pid, SIGCONT)) {
-		close(fds[0]);
+		close(errfd);
 		snprintf(why, why_len, "cannot trace the child process: %s", strerror(errno));
 		launch__abort(pid);
 		return -ECHILD;
@@ -117,7 +125,7 @@ int launch__start(char **argv, pid_t *pidp, struct py_target *t, int *exit_statu
 			break;
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			if (read(fds[0], &exec_errno, sizeof(exec_errno)) == sizeof(exec_errno)) {
+			if (read(errfd, &exec_errno, sizeof(exec_errno)) == sizeof(exec_errno)) {
 				snprintf(why, why_len, "cannot run '%s': %s", argv[0],
 					 strerror(exec_errno));
 				err = -exec_errno;
@@ -127,7 +135,7 @@ int launch__start(char **argv, pid_t *pidp, struct py_target *t, int *exit_statu
 					 "interpreter", argv[0]);
 				err = -ENOEXEC;
 			}
-			close(fds[0]);
+			close(errfd);
 			return err;
 		}
 		if (!WIFSTOPPED(st))
@@ -160,15 +168,28 @@ int launch__start(char **argv, pid_t *pidp, struct py_target *t, int *exit_statu
 			break;
 		}
 	}
-	close(fds[0]);
+	close(errfd);
 	snprintf(why, why_len, "lost track of the child process: %s", strerror(-err));
 	launch__abort(pid);
 	return err;
 
 found:
-	close(fds[0]);
+	close(errfd);
 	err = py_target__find(pid, t, why, why_len);
 	if (err)
 		launch__abort(pid);
 	return err;
+}
+
+int launch__start(char **argv, pid_t *pid, struct py_target *t, int *exit_status, char *why,
+		  size_t why_len)
+{
+	int errfd, err = launch__fork(argv, pid, &errfd);
+
+	if (err) {
+		*exit_status = -1;
+		snprintf(why, why_len, "cannot start %s: %s", argv[0], strerror(-err));
+		return err;
+	}
+	return launch__seize(*pid, errfd, argv, t, exit_status, why, why_len);
 }

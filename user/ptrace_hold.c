@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "hashmap.h"
+#include "hold_guard.h"
 #include "inject.h"
 #include "log.h"
 #include "proc.h"
@@ -42,6 +43,7 @@ enum hold_state {
 	HELD_STOPPED,	/* in a ptrace-stop we keep, resumed with pending_sig */
 	HELD_BIRTH,	/* a new process stopped at its first instruction, not yet born() */
 	HELD_LISTENING, /* in a group-stop of the target's own (SIGSTOP, Ctrl-Z) */
+	HELD_ASLEEP,	/* left asleep in a system call during a stop of ours, armed (guard) */
 	HELD_GONE,
 };
 
@@ -54,6 +56,8 @@ struct held {
 	bool stepping;	 /* resumed with PTRACE_SYSCALL: its loader is watched */
 	bool in_syscall; /* stepping: between a syscall's entry and exit stops */
 	bool group_stop; /* HELD_STOPPED in the target's own group-stop: resumed by LISTEN */
+	bool armed;	 /* armed in the guard (HELD_ASLEEP, or woken from it in this stop) */
+	long sleep_nr;	 /* HELD_ASLEEP: the system call it sleeps in */
 	/* a new process: its parent's event seen (parent set), its own first stop seen */
 	bool announced, born, unfollowed, shared;
 	pid_t parent;
@@ -75,6 +79,7 @@ struct ptrace_hold {
 	struct proc_event queue[MAX_QUEUED];
 	int qhead, qlen;
 	struct hold_cfg cfg;
+	struct hold_guard *guard; /* cfg.guard, where possible */
 };
 
 static struct held *find(const struct ptrace_hold *t, pid_t tid)
@@ -83,6 +88,17 @@ static struct held *find(const struct ptrace_hold *t, pid_t tid)
 		if (t->th[i].tid == tid && t->th[i].state != HELD_GONE)
 			return &t->th[i];
 	return NULL;
+}
+
+/* Whatever the guard holds of tid goes: its thread is gone, or tid is a new one's (a stale
+ * entry would take a signal of the target's, or of a request, as the guard's) */
+static void forget_guard(struct ptrace_hold *t, pid_t tid)
+{
+	if (!t->guard)
+		return;
+	hold_guard__disarm(t->guard, tid);
+	hold_guard__take(t->guard, tid);
+	hold_guard__missed(t->guard, tid);
 }
 
 static struct held *add(struct ptrace_hold *t, pid_t tid, pid_t pid, enum hold_state state)
@@ -95,6 +111,9 @@ static struct held *add(struct ptrace_hold *t, pid_t tid, pid_t pid, enum hold_s
 	for (i = 0; i < t->n; i++)
 		if (t->th[i].state == HELD_GONE)
 			break;
+	if (i < t->n)
+		forget_guard(t, t->th[i].tid);
+	forget_guard(t, tid);
 	if (i == t->n) {
 		if (t->n == t->cap) {
 			int cap = t->cap ? t->cap * 2 : 64;
@@ -169,6 +188,9 @@ static int create(struct ptrace_hold **out, pid_t pid, const struct hold_cfg *cf
 	t->cfg = *cfg;
 	t->cfg.follow = cfg->follow && cfg->on_birth;
 	t->options = HOLD_OPTIONS | (cfg->on_birth ? BIRTH_OPTIONS : 0);
+	if (cfg->guard && (err = hold_guard__open(&t->guard)))
+		dlog("no guard for the threads asleep in a system call (%s): a stop interrupts them",
+		     strerror(-err));
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	/* SIGCHLD is only read from the signalfd */
@@ -220,7 +242,7 @@ int ptrace_hold__seize(struct ptrace_hold **out, pid_t pid, const struct hold_cf
 					continue;
 				/* started by a thread seized already: the kernel attached it to
 				 * us (TRACECLONE); its first stop is still to come */
-				if (tracer == getpid()) {
+				if (tracer == (pid_t)syscall(SYS_gettid)) {
 					if (!add(t, tid, pid, HELD_NEWBORN)) {
 						err = -ENOMEM;
 						closedir(dir);
@@ -291,8 +313,10 @@ static bool is_stop_signal(int sig)
 static void forget_process(struct ptrace_hold *t, pid_t pid, pid_t keep)
 {
 	for (int i = 0; i < t->n; i++)
-		if (t->th[i].pid == pid && t->th[i].tid != keep)
+		if (t->th[i].pid == pid && t->th[i].tid != keep) {
+			forget_guard(t, t->th[i].tid);
 			t->th[i].state = HELD_GONE;
+		}
 }
 
 /* A new process's first stop and its parent's event are both in: on_birth (unless it shares
@@ -385,6 +409,7 @@ static int dispatch(struct ptrace_hold *t, pid_t tid, int st, int *status)
 	if (WIFEXITED(st) || WIFSIGNALED(st)) {
 		if (!h)
 			return 0;
+		forget_guard(t, tid);
 		h->state = HELD_GONE;
 		if (tid != h->pid)
 			return 0;
@@ -475,6 +500,18 @@ static int dispatch(struct ptrace_hold *t, pid_t tid, int st, int *status)
 		return 0;
 	}
 	/* signal-delivery-stop */
+	if (sig == REQUEST_SIGNAL && t->guard && hold_guard__take(t->guard, tid)) {
+		/* an armed thread woke from its system call during a stop of ours (or just
+		 * before its end): it stands here, before any instruction of its own, if the stop
+		 * lasts. (It made no request: it had not left the kernel.) */
+		if (keeps(t, h)) {
+			h->state = HELD_STOPPED;
+			h->pending_sig = 0;
+		} else {
+			resume(h, 0);
+		}
+		return 0;
+	}
 	if (sig == REQUEST_SIGNAL) {
 		/* the handler first reads the request, which marks the signal as ours; then the
 		 * thread's requests are done while it stands here */
@@ -544,10 +581,137 @@ static bool all_stopped(const struct ptrace_hold *t, pid_t pid)
 	return true;
 }
 
-int ptrace_hold__stop(struct ptrace_hold *t, pid_t pid)
+/*
+ * The system call tid sleeps in, or -1 if it does not sleep in one (it runs, or waits in the
+ * kernel for something else, like a page fault).
+ */
+static long asleep_in(pid_t pid, pid_t tid)
+{
+	char path[64], buf[32] = "";
+	long nr = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f) && buf[0] >= '0' && buf[0] <= '9')
+		nr = strtol(buf, NULL, 10);
+	fclose(f);
+	return nr;
+}
+
+/*
+ * Whether tid sleeps inside a system call's own code (its kernel stack has the call's
+ * __x64_sys_ frame), not in the work done on the way back to user mode after the call's exit
+ * was traced (memory.high throttling, task work, a freezer): from there it would return to user
+ * mode without another exit for the guard to see.
+ */
+static bool asleep_in_call(pid_t pid, pid_t tid)
+{
+	char path[64], line[256];
+	bool in_call = false, leaving = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stack", pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		in_call |= strstr(line, "__x64_sys_") != NULL;
+		leaving |= strstr(line, "exit_to_user_mode") != NULL;
+	}
+	fclose(f);
+	return in_call && !leaving;
+}
+
+/*
+ * A stop of ours leaves h asleep in its system call, armed, rather than interrupt it (see
+ * hold_guard.h for why). Armed first, then looked at: should it wake in between, the guard
+ * has it (it stops, or, seen awake here, it is interrupted as well: two stops, both ours), or
+ * it is no longer armed (a system call of its ended unstopped: then it is interrupted). Never
+ * a thread that blocks REQUEST_SIGNAL, now or once its call returns: it could not be stopped.
+ */
+static bool leave_asleep(struct ptrace_hold *t, struct held *h)
+{
+	uint64_t fs_base, masks;
+	long nr;
+
+	if (!t->guard || h->state != HELD_RUNNING || h->stepping ||
+	    hold_guard__query(t->guard, h->tid, &fs_base, &masks) ||
+	    (masks & (1ULL << (REQUEST_SIGNAL - 1))) || hold_guard__arm(t->guard, h->pid, h->tid))
+		return false;
+	h->armed = true;
+	nr = asleep_in(h->pid, h->tid);
+	if (nr < 0 || !asleep_in_call(h->pid, h->tid) || !hold_guard__armed(t->guard, h->tid)) {
+		hold_guard__disarm(t->guard, h->tid);
+		h->armed = false;
+		return false;
+	}
+	h->state = HELD_ASLEEP;
+	h->sleep_nr = nr;
+	return true;
+}
+
+/* The threads of pid (0: all) that were armed are no longer. */
+static void disarm(struct ptrace_hold *t, pid_t pid)
+{
+	bool any = false;
+
+	for (int i = 0; t->guard && i < t->n; i++) {
+		struct held *h = &t->th[i];
+
+		if (h->armed && (!pid || h->pid == pid)) {
+			hold_guard__disarm(t->guard, h->tid);
+			h->armed = false;
+		}
+		if (h->state == HELD_ASLEEP && (!pid || h->pid == pid))
+			h->state = HELD_RUNNING;
+		any |= h->armed;
+	}
+	if (t->guard && !any)
+		hold_guard__detach(t->guard);
+}
+
+/* A thread left asleep that woke and could not be stopped by the guard (it changed its mask
+ * meanwhile) runs: it is interrupted after all. */
+static void interrupt_missed(struct ptrace_hold *t, pid_t pid)
+{
+	for (int i = 0; t->guard && i < t->n; i++) {
+		struct held *h = &t->th[i];
+
+		if ((pid && h->pid != pid) || h->state != HELD_ASLEEP ||
+		    !hold_guard__missed(t->guard, h->tid))
+			continue;
+		dlog("pid %d: thread %d woke and could not be stopped by the guard: interrupted",
+		     h->pid, h->tid);
+		h->state = HELD_RUNNING;
+		if (ptrace(PTRACE_INTERRUPT, h->tid, NULL, NULL) && errno == ESRCH)
+			h->state = HELD_GONE;
+	}
+}
+
+/* Waits until no thread of pid (0: all) runs. Returns 0, -ESRCH or -ETIMEDOUT. */
+static int wait_stopped(struct ptrace_hold *t, pid_t pid)
 {
 	struct timespec ms = { 0, 1000000 };
-	int i, waited, err = 0;
+	int waited, err;
+
+	for (waited = 0; waited < STOP_TIMEOUT_MS; waited++) {
+		err = drain(t, NULL);
+		if (err == -ESRCH)
+			return err;
+		interrupt_missed(t, pid);
+		if (all_stopped(t, pid))
+			return 0;
+		nanosleep(&ms, NULL);
+	}
+	return -ETIMEDOUT;
+}
+
+int ptrace_hold__stop(struct ptrace_hold *t, pid_t pid)
+{
+	int i, err;
 
 	t->stopping = true;
 	t->stop_pid = pid;
@@ -555,7 +719,7 @@ int ptrace_hold__stop(struct ptrace_hold *t, pid_t pid)
 		struct held *h = &t->th[i];
 
 		if ((pid && h->pid != pid) ||
-		    (h->state != HELD_RUNNING && h->state != HELD_LISTENING))
+		    (h->state != HELD_RUNNING && h->state != HELD_LISTENING) || leave_asleep(t, h))
 			continue;
 		/* a listening thread (the target stopped itself) traps again when interrupted,
 		 * into a stop that can be detached from */
@@ -564,27 +728,26 @@ int ptrace_hold__stop(struct ptrace_hold *t, pid_t pid)
 		else if (h->state == HELD_LISTENING)
 			h->state = HELD_RUNNING; /* until that trap is seen */
 	}
-	for (waited = 0; !all_stopped(t, pid) && waited < STOP_TIMEOUT_MS; waited++) {
-		err = drain(t, NULL);
-		if (err == -ESRCH) {
-			t->stopping = false; /* what is left runs on; the exit is kept for handle */
-			return err;
-		}
-		if (!all_stopped(t, pid))
-			nanosleep(&ms, NULL);
+	err = wait_stopped(t, pid);
+	if (err == -ESRCH) {
+		t->stopping = false; /* what is left runs on; the exit is kept for handle */
+		disarm(t, pid);
+		return err;
 	}
-	if (!all_stopped(t, pid)) {
+	if (err) {
 		dlog("some threads of pid %d did not stop", pid ? pid : t->pid);
 		ptrace_hold__resume(t, pid);
-		return -ETIMEDOUT;
 	}
-	return 0;
+	return err;
 }
 
 int ptrace_hold__resume(struct ptrace_hold *t, pid_t pid)
 {
 	if (!pid || t->stop_pid == pid)
 		t->stopping = false;
+	/* first: a thread that wakes from here on runs on (a signal the guard sent meanwhile is
+	 * still taken as ours: dispatch) */
+	disarm(t, pid);
 	for (int i = 0; i < t->n; i++) {
 		struct held *h = &t->th[i];
 
@@ -614,13 +777,76 @@ int ptrace_hold__fs_bases(struct ptrace_hold *t, pid_t pid, pid_t *tids, uint64_
 	int i, n = 0;
 
 	for (i = 0; i < t->n && n < max; i++) {
-		if (t->th[i].pid != pid || t->th[i].state != HELD_STOPPED ||
-		    ptrace(PTRACE_GETREGS, t->th[i].tid, NULL, &regs))
+		if (t->th[i].pid != pid)
 			continue;
-		tids[n] = t->th[i].tid;
-		bases[n++] = regs.fs_base;
+		if (t->th[i].state == HELD_ASLEEP) {
+			uint64_t masks;
+
+			if (hold_guard__query(t->guard, t->th[i].tid, &bases[n], &masks))
+				continue;
+		} else if (t->th[i].state != HELD_STOPPED ||
+			   ptrace(PTRACE_GETREGS, t->th[i].tid, NULL, &regs)) {
+			continue;
+		} else {
+			bases[n] = regs.fs_base;
+		}
+		tids[n++] = t->th[i].tid;
 	}
 	return n;
+}
+
+/*
+ * System calls that a stop of ours restarts as if nothing happened (they return ERESTART*: no
+ * handler of the target's runs at our stop, so the kernel restarts them, with what is left of
+ * a timeout). Not so epoll_wait and its kin, which return EINTR.
+ */
+static bool restarts_itself(long nr)
+{
+	switch (nr) {
+	case SYS_futex:
+	case SYS_nanosleep:
+	case SYS_clock_nanosleep:
+	case SYS_poll:
+	case SYS_ppoll:
+	case SYS_select:
+	case SYS_pselect6:
+	case SYS_wait4:
+	case SYS_waitid:
+	case SYS_pause:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Every thread of pid is asleep (left so by the stop) but one is needed to make system calls
+ * in: one is interrupted after all, one whose call restarts by itself if there is one.
+ * Returns 0 or -errno.
+ */
+static int wake_one(struct ptrace_hold *t, pid_t pid)
+{
+	struct held *pick = NULL;
+
+	for (int i = 0; i < t->n; i++) {
+		struct held *h = &t->th[i];
+
+		/* (inject cannot use one under seccomp: none is woken for nothing) */
+		if (h->pid == pid && h->state == HELD_ASLEEP &&
+		    !proc__status_field(h->tid, "Seccomp", 1) &&
+		    (!pick || (restarts_itself(h->sleep_nr) && !restarts_itself(pick->sleep_nr))))
+			pick = h;
+	}
+	if (!pick)
+		return -EAGAIN;
+	dlog("pid %d: interrupting thread %d (asleep in system call %ld) to make a call in it",
+	     pid, pick->tid, pick->sleep_nr);
+	hold_guard__disarm(t->guard, pick->tid);
+	pick->armed = false;
+	pick->state = HELD_RUNNING;
+	if (ptrace(PTRACE_INTERRUPT, pick->tid, NULL, NULL) && errno == ESRCH)
+		pick->state = HELD_GONE;
+	return wait_stopped(t, pid);
 }
 
 int ptrace_hold__inject(struct ptrace_hold *t, pid_t pid, uint64_t insn, struct inject_call *call)
@@ -630,6 +856,7 @@ int ptrace_hold__inject(struct ptrace_hold *t, pid_t pid, uint64_t insn, struct 
 	struct held *h;
 	pid_t tid;
 
+again:
 	/* a thread stopped outside a system call first (nothing of its own to restart), then any;
 	 * never one in the target's own group-stop (it would run while the target is stopped),
 	 * one with a signal held in its stop, or one whose loader is stepped */
@@ -649,7 +876,34 @@ int ptrace_hold__inject(struct ptrace_hold *t, pid_t pid, uint64_t insn, struct 
 			if (err == -ESRCH && h)
 				h->state = HELD_GONE;
 		}
+	if (err == -EAGAIN && !wake_one(t, pid))
+		goto again;
 	return err;
+}
+
+/*
+ * Before a release: every thread disarmed and the guard detached; a signal it sent before
+ * (one may still be under way as the guard is detached) is waited for, its stop taken, so
+ * that no REQUEST_SIGNAL of ours reaches a thread let go.
+ */
+static void settle_guard(struct ptrace_hold *t)
+{
+	struct timespec ms = { 0, 1000000 };
+	bool pending = true;
+
+	if (!t->guard)
+		return;
+	disarm(t, 0);
+	t->stopping = true; /* (a thread stopped by it stays so, to be detached) */
+	t->stop_pid = 0;
+	for (int waited = 0; pending && waited < 100; waited++) {
+		nanosleep(&ms, NULL);
+		drain(t, NULL);
+		pending = false;
+		for (int i = 0; i < t->n && !pending; i++)
+			pending = t->th[i].state != HELD_GONE &&
+				  hold_guard__pending(t->guard, t->th[i].tid);
+	}
 }
 
 void ptrace_hold__release(struct ptrace_hold *t)
@@ -675,15 +929,24 @@ void ptrace_hold__release(struct ptrace_hold *t)
 		h->unfollowed = true;
 		born(t, h);
 	}
+	/* threads left asleep cannot be detached: PTRACE_DETACH needs a ptrace-stop, and the
+	 * interrupt that would make one is what they were spared. They are disarmed and stay
+	 * traced until the thread that holds them exits; the kernel then lets them go as they
+	 * are, asleep or not, a signal of the target's kept (exit_ptrace). */
+	settle_guard(t);
 	for (i = 0; i < t->n; i++) {
 		struct held *h = &t->th[i];
 
-		if (h->state == HELD_GONE)
+		/* one not in a stop of ours (left asleep, or that would not stop) is left to the
+		 * kernel as this thread exits: detached now, a signal of the target's it may stand
+		 * in a stop for, unseen, would be lost */
+		if (h->state == HELD_GONE || (t->guard && h->state == HELD_RUNNING))
 			continue;
 		/* a signal held back goes to the target now; a pending request signal of ours
 		 * (REQUEST_SIGNAL) would be ignored by default */
 		ptrace(PTRACE_DETACH, h->tid, NULL, (void *)(long)h->pending_sig);
 	}
+	hold_guard__free(t->guard);
 	close(t->sfd);
 	sigprocmask(SIG_SETMASK, &t->old_mask, NULL);
 	free(t->th);

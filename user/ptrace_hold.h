@@ -45,6 +45,14 @@ struct hold_cfg {
 	request_fn on_request; /* NULL: the BPF side sends no requests */
 	birth_fn on_birth;     /* NULL: forks are not traced (the child is not ours to see) */
 	bool follow;	       /* new processes are followed (needs on_birth) */
+	/*
+	 * A stop leaves a thread asleep in a system call asleep, guarded (hold_guard.h), where it
+	 * can: it would get EINTR from an interrupt in epoll_wait and a few other calls. Such a
+	 * thread cannot be detached (ptrace needs it stopped): it stays traced after
+	 * ptrace_hold__release until the thread that made the hold exits, which then must be
+	 * soon, and must not be the process's main thread.
+	 */
+	bool guard;
 	void *ctx;
 };
 
@@ -78,19 +86,21 @@ int ptrace_hold__handle(struct ptrace_hold *t, int *status);
 bool ptrace_hold__next_event(struct ptrace_hold *t, struct proc_event *ev);
 /* Marks that the BPF side signalled tid: its next REQUEST_SIGNAL is ours, not the target's. */
 void ptrace_hold__expect_signal(struct ptrace_hold *t, pid_t tid);
-/* Stops / resumes every thread of process pid, or of every process if pid is 0. */
+/* Stops / resumes every thread of process pid, or of every process if pid is 0 (with guard, a
+ * thread asleep in a system call counts as stopped: it stops if it wakes). */
 int ptrace_hold__stop(struct ptrace_hold *t, pid_t pid);
 int ptrace_hold__resume(struct ptrace_hold *t, pid_t pid);
 /* Lets the stopped process pid run one system call at a time until its loader has mapped
  * libpython (PROC_LOADED). Returns 0 or -errno. */
 int ptrace_hold__watch_loader(struct ptrace_hold *t, pid_t pid);
 /* While stopped: the tids of the held threads of pid and their FS bases (x86-64:
- * pthread_self()). Returns how many, at most max. */
+ * pthread_self()), those left asleep too. Returns how many, at most max. */
 int ptrace_hold__fs_bases(struct ptrace_hold *t, pid_t pid, pid_t *tids, uint64_t *bases, int max);
 /*
  * While pid is stopped: runs one system call in one of its threads through the syscall
  * instruction at insn (inject.h), preferring a thread stopped outside a system call; never one
  * in the target's own group-stop, under seccomp, in vfork or with a signal held in its stop.
+ * If every thread was left asleep, one is interrupted: one whose call restarts by itself, if any.
  * Returns 0 or -errno (-EAGAIN: no thread fits).
  */
 struct inject_call;

@@ -6,11 +6,14 @@
  * their order, the outputs around them and the exit status.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
 #include "clock.h"
+#include "launch.h"
 #include "log.h"
 #include "outputs.h"
 #include "probes.h"
@@ -97,6 +100,108 @@ static void say_probe_figures(const struct session *s, const struct proc_rec *ro
 		     s->t_first ? (s->t_first - s->t_start) / 1e9 : -1.0, s->detach_ns / 1e9);
 }
 
+/* What the thread that holds the target does, and what it gives back. */
+struct held_part {
+	struct session *s;
+	struct outputs *out;
+	char *default_prof;
+	size_t default_len;
+	bool started; /* the target was taken (else err says why not) */
+	uint64_t start_ns, stop_ns;
+	int err;
+};
+
+/*
+ * From taking the target to letting it go. The thread that runs this holds the target under
+ * ptrace, and it ends right after: a thread of the target left asleep in a system call by a
+ * stop (ptrace_hold.h) can be let go only by the kernel, as that thread exits, since a
+ * PTRACE_DETACH would need it stopped.
+ */
+static void *record_held(void *arg)
+{
+	struct held_part *hp = arg;
+	struct session *s = hp->s;
+	struct outputs *out = hp->out;
+	struct proc_rec *root;
+	uint32_t i;
+	int err;
+
+	err = session__start(s);
+	root = s->nprocs ? s->procs[0] : NULL;
+	if (err)
+		goto out;
+	hp->started = true;
+	if (!env.output && !env.live) {
+		snprintf(hp->default_prof, hp->default_len, "pyuprof-%d.prof", s->pid);
+		snprintf(out->file[OUTPUT_PSTATS].path, sizeof(out->file[OUTPUT_PSTATS].path), "%s",
+			 hp->default_prof);
+		out->paths.prof = hp->default_prof;
+	}
+	out->run.pid = (uint32_t)s->pid;
+	if (run_info__read_command(&out->run, s->pid)) /* none: the titles go without it */
+		vlog("cannot read the command line of pid %d", s->pid);
+	root->rec.prof->pid = (uint32_t)s->pid;
+	ilog("recording pid %d (Python %s)%s%s", s->pid, root->version,
+	     s->follow ? " and the processes it starts" : "",
+	     s->launched ? "" : env.live ? "; q to quit" : "; Ctrl-C to stop");
+	if (env.live) {
+		char title[RUN_COMMAND_LEN + 96];
+
+		snprintf(title, sizeof(title), "pid %d (Python %s): %s", s->pid, root->version,
+			 out->run.command);
+		s->view = top__new(title, (uint64_t)(env.interval * 1e9), clock__mono_ns());
+		if (!s->view) {
+			err = -errno;
+			elog("cannot draw on the terminal: %s", strerror(errno));
+			goto out;
+		}
+	}
+	hp->start_ns = clock__mono_ns();
+	err = outputs__start_trace(out, root->rec.prof, (uint32_t)s->pid, hp->start_ns,
+				   env.trace_min_us);
+	if (!err && env.raw)
+		err = raw_begin_recording(out, s, root, hp->start_ns);
+	if (!err)
+		err = seeds__apply(&root->seeds, &root->rec);
+	if (!err)
+		err = session__record(s, env.duration > 0 ?
+					      hp->start_ns + (uint64_t)(env.duration * 1e9) : 0);
+out:
+	hp->stop_ns = clock__mono_ns();
+	top__free(s->view); /* the terminal as it was, for what is said from here on */
+	s->view = NULL;
+	for (i = 0; i < s->nprocs; i++)
+		if (s->procs[i]->tr)
+			s->procs[i]->rec.stop_ns = hp->stop_ns;
+	if (s->status_shown)
+		fputs("\r\033[K", stderr);
+	session__stop(s, hp->stop_ns);
+	hp->err = err;
+	return NULL;
+}
+
+/*
+ * Runs record_held in a thread of its own. The SIGCHLDs of the hold's ptrace stops are read
+ * from a signalfd in that thread: no other thread may take them, so SIGCHLD is blocked
+ * before it starts (the program pyuprof launches was forked already, with pyuprof's mask as
+ * it came). Returns 0 or -errno (the thread could not start).
+ */
+static int hold_in_thread(struct held_part *hp)
+{
+	sigset_t chld, old;
+	pthread_t th;
+	int err;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &chld, &old);
+	err = pthread_create(&th, NULL, record_held, hp);
+	if (!err)
+		pthread_join(th, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return -err;
+}
+
 int record__run(void)
 {
 	struct session s = { .pid = env.pid, .command = env.command, .child_status = -1,
@@ -111,6 +216,7 @@ int record__run(void)
 	struct profile *merged = NULL;
 	struct proc_rec *root = NULL;
 	struct outputs out;
+	struct held_part hp;
 	const char *failed = NULL;
 	uint64_t start_ns, stop_ns;
 	uint32_t i;
@@ -139,53 +245,28 @@ int record__run(void)
 	profile__set_cpu_clock(env.cpu_clock);
 	s.t_start = clock__mono_ns();
 	s.launched = env.command != NULL;
-	err = session__start(&s);
-	root = s.nprocs ? s.procs[0] : NULL;
-	if (err)
+	/* (the program's parent is this thread, which outlives the holding one: launch.h) */
+	if (s.launched && (err = launch__fork(env.command, &s.forked, &s.forked_fd))) {
+		elog("cannot start %s: %s", env.command[0], strerror(-err));
 		goto cleanup;
-	if (!env.output && !env.live) {
-		snprintf(default_prof, sizeof(default_prof), "pyuprof-%d.prof", s.pid);
-		snprintf(out.file[OUTPUT_PSTATS].path, sizeof(out.file[OUTPUT_PSTATS].path), "%s",
-			 default_prof);
-		out.paths.prof = default_prof;
 	}
-	out.run.pid = (uint32_t)s.pid;
-	if (run_info__read_command(&out.run, s.pid)) /* none: the titles go without it */
-		vlog("cannot read the command line of pid %d", s.pid);
-	root->rec.prof->pid = (uint32_t)s.pid;
-	ilog("recording pid %d (Python %s)%s%s", s.pid, root->version,
-	     s.follow ? " and the processes it starts" : "",
-	     s.launched ? "" : env.live ? "; q to quit" : "; Ctrl-C to stop");
-	if (env.live) {
-		char title[RUN_COMMAND_LEN + 96];
-
-		snprintf(title, sizeof(title), "pid %d (Python %s): %s", s.pid, root->version,
-			 out.run.command);
-		s.view = top__new(title, (uint64_t)(env.interval * 1e9), clock__mono_ns());
-		if (!s.view) {
-			err = -errno;
-			elog("cannot draw on the terminal: %s", strerror(errno));
-			goto cleanup;
+	hp = (struct held_part){ .s = &s, .out = &out, .default_prof = default_prof,
+				 .default_len = sizeof(default_prof) };
+	err = hold_in_thread(&hp);
+	if (err) {
+		elog("cannot start the thread that holds the target: %s", strerror(-err));
+		if (s.forked) {
+			close(s.forked_fd);
+			launch__abort(s.forked);
 		}
+		goto cleanup;
 	}
-	start_ns = clock__mono_ns();
-	err = outputs__start_trace(&out, root->rec.prof, (uint32_t)s.pid, start_ns,
-				   env.trace_min_us);
-	if (!err && env.raw)
-		err = raw_begin_recording(&out, &s, root, start_ns);
-	if (!err)
-		err = seeds__apply(&root->seeds, &root->rec);
-	if (!err)
-		err = session__record(&s, env.duration > 0 ? start_ns + (uint64_t)(env.duration * 1e9) : 0);
-	stop_ns = clock__mono_ns();
-	top__free(s.view); /* the terminal as it was, for what is said from here on */
-	s.view = NULL;
-	for (i = 0; i < s.nprocs; i++)
-		if (s.procs[i]->tr)
-			s.procs[i]->rec.stop_ns = stop_ns;
-	if (s.status_shown)
-		fputs("\r\033[K", stderr);
-	session__stop(&s, stop_ns);
+	err = hp.err;
+	root = s.nprocs ? s.procs[0] : NULL;
+	if (!hp.started)
+		goto cleanup;
+	start_ns = hp.start_ns;
+	stop_ns = hp.stop_ns;
 	for (i = 0; i < s.nprocs; i++)
 		proc_rec__add_counters(&bstats, &s.procs[i]->bstats);
 	say_probe_figures(&s, root);

@@ -256,8 +256,9 @@ static void calibrate_for(pid_t pid, struct calibration *cal)
 int session__start(struct session *s)
 {
 	struct proc_rec *pr = add_proc(s, s->pid, 0);
+	/* (the calibration snippet has no thread asleep to spare: no guard to load) */
 	struct hold_cfg cfg = { .on_request = on_request, .on_birth = on_birth,
-				.follow = s->follow, .ctx = s };
+				.follow = s->follow, .guard = !s->calib, .ctx = s };
 	bool writes;
 	char why[512] = "";
 	int err;
@@ -267,8 +268,15 @@ int session__start(struct session *s)
 	if (s->calib)
 		calibrate__watch(s->calib, pr->rec.prof);
 	if (s->launched) {
-		err = launch__start(s->command, &s->pid, &pr->target, &s->child_status, why,
-				   sizeof(why));
+		if (s->forked) { /* (handed over: launch__seize reaps it on error) */
+			s->pid = s->forked;
+			s->forked = 0;
+			err = launch__seize(s->pid, s->forked_fd, s->command, &pr->target,
+					    &s->child_status, why, sizeof(why));
+		} else {
+			err = launch__start(s->command, &s->pid, &pr->target, &s->child_status,
+					    why, sizeof(why));
+		}
 		if (err) {
 			elog("%s", why);
 			return err;
@@ -340,10 +348,8 @@ int session__start(struct session *s)
 			probes__signal_requests(pr->tr, true);
 		ptrace_hold__resume(s->held, s->pid);
 		s->t_attached = clock__mono_ns();
-		if (!writes && !s->follow) { /* nothing to write into it: no need to hold it */
-			ptrace_hold__release(s->held);
-			s->held = NULL;
-		}
+		/* held to the end even with nothing to write into it: a thread the stop left
+		 * asleep can be let go only as the holding thread exits (ptrace_hold.h) */
 	}
 	pr->rec.held = s->held;
 	return 0;

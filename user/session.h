@@ -22,6 +22,10 @@ struct session {
 	struct calib_run *calib; /* set when this session records the calibration snippet */
 	bool launched, released, target_gone, follow;
 	int child_status; /* launch mode: the program's wait status, -1 until known */
+	/* launch mode: the program, started by launch__fork in pyuprof's main thread, and its
+	 * launch__seize descriptor (forked 0: session__start starts it) */
+	pid_t forked;
+	int forked_fd;
 	struct ptrace_hold *held; /* under ptrace (for the hook writes, or to follow processes) */
 	struct proc_rec **procs; /* procs[0] is the target's */
 	uint32_t nprocs, procs_cap;
