@@ -81,13 +81,16 @@ assert_untraced() {
 }
 
 # Two threads asleep in epoll_wait and sigtimedwait, called raw (an EINTR is seen as it is),
-# while pyuprof attaches twice (main thread running Python calls, or asleep itself: then a
-# thread must be interrupted to make the trampoline's system calls in, and it is the main
-# one, in a call that restarts by itself), or launches the program and detaches at -d. Each
-# call must return what woke it, as natively; the asleep threads' frames are in the profile
-# (taken at the attach from their stacks), and every thread is let go.
+# while pyuprof attaches twice with the main thread running Python calls (busy), or asleep
+# itself (then a thread is needed to make the trampoline's system calls in: the main one,
+# which wakes every 10 ms and is stopped by the guard (asleep), or, when it sleeps 3 s at a
+# time (dozing), is interrupted after 250 ms, in a call that restarts by itself); or while
+# pyuprof dumps the stacks twice (dump); or launches the program and detaches at -d (launch).
+# Each call must return what woke it, as natively; the asleep threads' frames are in the
+# profile (taken at the attach from their stacks), and every thread is let go.
 check_asleep() {
-	local mode=$1 i
+	local mode=$1 i f
+	local -a args
 	require_py "$2"
 	require_bpf
 	cd "$BATS_TEST_TMPDIR"
@@ -103,8 +106,12 @@ check_asleep() {
 		wait "$BG_PID" || { cat rec.err; return 1; }
 		cp rec.out target.out
 	else
-		start_bg target.out target.err "$PY" "$TARGETS/sleep_syscalls.py" \
-			$([[ $mode != asleep ]] && echo --busy) go
+		case $mode in
+		asleep) args=() ;;
+		dozing) args=(--nap 3) ;;
+		*) args=(--busy) ;;
+		esac
+		start_bg target.out target.err "$PY" "$TARGETS/sleep_syscalls.py" "${args[@]}" go
 		TARGET=$BG_PID
 		wait_for_line target.out '^ready' 20 "$TARGET"
 		for i in 1 2; do
@@ -113,7 +120,16 @@ check_asleep() {
 				[[ $output == *epoll_thread* ]] || { echo "$output"; return 1; }
 			else
 				run -0 --separate-stderr "$PYUPROF" record -q -p "$TARGET" -d 1 \
-					-o "out$i.prof"
+					-o "out$i.prof" --debug
+			fi
+			# the path taken for the trampoline's system calls (the first attach
+			# maps its page; the second finds it in place)
+			if [[ $mode == dozing && $i == 1 ]]; then
+				grep -q "interrupting thread $TARGET (asleep in system call 230)" \
+					<<<"$stderr" || { echo "$stderr" | grep -v libbpf; return 1; }
+			elif [[ $mode == asleep ]]; then
+				! grep -q "interrupting thread" <<<"$stderr" ||
+					{ echo "$stderr" | grep -v libbpf; return 1; }
 			fi
 			assert_unharmed "$TARGET"
 			poll_until 10 assert_untraced "$TARGET" 2>/dev/null
@@ -286,8 +302,12 @@ check_asleep() {
 	check_asleep busy deb3.11
 }
 
-@test "harm: with every thread asleep, an attach interrupts only one whose call restarts (3.12)" {
+@test "harm: with every thread asleep, an attach waits for one to wake rather than interrupt it (3.12)" {
 	check_asleep asleep 3.12
+}
+
+@test "harm: with every thread asleep for long, an attach interrupts one whose call restarts (3.12)" {
+	check_asleep dozing 3.12
 }
 
 @test "harm: threads asleep in epoll_wait and sigtimedwait sleep on through a launch's detach (3.12)" {

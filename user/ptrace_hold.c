@@ -35,6 +35,9 @@
 #define HOLD_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD)
 #define BIRTH_OPTIONS (PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK)
 #define STOP_TIMEOUT_MS 3000
+/* how long a system call to make waits for a thread left asleep to wake (and be stopped by
+ * the guard) before one is interrupted: an idle event loop wakes within its timeout */
+#define WAKE_WAIT_MS 250
 #define MAX_QUEUED 1024
 
 enum hold_state {
@@ -819,6 +822,33 @@ static bool restarts_itself(long nr)
 	}
 }
 
+static int count_state(const struct ptrace_hold *t, pid_t pid, enum hold_state state)
+{
+	int n = 0;
+
+	for (int i = 0; i < t->n; i++)
+		n += t->th[i].pid == pid && t->th[i].state == state;
+	return n;
+}
+
+/* Waits up to WAKE_WAIT_MS for a thread of pid left asleep to wake and be stopped by the
+ * guard. Returns whether one was. */
+static bool wait_woken(struct ptrace_hold *t, pid_t pid)
+{
+	struct timespec ms = { 0, 1000000 };
+	int stopped = count_state(t, pid, HELD_STOPPED);
+
+	for (int waited = 0; waited < WAKE_WAIT_MS && count_state(t, pid, HELD_ASLEEP); waited++) {
+		nanosleep(&ms, NULL);
+		if (drain(t, NULL) == -ESRCH)
+			return false;
+		interrupt_missed(t, pid);
+		if (count_state(t, pid, HELD_STOPPED) > stopped)
+			return true;
+	}
+	return false;
+}
+
 /*
  * Every thread of pid is asleep (left so by the stop) but one is needed to make system calls
  * in: one is interrupted after all, one whose call restarts by itself if there is one.
@@ -852,11 +882,13 @@ static int wake_one(struct ptrace_hold *t, pid_t pid)
 int ptrace_hold__inject(struct ptrace_hold *t, pid_t pid, uint64_t insn, struct inject_call *call)
 {
 	struct user_regs_struct regs;
-	int i, pass, err = -EAGAIN;
+	int i, pass, err;
+	bool waited = false;
 	struct held *h;
 	pid_t tid;
 
 again:
+	err = -EAGAIN;
 	/* a thread stopped outside a system call first (nothing of its own to restart), then any;
 	 * never one in the target's own group-stop (it would run while the target is stopped),
 	 * one with a signal held in its stop, or one whose loader is stepped */
@@ -876,6 +908,13 @@ again:
 			if (err == -ESRCH && h)
 				h->state = HELD_GONE;
 		}
+	/* every thread asleep: one that wakes is stopped by the guard, and used; failing that
+	 * (waited for once), one is interrupted */
+	if (err == -EAGAIN && !waited) {
+		waited = true;
+		if (wait_woken(t, pid))
+			goto again;
+	}
 	if (err == -EAGAIN && !wake_one(t, pid))
 		goto again;
 	return err;

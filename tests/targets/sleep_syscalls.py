@@ -1,14 +1,14 @@
 """Threads asleep in system calls that a stop would end with EINTR (a no-harm detector).
 
-    python sleep_syscalls.py [--busy] FILE
+    python sleep_syscalls.py [--busy | --nap SECONDS] FILE
 
 Two threads sleep, each in one call made through ctypes, so that an EINTR is seen as it is
 (Python's own select.epoll and signal.sigtimedwait retry one: PEP 475, which hides the stop
 but not a timeout that ran out meanwhile):
   - epoll_wait on a pipe, timeout 120 s;
   - rt_sigtimedwait for SIGUSR1 (blocked in that thread), timeout 120 s.
-The main thread waits until FILE exists (300 s at most: exit 1): asleep in time.sleep(), or
-with --busy running Python calls between its looks. It then wakes both threads (a byte into
+The main thread waits until FILE exists (300 s at most: exit 1): asleep in time.sleep()
+between its looks (0.01 s, or --nap SECONDS), or with --busy running Python calls. It then wakes both threads (a byte into
 the pipe, SIGUSR1 to the second thread) and prints "epoll_wait R" and "sigtimedwait R", R the
 call's result or "EINTR", then "calls N". Natively both calls return what woke them (1 and
 10), never EINTR. Prints "ready" once both threads sleep.
@@ -52,6 +52,7 @@ def work(n):
 
 def main():
     busy = sys.argv[1] == "--busy"
+    nap = float(sys.argv[2]) if sys.argv[1] == "--nap" else 0.01
     go = sys.argv[-1]
     rfd, wfd = os.pipe()
     ep = select_epoll(rfd)
@@ -77,7 +78,7 @@ def main():
             work(12)
             calls += 465
         else:
-            time.sleep(0.01)
+            time.sleep(nap)
     os.write(wfd, b"x")
     signal.pthread_kill(threads[1].ident, signal.SIGUSR1)
     for t in threads:
