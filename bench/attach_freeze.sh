@@ -7,9 +7,11 @@
 # the test VM, enough to fail CPython's test_timerfd_ns_select (bench/REGRTEST.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+PYUPROF=${PYUPROF:-build/pyuprof} # (before helpers.bash, which sets its own)
+bin=$PYUPROF
 source tests/helpers.bash 2>/dev/null || true
+PYUPROF=$bin
 PY=${PY:-$(py_path 3.13)}
-PYUPROF=${PYUPROF:-build/pyuprof}
 CYCLES=${CYCLES:-3}
 [[ $(id -u) -eq 0 ]] || { echo "attach_freeze: run as root" >&2; exit 1; }
 [[ -x $PYUPROF ]] || { echo "attach_freeze: build first (make)" >&2; exit 1; }

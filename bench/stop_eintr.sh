@@ -8,12 +8,14 @@
 # times (-d 0.5, 0.3 s apart), and prints both counts. Natively the empty selects are 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+PYUPROF=${PYUPROF:-build/pyuprof} # (before helpers.bash, which sets its own)
+bin=$PYUPROF
 source tests/helpers.bash 2>/dev/null || true
+PYUPROF=$bin
 PY=${PY:-$(py_path 3.13)}
 CYCLES=${CYCLES:-5}
 SECS=${SECS:-12}
 [[ $(id -u) -eq 0 ]] || { echo "stop_eintr: run as root" >&2; exit 1; }
-PYUPROF=${PYUPROF:-build/pyuprof}
 [[ -x $PYUPROF ]] || { echo "stop_eintr: build first (make)" >&2; exit 1; }
 tmp=$(mktemp -d)
 target=
