@@ -100,7 +100,8 @@ int ptrace_hold__fs_bases(struct ptrace_hold *t, pid_t pid, pid_t *tids, uint64_
  * While pid is stopped: runs one system call in one of its threads through the syscall
  * instruction at insn (inject.h), preferring a thread stopped outside a system call; never one
  * in the target's own group-stop, under seccomp, in vfork or with a signal held in its stop.
- * If every thread was left asleep, one is interrupted: one whose call restarts by itself, if any.
+ * If every thread was left asleep, one that wakes within WAKE_WAIT_MS is used; else one is
+ * interrupted: one whose call restarts by itself, if any.
  * Returns 0 or -errno (-EAGAIN: no thread fits).
  */
 struct inject_call;
