@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Attach latency: pyuprof record -p on a target calling fib flat out; from pyuprof's start to
 # its first event handled, and how long detaching takes (pyuprof -v prints both). PYS and REPS
-# as in run.sh. Prints one markdown row per interpreter (min and median over REPS).
+# as in run.sh; PYUPROF another binary than build/pyuprof. Prints one markdown row per
+# interpreter (min and median over REPS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bin=${PYUPROF:-build/pyuprof} # (before helpers.bash, which sets its own)
 source tests/helpers.bash 2>/dev/null || true
 REPS=${REPS:-5}
 PYS=${PYS:-"3.8 3.9 3.10 3.11 3.12 3.13 deb3.11"}
@@ -25,7 +27,7 @@ for label in $PYS; do
 	until grep -q ready "$tmp/out"; do sleep 0.05; done
 	att=() first=() det=()
 	for ((r = 0; r < REPS; r++)); do
-		build/pyuprof record -v -p "$target" -d 0.3 --top=0 -o "$tmp/p.prof" 2>"$tmp/err"
+		"$bin" record -v -p "$target" -d 0.3 --top=0 -o "$tmp/p.prof" 2>"$tmp/err"
 		n='\([0-9.-]*\)'
 		pat="s/.*probes in place $n s after start, first event after $n s; detach took $n s.*"
 		read -r a f d < <(sed -n "$pat/\1 \2 \3/p" "$tmp/err")

@@ -332,3 +332,123 @@ for _ in range(60):
 print("survived")'
 	[[ $output == survived ]] || { echo "$output"; echo "$stderr"; return 1; }
 }
+
+# An attach loads the BPF side (the verifier: a few hundred ms) with the target running, between
+# its two stops, and takes the target's state changes meanwhile: a signal the target gets then
+# is handled at once. The load waits (PYUPROF_TEST_LOAD_UNTIL) until the target's handler of a
+# SIGUSR1 sent during it has made a file: it can only if the target runs and its signal is
+# passed on while the load lasts. Before, the target stood still through the load, and a
+# CPython test that counts a timer's expirations failed (bench/REGRTEST.md).
+check_load_unstopped() {
+	require_py "$1"
+	require_bpf
+	shift
+	cd "$BATS_TEST_TMPDIR"
+	start_bg target.out target.err "$PY" -c '
+import os, signal, sys, time
+def on_usr1(*_):
+    open("signalled", "w").close()
+def tick(n):
+    return n + 1
+signal.signal(signal.SIGUSR1, on_usr1)
+print("ready", flush=True)
+n = 0
+while not os.path.exists("stop"):
+    n = tick(n)
+    time.sleep(0.01)
+print("ticks", n > 0)
+'
+	TARGET=$BG_PID
+	wait_for_line target.out '^ready' 20 "$TARGET"
+	start_bg rec.out rec.err env PYUPROF_TEST_LOAD_UNTIL="$PWD/signalled" \
+		"$PYUPROF" record -p "$TARGET" -d 0.5 -o out.prof --debug "$@"
+	local rec=$BG_PID
+	wait_for_line rec.err 'loading the BPF side, the target running' 30 "$rec"
+	kill -USR1 "$TARGET"
+	wait_exit "$rec" 60
+	[[ $EXIT_STATUS == 0 ]] || { grep -v libbpf rec.err; return 1; }
+	grep -q 'signalled appeared during the load' rec.err || { grep -v libbpf rec.err; return 1; }
+	assert_unharmed "$TARGET"
+	poll_until 10 assert_untraced "$TARGET" 2>/dev/null
+	assert_untraced "$TARGET"
+	touch stop
+	wait_exit "$TARGET" 30
+	[[ $EXIT_STATUS == 0 ]] || { cat target.out target.err; return 1; }
+	grep -qx 'ticks True' target.out || return 1
+	# recorded after the load, as ever
+	(($(python3 "$TOOLS/pstats_field.py" out.prof tick ncalls) > 0)) || return 1
+}
+
+@test "harm: the target runs and takes its signals while an attach loads the BPF side (3.12)" {
+	check_load_unstopped 3.12
+}
+
+@test "harm: the target runs and takes its signals while an attach loads the BPF side (Debian 3.11)" {
+	check_load_unstopped deb3.11
+}
+
+@test "harm: the target runs and takes its signals while an attach loads the BPF side, no page to map (3.8)" {
+	check_load_unstopped 3.8 --exits uretprobe
+}
+
+# The target runs while the BPF side loads: if it execs another program meanwhile, every
+# address pyuprof found (the page it mapped, the interpreter) belongs to the old image; if it
+# exits, there is nothing to record. The attach fails with one clear line and writes no file;
+# an exec'd program has nothing of pyuprof's in it, and is let go.
+check_gone_during_load() {
+	local how=$1
+	require_py 3.12
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	start_bg target.out target.err "$PY" -c '
+import os, sys, time
+print("ready", flush=True)
+while not os.path.exists("go"):
+    time.sleep(0.01)
+open("leaving", "w").close()
+if sys.argv[1] == "exit":
+    sys.exit(0)
+os.execv(sys.executable, [sys.executable, "-c", """
+import os, time
+while not os.path.exists("stop"):
+    time.sleep(0.01)
+print("new program done", flush=True)
+"""])
+' "$how"
+	TARGET=$BG_PID
+	wait_for_line target.out '^ready' 20 "$TARGET"
+	start_bg rec.out rec.err env PYUPROF_TEST_LOAD_UNTIL="$PWD/leaving" \
+		"$PYUPROF" record -p "$TARGET" -o out.prof --debug
+	local rec=$BG_PID what
+	wait_for_line rec.err 'loading the BPF side, the target running' 30 "$rec"
+	touch go
+	wait_exit "$rec" 60
+	((EXIT_STATUS != 0)) || { grep -v libbpf rec.err; return 1; }
+	[[ $how == exit ]] && what=ended || what='ran another program \(exec\)'
+	# (the exit or exec seen as the load ends, or at the stop after it); nothing after it
+	grep -Eqx "pyuprof: cannot record pid $TARGET: it $what (as its probes loaded|before its probes were attached): nothing recorded" \
+		<<<"$(tail -n 1 rec.err)" || { grep -v libbpf rec.err; return 1; }
+	! grep -q 'cannot read back' rec.err || { grep -v libbpf rec.err; return 1; }
+	[[ ! -e out.prof ]] || return 1
+	if [[ $how == exit ]]; then
+		wait_exit "$TARGET" 30
+		[[ $EXIT_STATUS == 0 ]] || return 1
+		return 0
+	fi
+	assert_unharmed "$TARGET"
+	assert_untraced "$TARGET"
+	# no page of pyuprof's in the new program
+	! grep -q 'memfd:pyuprof' "/proc/$TARGET/maps" || { cat "/proc/$TARGET/maps"; return 1; }
+	touch stop
+	wait_exit "$TARGET" 30
+	[[ $EXIT_STATUS == 0 ]] || { cat target.out target.err; return 1; }
+	grep -qx 'new program done' target.out || return 1
+}
+
+@test "harm: a target that execs while an attach loads the BPF side is let go unharmed (3.12)" {
+	check_gone_during_load exec
+}
+
+@test "harm: a target that exits while an attach loads the BPF side: one clear line, no file (3.12)" {
+	check_gone_during_load exit
+}

@@ -30,20 +30,21 @@ attach_paused() {
 	require_py 3.12
 	require_bpf
 	cd "$BATS_TEST_TMPDIR"
-	start_ready "$TARGETS/blocked_read.py"
+	start_ready "$TARGETS/blocked_read.py" stop
 	attach_paused "$TARGET" 1 1500
 	kill -USR1 "$TARGET"
 	kill -USR2 "$TARGET"
 	kill -ALRM "$TARGET"
 	# natively the handlers run at once and the read ends; they must not wait for the read
 	# (which never returns) nor for pyuprof to leave
-	wait_exit "$TARGET" 10
-	cat target.out target.err
-	[[ $EXIT_STATUS == 0 ]]
-	grep -qx 'usr1 1 usr2 1 timeout 6765' target.out
+	wait_for_line target.out '^usr1' 10 "$TARGET"
+	grep -qx 'usr1 1 usr2 1 timeout 6765' target.out || { cat target.out target.err; return 1; }
 	wait_exit "$PYUPROF_PID" 20
 	[[ $EXIT_STATUS == 0 ]] || { cat pyuprof.err; return 1; }
-	grep -q "probe trampoline at 0x[0-9a-f]* in pid $TARGET\$" pyuprof.err
+	grep -q "probe trampoline at 0x[0-9a-f]* in pid $TARGET\$" pyuprof.err || return 1
+	touch stop
+	wait_exit "$TARGET" 10
+	[[ $EXIT_STATUS == 0 ]] || { cat target.out target.err; return 1; }
 }
 
 @test "inject: a thread under a seccomp filter is never made to run the calls (3.12)" {

@@ -198,3 +198,48 @@ wait_for_nth_child() {
 	run --separate-stderr "$PYUPROF" record --subprocesses --raw r.raw -- "$PY" -c pass
 	[[ $status == 64 ]]
 }
+
+# An attach loads the BPF side with the target running (session.c): a child forked meanwhile
+# is held from its birth and recorded once the attach is done. It was forked before its parent's
+# eval_frame hook was written, so it has none of its own: pyuprof writes it (3.12's batch mode
+# sees calls only through it). The load lasts (PYUPROF_TEST_LOAD_UNTIL) until the target says
+# it forked.
+@test "subprocesses: a child forked while an attach loads is recorded from its birth (3.12)" {
+	require_py 3.12
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	start_bg target.out target.err "$PY" -c '
+import os, time
+def tick(n):
+    return n + 1
+print("ready", flush=True)
+while not os.path.exists("go"):
+    time.sleep(0.01)
+pid = os.fork()
+if pid == 0:
+    n = 0
+    for _ in range(100):
+        n = tick(n)
+    os._exit(0 if n == 100 else 1)
+open("forked", "w").write(str(pid))
+_, st = os.waitpid(pid, 0)
+print("child", pid, st, flush=True)
+'
+	TARGET=$BG_PID
+	wait_for_line target.out '^ready' 20 "$TARGET"
+	start_bg rec.out rec.err env PYUPROF_TEST_LOAD_UNTIL="$PWD/forked" \
+		"$PYUPROF" record --subprocesses --top 0 -o out.prof -p "$TARGET" --debug
+	REC=$BG_PID
+	wait_for_line rec.err 'loading the BPF side, the target running' 30 "$REC"
+	touch go
+	wait_exit "$TARGET" 60
+	[[ $EXIT_STATUS == 0 ]] || { cat target.err; return 1; }
+	wait_exit "$REC" 60
+	[[ $EXIT_STATUS == 0 ]] || { grep -v libbpf rec.err; return 1; }
+	local child
+	child=$(cat forked)
+	grep -qx "child $child 0" target.out || { cat target.out; return 1; }
+	grep -q 'forked appeared during the load' rec.err || { grep -v libbpf rec.err; return 1; }
+	[[ $(python3 "$TOOLS/pstats_field.py" "out.$child.prof" tick ncalls) == 100 ]] ||
+		{ grep -v libbpf rec.err; return 1; }
+}

@@ -140,10 +140,12 @@ int hook__install(const struct py_target *t, struct hook_state *h)
 	return h->slot ? switch_all(t, h) : 0;
 }
 
-void hook__inherit(struct hook_state *h, const struct hook_state *parent)
+int hook__inherit(const struct py_target *t, struct hook_state *h)
 {
-	memcpy(h->interp, parent->interp, sizeof(h->interp));
-	h->n = parent->n;
+	/* its memory is its parent's at the fork: our value where the parent had it then. A
+	 * child forked while an attach loaded, before the parent's hooks were written, has none:
+	 * written now, as at an attach (every interpreter of its own with no hook) */
+	return h->slot ? switch_all(t, h) : 0;
 }
 
 void hook__request(struct hook_state *h, const struct ev_request *r)

@@ -48,9 +48,10 @@ int hook__preinit(const struct py_target *t, struct hook_state *h);
 /* Attach mode, target stopped: switch every interpreter with no hook. Returns 0 or -errno. */
 int hook__install(const struct py_target *t, struct hook_state *h);
 
-/* A process forked from one whose hook state is parent, stopped at its birth: its memory is a
- * copy, so the parent's switches are already in it. */
-void hook__inherit(struct hook_state *h, const struct hook_state *parent);
+/* A process forked from a recorded one, stopped at its birth: its memory is a copy, so its
+ * parent's switches are in it if it was forked after them; else (forked while an attach
+ * loaded) they are made now, as hook__install does. Returns 0 or -errno. */
+int hook__inherit(const struct py_target *t, struct hook_state *h);
 /* Notes one request from the BPF side. */
 void hook__request(struct hook_state *h, const struct ev_request *r);
 

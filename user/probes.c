@@ -44,6 +44,11 @@ struct probes {
 	uint32_t handled; /* in this consume call */
 	uint64_t bytes, max_bytes; /* the same, in bytes, and how many it may take */
 	int multi_fd[NSETS]; /* a uprobe_multi link per probe set, or -1 */
+	bool multi;	     /* loaded for uprobe_multi links */
+	/* what it was loaded for (probes__attach may have to load it again) */
+	enum exits exits;
+	uint64_t stage, hook_value;
+	unsigned ringbuf_mb;
 	struct bpf_link **links; /* otherwise one per probe, in attach order */
 	int nlinks;
 };
@@ -307,62 +312,98 @@ static int on_sample(void *ctx, void *data, size_t size)
 	return ++tr->handled >= CONSUME_BUDGET || tr->bytes >= tr->max_bytes ? -EAGAIN : 0;
 }
 
-int probes__start(struct probes **out, const struct py_target *t, enum exits exits,
-		  const char *tramp_path, uint64_t stage, uint64_t hook_value, unsigned ringbuf_mb,
-		  ring_buffer_sample_fn handler, void *ctx)
+/* The ring buffer on tr's events map: made again with the skeleton. */
+static int open_ring(struct probes *tr)
+{
+	ring_buffer__free(tr->rb);
+	tr->rb = ring_buffer__new(bpf_map__fd(tr->skel->maps.events), on_sample, tr, NULL);
+	return tr->rb ? 0 : -errno;
+}
+
+int probes__load(struct probes **out, const struct py_target *t, enum exits exits, uint64_t stage,
+		 uint64_t hook_value, unsigned ringbuf_mb, ring_buffer_sample_fn handler, void *ctx)
 {
 	struct probes *tr = calloc(1, sizeof(*tr));
-	struct link_probes set[NSETS] = { 0 };
-	int err, s;
+	int err;
 
 	if (!tr)
 		return -ENOMEM;
-	for (s = 0; s < NSETS; s++)
+	for (int s = 0; s < NSETS; s++)
 		tr->multi_fd[s] = -1;
-	err = probes_of(set, t, exits, tramp_path);
-	if (err)
-		goto fail;
-	if (!getenv("PYUPROF_NO_UPROBE_MULTI")) {
-		err = load(tr, t, exits, stage, hook_value, ringbuf_mb, true);
-		if (!err)
-			err = attach_multi(tr, t->pid, set);
-		if (err) {
-			dlog("no uprobe_multi link (%s): one link per probe", log__errstr(err));
-			close_multi(tr);
-			pyuprof_bpf__destroy(tr->skel);
-			tr->skel = NULL;
-		}
+	tr->exits = exits;
+	tr->stage = stage;
+	tr->hook_value = hook_value;
+	tr->ringbuf_mb = ringbuf_mb;
+	tr->handler = handler;
+	tr->handler_ctx = ctx;
+	tr->multi = !getenv("PYUPROF_NO_UPROBE_MULTI");
+	err = load(tr, t, exits, stage, hook_value, ringbuf_mb, tr->multi);
+	if (!err && tr->multi && !uprobe_multi__supported(bpf_program__fd(tr->skel->progs.on_probe))) {
+		dlog("this kernel makes no uprobe_multi link: one link per probe");
+		pyuprof_bpf__destroy(tr->skel);
+		tr->skel = NULL;
+		err = -EOPNOTSUPP;
 	}
-	if (!tr->skel) {
+	if (err && tr->multi) {
+		if (err != -EOPNOTSUPP)
+			dlog("cannot load for uprobe_multi links (%s): one link per probe",
+			     log__errstr(err));
+		tr->multi = false;
 		err = load(tr, t, exits, stage, hook_value, ringbuf_mb, false);
-		if (!err)
-			err = attach_each(tr, t->pid, set);
-		if (err)
-			goto fail;
 	}
+	if (!err)
+		err = open_ring(tr);
+	if (err) {
+		probes__free(tr);
+		return err;
+	}
+	*out = tr;
+	return 0;
+}
+
+int probes__attach(struct probes *tr, const struct py_target *t, const char *tramp_path)
+{
+	struct link_probes set[NSETS] = { 0 };
+	int err;
+
+	err = probes_of(set, t, tr->exits, tramp_path);
+	if (err)
+		goto out;
+	if (tr->multi) {
+		err = attach_multi(tr, t->pid, set);
+		if (!err)
+			goto attached;
+		/* loaded for uprobe_multi links, which the kernel makes (probes__load asked) but
+		 * not these: loaded again, with the process stopped if it is */
+		dlog("no uprobe_multi link (%s): one link per probe", log__errstr(err));
+		close_multi(tr);
+		ring_buffer__free(tr->rb);
+		tr->rb = NULL;
+		pyuprof_bpf__destroy(tr->skel);
+		tr->skel = NULL;
+		tr->multi = false;
+		err = load(tr, t, tr->exits, tr->stage, tr->hook_value, tr->ringbuf_mb, false);
+		if (!err)
+			err = open_ring(tr);
+		if (err)
+			goto out;
+	}
+	err = attach_each(tr, t->pid, set);
+	if (err)
+		goto out;
+attached:
 	/* batch: a process that ends or execs has its staged records copied out first */
-	if (exits == EXITS_BATCH) {
+	if (tr->exits == EXITS_BATCH) {
 		err = attach_stage_ends(tr);
 		if (err)
-			goto fail;
+			goto out;
 	}
 	tr->skel->bss->hook_enabled = t->offsets->bpf.PyInterpreterState_eval_frame != 0;
 	/* <= 3.10 with the trampoline: a call that bypasses it asks for the hook */
-	tr->skel->bss->tramp_watch = (exits == EXITS_TRAMPOLINE || exits == EXITS_BATCH) &&
+	tr->skel->bss->tramp_watch = (tr->exits == EXITS_TRAMPOLINE || tr->exits == EXITS_BATCH) &&
 				   !tr->skel->bss->hook_enabled;
-	tr->handler = handler;
-	tr->handler_ctx = ctx;
-	tr->rb = ring_buffer__new(bpf_map__fd(tr->skel->maps.events), on_sample, tr, NULL);
-	if (!tr->rb) {
-		err = -errno;
-		goto fail;
-	}
+out:
 	link_probes_free(set);
-	*out = tr;
-	return 0;
-fail:
-	link_probes_free(set);
-	probes__free(tr);
 	return err;
 }
 

@@ -29,13 +29,17 @@ const char *exits__name(enum exits e);
 int exits__parse(const char *s);
 #define NSETS 3 /* probe sets, one link each: trampoline, interpreter object, uretprobe */
 
-/* Loads and attaches everything for t, returns as exits says (not AUTO); tramp_path is the
- * trampoline's file (EXITS_TRAMPOLINE, EXITS_BATCH), stage its staging area (EXITS_BATCH),
- * hook_value what the hook is kept at. Returns 0 or
- * -errno (reported by the caller). */
-int probes__start(struct probes **out, const struct py_target *t, enum exits exits,
-		  const char *tramp_path, uint64_t stage, uint64_t hook_value, unsigned ringbuf_mb,
-		  ring_buffer_sample_fn handler, void *ctx);
+/*
+ * Loads the BPF side for t, returns as exits says (not AUTO); stage is its staging area
+ * (EXITS_BATCH), hook_value what the hook is kept at. Reads nothing of the target's, so it needs
+ * no stop: an attach loads with the target running (the verifier takes a few hundred ms).
+ * Returns 0 or -errno (reported by the caller).
+ */
+int probes__load(struct probes **out, const struct py_target *t, enum exits exits, uint64_t stage,
+		 uint64_t hook_value, unsigned ringbuf_mb, ring_buffer_sample_fn handler, void *ctx);
+/* Attaches tr's probes to t; tramp_path is the trampoline's file (EXITS_TRAMPOLINE,
+ * EXITS_BATCH). Returns 0, or -errno: then tr is only fit for probes__free. */
+int probes__attach(struct probes *tr, const struct py_target *t, const char *tramp_path);
 /* EXITS_BATCH, target held: the BPF side copies no more staged records; where those it did
  * not copy start, in which batch, and whose they are (stage.bpf.h). */
 void probes__stage_close(struct probes *tr, struct staging_pos *pos);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Starting and ending the recording of one process. The process is stopped while it starts
- * (launch: before its interpreter runs; attach: in the middle of its work; fork: at its birth),
- * so the first call after it resumes is already seen, with inlining already off (3.11+).
+ * Starting and ending the recording of one process. The process is stopped while its probes
+ * are attached and its hook written (launch: before its interpreter runs; attach: in the
+ * middle of its work, in the second of two stops, the BPF side loaded in between; fork: at
+ * its birth), so the first call after it resumes is already seen, with inlining already off
+ * (3.11+).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -104,15 +106,13 @@ static void no_batch(const struct proc_rec *pr, bool asked, const char *why)
 		 "pid %d: no batch mode (%s): every call enters the kernel", pr->pid, why);
 }
 
-/* Chooses the exits for the image pr runs (target found, process stopped) and places the
- * trampoline if they are its. Returns 0, or -errno with why set for a choice that cannot be. */
+/* Chooses the exits for the image pr runs (target found) and the trampoline they take, if any
+ * (pr->kind). Returns 0, or -errno with why set for a choice that cannot be. */
 static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 {
-	struct runner r = { .pid = pr->pid, .held = pr->rec.held };
 	const struct py_target *t = &pr->target;
 	char fail[192] = "";
-	enum tramp_kind kind;
-	bool asked, unseen;
+	bool unseen;
 	int err;
 
 	memset(&pr->tramp, 0, sizeof(pr->tramp));
@@ -126,11 +126,11 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 	 * sees every frame's end.
 	 */
 	unseen = t->exit_probe.offset && !t->inline_getitem_offset;
-	asked = pr->exits == EXITS_BATCH;
+	pr->batch_asked = pr->exits == EXITS_BATCH;
 	if (pr->exits == EXITS_AUTO && !unseen)
 		pr->exits = EXITS_BATCH;
 	if (pr->exits == EXITS_BATCH && !batch_possible(t, fail, sizeof(fail))) {
-		no_batch(pr, asked, fail);
+		no_batch(pr, pr->batch_asked, fail);
 		pr->exits = EXITS_AUTO;
 	}
 	if (pr->exits == EXITS_AUTO)
@@ -144,10 +144,22 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 		     "--exits %s they are missing", t->version, exits__name(pr->exits));
 	/* USDT exits take their entries from the trampoline too, where it can be placed; other
 	 * exits on 3.12+ take a pass-through page that hands the C recursion budget back */
-	kind = pr->exits == EXITS_TRAMPOLINE || pr->exits == EXITS_USDT ? TRAMP_PROBED : TRAMP_PASS;
-	kind = pr->exits == EXITS_BATCH ? TRAMP_BATCH : kind;
-	if (!tramp__wanted(t, kind))
-		return 0;
+	pr->kind = pr->exits == EXITS_TRAMPOLINE || pr->exits == EXITS_USDT ? TRAMP_PROBED
+									   : TRAMP_PASS;
+	pr->kind = pr->exits == EXITS_BATCH ? TRAMP_BATCH : pr->kind;
+	return 0;
+}
+
+/* Places the trampoline choose_exits chose (process stopped), or falls back to exits that
+ * need none, saying so. */
+static void place_tramp(struct proc_rec *pr)
+{
+	struct runner r = { .pid = pr->pid, .held = pr->rec.held };
+	const struct py_target *t = &pr->target;
+	enum tramp_kind kind = pr->kind;
+	char fail[192] = "";
+	int err;
+
 	err = inject__find_syscall(pr->pid, &r.insn);
 	if (err)
 		snprintf(fail, sizeof(fail), "no syscall instruction found in its vDSO (%s)",
@@ -155,9 +167,9 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 	else
 		err = tramp__get(pr->pid, t, kind, run_syscall, &r, &pr->tramp, fail, sizeof(fail));
 	if (err && kind == TRAMP_BATCH) {
-		no_batch(pr, asked, fail);
+		no_batch(pr, pr->batch_asked, fail);
 		pr->exits = EXITS_TRAMPOLINE;
-		kind = TRAMP_PROBED;
+		pr->kind = kind = TRAMP_PROBED;
 		err = tramp__get(pr->pid, t, kind, run_syscall, &r, &pr->tramp, fail, sizeof(fail));
 	}
 	if (!err) {
@@ -167,13 +179,13 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 		if (kind == TRAMP_BATCH)
 			vlog("pid %d: batch mode: calls and returns staged at 0x%llx, copied out "
 			     "once per batch", pr->pid, (unsigned long long)pr->tramp.stage);
-		return 0;
+		return;
 	}
 	memset(&pr->tramp, 0, sizeof(pr->tramp));
 	if (pr->exits == EXITS_USDT) { /* its entries from the function itself, as ever */
 		vlog("no probe trampoline in pid %d (%s): entries from _PyEval_EvalFrameDefault",
 		     pr->pid, fail);
-		return 0;
+		return;
 	}
 	/* never a wrong profile: the uretprobe pair is exact, only dearer */
 	if (pr->exits == EXITS_TRAMPOLINE)
@@ -186,13 +198,10 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 		wlog("pid %d: without a trampoline every Python call takes CPython %s's C recursion "
 		     "budget while recorded: a deep recursion may raise RecursionError where it "
 		     "would not natively", pr->pid, t->version);
-	return 0;
 }
 
-int proc_rec__start(struct proc_rec *pr, enum rec_start how, const struct proc_rec *parent,
-		    unsigned ringbuf_mb, uint64_t now_ns, char *why, size_t why_len)
+int proc_rec__choose(struct proc_rec *pr, char *why, size_t why_len)
 {
-	bool writes;
 	int err;
 
 	if (!pr->has_target) {
@@ -204,13 +213,64 @@ int proc_rec__start(struct proc_rec *pr, enum rec_start how, const struct proc_r
 	snprintf(pr->version, sizeof(pr->version), "%s", pr->target.version);
 	vlog("Python %s in %s (pid %d), %d return sites", pr->target.version, pr->target.path,
 	     pr->pid, pr->target.nret);
-	/* with the process stopped: check the layout on its live frames, take those frames as
-	 * they are (a forked child runs on in its parent's frames) */
-	if (how == REC_ATTACHED) {
-		err = py_target__check_live(&pr->target, why, why_len);
+	pr->live_checked = false;
+	return choose_exits(pr, why, why_len);
+}
+
+bool proc_rec__places_page(const struct proc_rec *pr)
+{
+	return tramp__wanted(&pr->target, pr->kind);
+}
+
+/* Attached: the layout checked on its live frames (stopped), once per image. */
+static int check_live(struct proc_rec *pr, enum rec_start how, char *why, size_t why_len)
+{
+	int err;
+
+	if (how != REC_ATTACHED || pr->live_checked)
+		return 0;
+	err = py_target__check_live(&pr->target, why, why_len);
+	pr->live_checked = !err;
+	return err;
+}
+
+int proc_rec__place(struct proc_rec *pr, enum rec_start how, char *why, size_t why_len)
+{
+	int err;
+
+	if (proc_rec__places_page(pr)) {
+		/* before anything is written into it: a layout that does not fit leaves no page */
+		err = check_live(pr, how, why, why_len);
 		if (err)
 			return err;
+		place_tramp(pr);
 	}
+	hook__setup(&pr->hooks, &pr->target, pr->tramp.hook);
+	return 0;
+}
+
+int proc_rec__load(struct proc_rec *pr, unsigned ringbuf_mb, struct probes **out, char *why,
+		   size_t why_len)
+{
+	int err = probes__load(out, &pr->target, pr->exits, pr->tramp.stage, pr->hooks.value,
+			       ringbuf_mb, recorder__handle, &pr->rec);
+
+	if (err)
+		snprintf(why, why_len, "cannot load its probes: %s", log__errstr(err));
+	return err;
+}
+
+int proc_rec__arm(struct proc_rec *pr, enum rec_start how, uint64_t now_ns, char *why,
+		  size_t why_len)
+{
+	bool writes = pr->hooks.slot != 0;
+	int err;
+
+	/* with the process stopped: check the layout on its live frames, take those frames as
+	 * they are (a forked child runs on in its parent's frames) */
+	err = check_live(pr, how, why, why_len);
+	if (err)
+		return err;
 	if (how != REC_LAUNCHED) {
 		seeds__free(&pr->seeds);
 		err = seeds__walk(&pr->seeds, &pr->target, pr->rec.held, now_ns);
@@ -219,15 +279,12 @@ int proc_rec__start(struct proc_rec *pr, enum rec_start how, const struct proc_r
 			return err;
 		}
 	}
-	err = choose_exits(pr, why, why_len);
-	if (err)
-		return err;
-	hook__setup(&pr->hooks, &pr->target, pr->tramp.hook);
-	writes = pr->hooks.slot != 0;
-	err = probes__start(&pr->tr, &pr->target, pr->exits, pr->tramp.path, pr->tramp.stage,
-			    pr->hooks.value, ringbuf_mb, recorder__handle, &pr->rec);
+	err = probes__attach(pr->tr, &pr->target, pr->tramp.path);
 	if (err) {
 		snprintf(why, why_len, "cannot attach probes: %s", log__errstr(err));
+		/* (a failed reload in it leaves no skeleton to stop or count) */
+		probes__free(pr->tr);
+		pr->tr = NULL;
 		return err;
 	}
 	/* its flush nop probed: the batch path may stage from now on */
@@ -247,9 +304,23 @@ int proc_rec__start(struct proc_rec *pr, enum rec_start how, const struct proc_r
 	else if (how == REC_ATTACHED)
 		err = hook__install(&pr->target, &pr->hooks);
 	else
-		hook__inherit(&pr->hooks, &parent->hooks);
+		err = hook__inherit(&pr->target, &pr->hooks);
 	if (err)
 		snprintf(why, why_len, "cannot switch its call inlining off: %s", strerror(-err));
+	return err;
+}
+
+int proc_rec__start(struct proc_rec *pr, enum rec_start how, unsigned ringbuf_mb, uint64_t now_ns,
+		    char *why, size_t why_len)
+{
+	int err = proc_rec__choose(pr, why, why_len);
+
+	if (!err)
+		err = proc_rec__place(pr, how, why, why_len);
+	if (!err)
+		err = proc_rec__load(pr, ringbuf_mb, &pr->tr, why, why_len);
+	if (!err)
+		err = proc_rec__arm(pr, how, now_ns, why, why_len);
 	return err;
 }
 

@@ -34,6 +34,9 @@ struct proc_rec {
 	bool ring_watched; /* tr's ring wakes the session's reader thread (session.c) */
 	enum exits want_exits; /* asked for (record --exits); EXITS_AUTO picks */
 	enum exits exits;      /* in use for the image recorded now */
+	enum tramp_kind kind;  /* the trampoline the exits take (if tramp__wanted) */
+	bool batch_asked;      /* --exits batch: a fallback from it is a warning */
+	bool live_checked;     /* attached: the layout checked on live frames */
 	struct tramp tramp;    /* EXITS_TRAMPOLINE, EXITS_BATCH: the page in this process */
 	bool staging;	       /* EXITS_BATCH: its staging area is on */
 	struct staging_rest rest; /* what was staged when it was switched off */
@@ -54,11 +57,27 @@ struct proc_rec *proc_rec__new(pid_t pid, pid_t parent, struct ptrace_hold *held
  * or -errno with why set. */
 int proc_rec__exits_possible(const struct proc_rec *pr, char *why, size_t why_len);
 /*
- * Starts recording pr (stopped as how says; target already found if has_target). parent is
- * the forking process's recording for REC_FORKED. Returns 0, or -errno with why set.
+ * Starting to record pr takes four steps; proc_rec__start does them all, with pr stopped as
+ * how says. An attach loads with the target running (session.c), between two stops.
+ *  - choose: finds the target (unless has_target) and chooses the exits. Nothing stopped.
+ *  - place: if proc_rec__places_page, checks the layout on live frames (attached) and maps
+ *    the trampoline page, pr stopped; else nothing that needs a stop.
+ *  - load: the BPF side into *out, for the exits and page chosen (the handler's context is
+ *    pr->rec). It touches nothing of the process's and writes nothing of pr, so it can run in
+ *    another thread than the hold's, the process running.
+ *  - arm (pr->tr loaded, pr stopped): seeds the running frames (not launched), attaches the
+ *    probes, switches staging on and writes the hook.
+ * Each returns 0, or -errno with why set.
  */
-int proc_rec__start(struct proc_rec *pr, enum rec_start how, const struct proc_rec *parent,
-		    unsigned ringbuf_mb, uint64_t now_ns, char *why, size_t why_len);
+int proc_rec__choose(struct proc_rec *pr, char *why, size_t why_len);
+bool proc_rec__places_page(const struct proc_rec *pr);
+int proc_rec__place(struct proc_rec *pr, enum rec_start how, char *why, size_t why_len);
+int proc_rec__load(struct proc_rec *pr, unsigned ringbuf_mb, struct probes **out, char *why,
+		   size_t why_len);
+int proc_rec__arm(struct proc_rec *pr, enum rec_start how, uint64_t now_ns, char *why,
+		  size_t why_len);
+int proc_rec__start(struct proc_rec *pr, enum rec_start how, unsigned ringbuf_mb, uint64_t now_ns,
+		    char *why, size_t why_len);
 /* pr stopped (tracee): its staging off (EXITS_BATCH), the records it still holds kept for
  * proc_rec__end. */
 void proc_rec__unstage(struct proc_rec *pr);

@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/kcmp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
 #include <sys/ptrace.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -74,6 +77,7 @@ struct ptrace_hold {
 	struct held *th;
 	int n, cap;
 	bool stopping; /* a stop is in progress: keep every stop of stop_pid (0: of all) */
+	bool serving;  /* in ptrace_hold__serve_during */
 	/* the first process is gone (exit or exec), seen by whichever drain saw it: reported by
 	 * every later ptrace_hold__handle, with its wait status if it exited */
 	bool first_gone, first_exited;
@@ -334,6 +338,14 @@ static void born(struct ptrace_hold *t, struct held *h)
 	h = find(t, tid);
 	if (!h)
 		return;
+	/* while ptrace_hold__serve_during runs, nobody starts recording a new process: one
+	 * that shares its parent's memory (vfork) runs on rather than keep its parent waiting
+	 * (its exec is still held and queued) */
+	if (follow && h->shared && t->serving) {
+		resume(h, h->pending_sig);
+		h->pending_sig = 0;
+		return;
+	}
 	if (follow) {
 		h->state = HELD_STOPPED; /* until the session has started recording it */
 		return;
@@ -573,6 +585,71 @@ int ptrace_hold__handle(struct ptrace_hold *t, int *status)
 		return -ESRCH;
 	}
 	return err;
+}
+
+struct serve_job {
+	int (*fn)(void *);
+	void *arg;
+	int err;
+	int done_fd; /* written when fn has returned */
+};
+
+static void *serve_job_run(void *p)
+{
+	struct serve_job *job = p;
+	uint64_t one = 1;
+
+	job->err = job->fn(job->arg);
+	if (write(job->done_fd, &one, sizeof(one)) != sizeof(one))
+		job->err = job->err ? job->err : -errno;
+	return NULL;
+}
+
+int ptrace_hold__serve_during(struct ptrace_hold *t, int (*fn)(void *), void *arg)
+{
+	struct serve_job job = { .fn = fn, .arg = arg };
+	struct pollfd pfd[2];
+	sigset_t all, old;
+	bool gone = false;
+	pthread_t th;
+	int err;
+
+	job.done_fd = eventfd(0, EFD_CLOEXEC);
+	if (job.done_fd < 0)
+		return -errno;
+	/* no signal of pyuprof's is taken by the job's thread (it inherits this mask) */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = -pthread_create(&th, NULL, serve_job_run, &job);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		close(job.done_fd);
+		return err;
+	}
+	pfd[0] = (struct pollfd){ .fd = t->sfd, .events = POLLIN };
+	pfd[1] = (struct pollfd){ .fd = job.done_fd, .events = POLLIN };
+	t->serving = true;
+	for (;;) {
+		/* every state change at once: a thread of the target's that stops for a signal,
+		 * a clone, a fork or an exec stands still until it is dealt with */
+		err = ptrace_hold__handle(t, NULL);
+		if (err == -ESRCH)
+			gone = true;
+		else if (err)
+			dlog("while loading: %s", strerror(-err));
+		/* (a timeout too: a change whose SIGCHLD an earlier drain took is seen anyway) */
+		pfd[1].revents = 0;
+		if (poll(pfd, 2, 50) < 0 && errno != EINTR)
+			usleep(10000); /* (cannot happen with these two fds; keep serving) */
+		if (pfd[1].revents & POLLIN)
+			break;
+	}
+	pthread_join(th, NULL);
+	close(job.done_fd);
+	if (ptrace_hold__handle(t, NULL) == -ESRCH)
+		gone = true;
+	t->serving = false;
+	return gone ? -ESRCH : job.err;
 }
 
 static bool all_stopped(const struct ptrace_hold *t, pid_t pid)

@@ -253,6 +253,97 @@ static void calibrate_for(pid_t pid, struct calibration *cal)
 	     (double)cal->plain_call_ns, (double)cal->comp.done_ns);
 }
 
+/* The target went during an attach (its probes not attached yet): nothing was recorded, and
+ * nothing of it is to be put back (after an exec, not in this image). */
+static void gone_while_attaching(struct session *s, const char *when, char *why, size_t why_len)
+{
+	int st = -1;
+
+	s->target_gone = true;
+	ptrace_hold__handle(s->held, &st);
+	snprintf(why, why_len, "it %s %s: nothing recorded",
+		 st == -1 ? "ran another program (exec)" : "ended", when);
+}
+
+/* The attach's stops: "why" says which failed. */
+static int stop_target(struct session *s, const char *what, char *why, size_t why_len)
+{
+	int err = ptrace_hold__stop(s->held, s->pid);
+
+	if (err == -ESRCH)
+		gone_while_attaching(s, what, why, why_len);
+	else if (err)
+		snprintf(why, why_len, "cannot stop it: %s", strerror(-err));
+	return err;
+}
+
+struct load_job {
+	struct proc_rec *pr; /* only read (the holding thread may read it meanwhile too) */
+	struct probes *tr;
+	char why[256];
+};
+
+static int load_job_run(void *p)
+{
+	struct load_job *job = p;
+	int err = proc_rec__load(job->pr, env.ringbuf_mb, &job->tr, job->why, sizeof(job->why));
+	const char *until = getenv("PYUPROF_TEST_LOAD_UNTIL");
+
+	/* tests/harm.bats: the load lasts until a file the target makes as it runs is there */
+	for (int i = 0; until && i < 2000 && access(until, F_OK); i++)
+		usleep(10000);
+	if (until)
+		dlog("test: %s %s during the load", until,
+		     access(until, F_OK) ? "did not appear" : "appeared");
+	return err;
+}
+
+/*
+ * Attach: the BPF side is loaded with the target running, between two stops, for the verifier
+ * takes a few hundred ms that every thread of the target's would otherwise stand still
+ * (a timer's expirations pile up, a timeout passes). The first stop, only if a trampoline page
+ * must be mapped (the programs are configured with its addresses), checks the layout on live
+ * frames and maps it; the second takes the running frames as they are, attaches, switches
+ * staging on and writes the hook. The exits are chosen (proc_rec__choose) and the target
+ * seized. The target is left stopped.
+ */
+static int attach_start(struct session *s, struct proc_rec *pr, char *why, size_t why_len)
+{
+	struct load_job job = { .pr = pr };
+	uint64_t t0;
+	int err;
+
+	if (proc_rec__places_page(pr)) {
+		err = stop_target(s, "before its trampoline page was mapped", why, why_len);
+		if (err)
+			return err;
+		err = proc_rec__place(pr, REC_ATTACHED, why, why_len);
+		ptrace_hold__resume(s->held, s->pid);
+	} else {
+		err = proc_rec__place(pr, REC_ATTACHED, why, why_len);
+	}
+	if (err)
+		return err;
+	dlog("pid %d: loading the BPF side, the target running", s->pid);
+	t0 = clock__mono_ns();
+	err = ptrace_hold__serve_during(s->held, load_job_run, &job);
+	if (err) {
+		probes__free(job.tr);
+		if (err == -ESRCH)
+			gone_while_attaching(s, "as its probes loaded", why, why_len);
+		else
+			snprintf(why, why_len, "%s", job.why[0] ? job.why : strerror(-err));
+		return err;
+	}
+	pr->tr = job.tr;
+	dlog("pid %d: BPF side loaded in %.0f ms; stopping it to attach", s->pid,
+	     (clock__mono_ns() - t0) / 1e6);
+	err = stop_target(s, "before its probes were attached", why, why_len);
+	if (!err)
+		err = proc_rec__arm(pr, REC_ATTACHED, clock__mono_ns(), why, why_len);
+	return err;
+}
+
 int session__start(struct session *s)
 {
 	struct proc_rec *pr = add_proc(s, s->pid, 0);
@@ -305,7 +396,7 @@ int session__start(struct session *s)
 	}
 
 	if (s->launched) {
-		err = proc_rec__start(pr, REC_LAUNCHED, NULL, env.ringbuf_mb, clock__mono_ns(), why,
+		err = proc_rec__start(pr, REC_LAUNCHED, env.ringbuf_mb, clock__mono_ns(), why,
 				      sizeof(why));
 		if (err) {
 			elog("cannot record pid %d: %s", s->pid, why);
@@ -326,19 +417,20 @@ int session__start(struct session *s)
 		}
 		s->released = true;
 	} else {
-		/* attach: with the target stopped, check the layout on its live frames, take
-		 * those frames as they are, attach, switch inlining off; then let it run */
+		/* before it is seized: a signal it gets meanwhile waits for nobody */
+		err = proc_rec__choose(pr, why, sizeof(why));
+		if (err) {
+			elog("cannot record pid %d: %s", s->pid, why);
+			return err;
+		}
 		err = ptrace_hold__seize(&s->held, s->pid, &cfg);
-		if (!err)
-			err = ptrace_hold__stop(s->held, s->pid);
 		if (err) {
 			elog("cannot stop pid %d: %s%s", s->pid, strerror(-err),
 			     err == -EPERM ? " (is it traced by a debugger?)" : "");
 			return err;
 		}
 		pr->rec.held = s->held;
-		err = proc_rec__start(pr, REC_ATTACHED, NULL, env.ringbuf_mb, clock__mono_ns(), why,
-				      sizeof(why));
+		err = attach_start(s, pr, why, sizeof(why));
 		if (err) {
 			elog("cannot record pid %d: %s", s->pid, why);
 			return err;
@@ -356,13 +448,12 @@ int session__start(struct session *s)
 }
 
 /* Following: starts recording a process of the target's, stopped; it runs on either way. */
-static void follow_start(struct session *s, struct proc_rec *pr, enum rec_start how)
+static void follow_start(struct proc_rec *pr, enum rec_start how)
 {
 	char why[512] = "";
 	int err;
 
-	err = proc_rec__start(pr, how, find_proc(s, pr->parent), env.ringbuf_mb, clock__mono_ns(), why,
-			      sizeof(why));
+	err = proc_rec__start(pr, how, env.ringbuf_mb, clock__mono_ns(), why, sizeof(why));
 	if (!err) {
 		err = seeds__apply(&pr->seeds, &pr->rec);
 		if (err)
@@ -396,7 +487,7 @@ static void on_proc_event(struct session *s, const struct proc_event *ev)
 		/* a vfork child runs in its parent's memory until it execs: nothing to record
 		 * yet; a fork child of a recorded process runs on in its frames */
 		if (pr && !ev->vfork && parent && parent->tr && !s->stopping)
-			follow_start(s, pr, REC_FORKED);
+			follow_start(pr, REC_FORKED);
 		ptrace_hold__resume(s->held, ev->child);
 		return;
 	case PROC_EXEC:
@@ -412,7 +503,7 @@ static void on_proc_event(struct session *s, const struct proc_event *ev)
 			enum py_image_kind kind = py_image__kind(ev->pid);
 
 			if (kind == IMAGE_HAS_PYTHON) {
-				follow_start(s, pr, REC_LAUNCHED);
+				follow_start(pr, REC_LAUNCHED);
 			} else if (kind == IMAGE_NEEDS_LIBPYTHON) {
 				/* resumed, one system call at a time, until PROC_LOADED */
 				if (!ptrace_hold__watch_loader(s->held, ev->pid))
@@ -423,7 +514,7 @@ static void on_proc_event(struct session *s, const struct proc_event *ev)
 		return;
 	case PROC_LOADED:
 		if (pr && !s->stopping)
-			follow_start(s, pr, REC_LAUNCHED);
+			follow_start(pr, REC_LAUNCHED);
 		ptrace_hold__resume(s->held, ev->pid);
 		return;
 	case PROC_EXIT:

@@ -48,3 +48,13 @@ int uprobe_multi__attach(int prog_fd, pid_t pid, const char *path, const uint64_
 	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &u, sizeof(u));
 	return fd < 0 ? -errno : (int)fd;
 }
+
+bool uprobe_multi__supported(int prog_fd)
+{
+	const uint64_t offset = 0;
+	int fd = uprobe_multi__attach(prog_fd, 0, "/", &offset, NULL, NULL, 1, false);
+
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 || fd == -EBADF;
+}

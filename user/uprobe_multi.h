@@ -25,4 +25,12 @@
 int uprobe_multi__attach(int prog_fd, pid_t pid, const char *path, const uint64_t *offsets,
 			const uint64_t *ref_ctrs, const uint64_t *cookies, uint32_t cnt, bool ret);
 
+/*
+ * Whether this kernel makes uprobe_multi links, asked with prog_fd (loaded with
+ * UPROBE_MULTI_ATTACH_TYPE): a kernel that does refuses the root directory as the file
+ * (EBADF), one that does not, the attach type. The answer comes before any probe is placed, so
+ * a kernel without them is known before a stop (the program is loaded again for it then).
+ */
+bool uprobe_multi__supported(int prog_fd);
+
 #endif /* __PYUPROF_UPROBE_MULTI_H */
