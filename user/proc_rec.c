@@ -249,15 +249,50 @@ int proc_rec__place(struct proc_rec *pr, enum rec_start how, char *why, size_t w
 	return 0;
 }
 
-int proc_rec__load(struct proc_rec *pr, unsigned ringbuf_mb, struct probes **out, char *why,
-		   size_t why_len)
-{
-	int err = probes__load(out, &pr->target, pr->exits, pr->tramp.stage, pr->hooks.value,
-			       ringbuf_mb, recorder__handle, &pr->rec);
+struct load_job {
+	struct proc_rec *pr; /* only read (the holding thread may read it meanwhile too) */
+	unsigned ringbuf_mb;
+	struct probes *tr;
+	char why[256];
+};
 
+static int load_job_run(void *p)
+{
+	struct load_job *job = p;
+	struct proc_rec *pr = job->pr;
+	const char *until = getenv("PYUPROF_TEST_LOAD_UNTIL");
+	int err;
+
+	err = probes__load(&job->tr, &pr->target, pr->exits, pr->tramp.stage, pr->hooks.value,
+			   job->ringbuf_mb, recorder__handle, &pr->rec);
 	if (err)
-		snprintf(why, why_len, "cannot load its probes: %s", log__errstr(err));
+		snprintf(job->why, sizeof(job->why), "cannot load its probes: %s",
+			 log__errstr(err));
+	/* tests: a held process's load lasts until a file the target makes as it runs is there */
+	for (int i = 0; until && pr->rec.held && i < 2000 && access(until, F_OK); i++)
+		usleep(10000);
+	if (until && pr->rec.held)
+		dlog("test: %s %s during the load", until,
+		     access(until, F_OK) ? "did not appear" : "appeared");
 	return err;
+}
+
+int proc_rec__load(struct proc_rec *pr, unsigned ringbuf_mb, char *why, size_t why_len)
+{
+	struct load_job job = { .pr = pr, .ringbuf_mb = ringbuf_mb };
+	int err;
+
+	/* held (attached, followed): the hold is served meanwhile, so that no thread of any held
+	 * process waits on it (the verifier takes a few hundred ms) */
+	err = pr->rec.held ? ptrace_hold__serve_during(pr->rec.held, load_job_run, &job)
+			   : load_job_run(&job);
+	if (err) {
+		probes__free(job.tr);
+		snprintf(why, why_len, "%s", job.why[0] ? job.why : strerror(-err));
+		return err;
+	}
+	pr->tr = job.tr; /* (here: the holding thread reads it, on_request) */
+	return 0;
 }
 
 int proc_rec__arm(struct proc_rec *pr, enum rec_start how, uint64_t now_ns, char *why,
@@ -318,7 +353,7 @@ int proc_rec__start(struct proc_rec *pr, enum rec_start how, unsigned ringbuf_mb
 	if (!err)
 		err = proc_rec__place(pr, how, why, why_len);
 	if (!err)
-		err = proc_rec__load(pr, ringbuf_mb, &pr->tr, why, why_len);
+		err = proc_rec__load(pr, ringbuf_mb, why, why_len);
 	if (!err)
 		err = proc_rec__arm(pr, how, now_ns, why, why_len);
 	return err;

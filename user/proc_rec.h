@@ -62,9 +62,10 @@ int proc_rec__exits_possible(const struct proc_rec *pr, char *why, size_t why_le
  *  - choose: finds the target (unless has_target) and chooses the exits. Nothing stopped.
  *  - place: if proc_rec__places_page, checks the layout on live frames (attached) and maps
  *    the trampoline page, pr stopped; else nothing that needs a stop.
- *  - load: the BPF side into *out, for the exits and page chosen (the handler's context is
- *    pr->rec). It touches nothing of the process's and writes nothing of pr, so it can run in
- *    another thread than the hold's, the process running.
+ *  - load: the BPF side into pr->tr, for the exits and page chosen. It touches nothing of
+ *    the process's, so it needs no stop; if pr is held (rec.held), it runs in a thread of its
+ *    own while this one serves the hold (ptrace_hold__serve_during): a followed child's load
+ *    stops no other process, an attach's not the target.
  *  - arm (pr->tr loaded, pr stopped): seeds the running frames (not launched), attaches the
  *    probes, switches staging on and writes the hook.
  * Each returns 0, or -errno with why set.
@@ -72,8 +73,7 @@ int proc_rec__exits_possible(const struct proc_rec *pr, char *why, size_t why_le
 int proc_rec__choose(struct proc_rec *pr, char *why, size_t why_len);
 bool proc_rec__places_page(const struct proc_rec *pr);
 int proc_rec__place(struct proc_rec *pr, enum rec_start how, char *why, size_t why_len);
-int proc_rec__load(struct proc_rec *pr, unsigned ringbuf_mb, struct probes **out, char *why,
-		   size_t why_len);
+int proc_rec__load(struct proc_rec *pr, unsigned ringbuf_mb, char *why, size_t why_len);
 int proc_rec__arm(struct proc_rec *pr, enum rec_start how, uint64_t now_ns, char *why,
 		  size_t why_len);
 int proc_rec__start(struct proc_rec *pr, enum rec_start how, unsigned ringbuf_mb, uint64_t now_ns,

@@ -63,6 +63,7 @@ struct held {
 	bool in_syscall; /* stepping: between a syscall's entry and exit stops */
 	bool group_stop; /* HELD_STOPPED in the target's own group-stop: resumed by LISTEN */
 	bool armed;	 /* armed in the guard (HELD_ASLEEP, or woken from it in this stop) */
+	bool awaiting;	 /* HELD_STOPPED for a queued PROC_EXEC or PROC_LOADED not yet taken */
 	long sleep_nr;	 /* HELD_ASLEEP: the system call it sleeps in */
 	/* a new process: its parent's event seen (parent set), its own first stop seen */
 	bool announced, born, unfollowed, shared;
@@ -180,6 +181,12 @@ bool ptrace_hold__next_event(struct ptrace_hold *t, struct proc_event *ev)
 	*ev = t->queue[t->qhead];
 	t->qhead = (t->qhead + 1) % MAX_QUEUED;
 	t->qlen--;
+	if (ev->kind == PROC_EXEC || ev->kind == PROC_LOADED) {
+		struct held *h = find(t, ev->pid);
+
+		if (h)
+			h->awaiting = false;
+	}
 	return true;
 }
 
@@ -409,7 +416,7 @@ static void on_loader_step(struct ptrace_hold *t, struct held *h)
 	    regs.orig_rax == SYS_mmap && py_image__libpython_mapped(h->pid)) {
 		h->stepping = false;
 		h->state = HELD_STOPPED;
-		queue(t, (struct proc_event){ .kind = PROC_LOADED, .pid = h->pid });
+		h->awaiting = queue(t, (struct proc_event){ .kind = PROC_LOADED, .pid = h->pid });
 		return;
 	}
 	resume(h, 0);
@@ -477,7 +484,8 @@ static int dispatch(struct ptrace_hold *t, pid_t tid, int st, int *status)
 			t->first_gone = true;
 			return -ESRCH;
 		}
-		queue(t, (struct proc_event){ .kind = PROC_EXEC, .pid = h->pid });
+		/* stopped until the session has taken this event, whatever else it resumes */
+		h->awaiting = queue(t, (struct proc_event){ .kind = PROC_EXEC, .pid = h->pid });
 		return 0;
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
@@ -610,7 +618,6 @@ int ptrace_hold__serve_during(struct ptrace_hold *t, int (*fn)(void *), void *ar
 	struct serve_job job = { .fn = fn, .arg = arg };
 	struct pollfd pfd[2];
 	sigset_t all, old;
-	bool gone = false;
 	pthread_t th;
 	int err;
 
@@ -633,10 +640,8 @@ int ptrace_hold__serve_during(struct ptrace_hold *t, int (*fn)(void *), void *ar
 		/* every state change at once: a thread of the target's that stops for a signal,
 		 * a clone, a fork or an exec stands still until it is dealt with */
 		err = ptrace_hold__handle(t, NULL);
-		if (err == -ESRCH)
-			gone = true;
-		else if (err)
-			dlog("while loading: %s", strerror(-err));
+		if (err && err != -ESRCH) /* (-ESRCH: the first process went; for the caller) */
+			dlog("while serving: %s", strerror(-err));
 		/* (a timeout too: a change whose SIGCHLD an earlier drain took is seen anyway) */
 		pfd[1].revents = 0;
 		if (poll(pfd, 2, 50) < 0 && errno != EINTR)
@@ -646,10 +651,9 @@ int ptrace_hold__serve_during(struct ptrace_hold *t, int (*fn)(void *), void *ar
 	}
 	pthread_join(th, NULL);
 	close(job.done_fd);
-	if (ptrace_hold__handle(t, NULL) == -ESRCH)
-		gone = true;
+	ptrace_hold__handle(t, NULL);
 	t->serving = false;
-	return gone ? -ESRCH : job.err;
+	return job.err;
 }
 
 static bool all_stopped(const struct ptrace_hold *t, pid_t pid)
@@ -831,7 +835,9 @@ int ptrace_hold__resume(struct ptrace_hold *t, pid_t pid)
 	for (int i = 0; i < t->n; i++) {
 		struct held *h = &t->th[i];
 
-		if (h->state == HELD_STOPPED && (!pid || h->pid == pid)) {
+		/* (one that waits for the session to take its event is left: a vfork child let
+		 * run during ptrace_hold__serve_during may exec before its birth is taken) */
+		if (h->state == HELD_STOPPED && !h->awaiting && (!pid || h->pid == pid)) {
 			resume(h, h->pending_sig);
 			h->pending_sig = 0;
 		}

@@ -110,8 +110,7 @@ int ptrace_hold__inject(struct ptrace_hold *t, pid_t pid, uint64_t insn, struct 
  * Runs fn(arg) in a thread of its own (every signal blocked) while this one, the tracer, deals
  * with the target's state changes as they come: a slow job (loading the BPF side) then holds
  * up no thread of the target's that stops for a signal, a clone, a fork or an exec. Returns
- * fn's result, or -ESRCH if the first process went meanwhile (exit or exec; its status is kept
- * for ptrace_hold__handle).
+ * fn's result (whether the first process went meanwhile, ptrace_hold__handle says).
  */
 int ptrace_hold__serve_during(struct ptrace_hold *t, int (*fn)(void *), void *arg);
 /* Lets go of every thread and frees t. NULL-safe. */

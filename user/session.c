@@ -277,27 +277,6 @@ static int stop_target(struct session *s, const char *what, char *why, size_t wh
 	return err;
 }
 
-struct load_job {
-	struct proc_rec *pr; /* only read (the holding thread may read it meanwhile too) */
-	struct probes *tr;
-	char why[256];
-};
-
-static int load_job_run(void *p)
-{
-	struct load_job *job = p;
-	int err = proc_rec__load(job->pr, env.ringbuf_mb, &job->tr, job->why, sizeof(job->why));
-	const char *until = getenv("PYUPROF_TEST_LOAD_UNTIL");
-
-	/* tests/harm.bats: the load lasts until a file the target makes as it runs is there */
-	for (int i = 0; until && i < 2000 && access(until, F_OK); i++)
-		usleep(10000);
-	if (until)
-		dlog("test: %s %s during the load", until,
-		     access(until, F_OK) ? "did not appear" : "appeared");
-	return err;
-}
-
 /*
  * Attach: the BPF side is loaded with the target running, between two stops, for the verifier
  * takes a few hundred ms that every thread of the target's would otherwise stand still
@@ -309,7 +288,6 @@ static int load_job_run(void *p)
  */
 static int attach_start(struct session *s, struct proc_rec *pr, char *why, size_t why_len)
 {
-	struct load_job job = { .pr = pr };
 	uint64_t t0;
 	int err;
 
@@ -326,16 +304,13 @@ static int attach_start(struct session *s, struct proc_rec *pr, char *why, size_
 		return err;
 	dlog("pid %d: loading the BPF side, the target running", s->pid);
 	t0 = clock__mono_ns();
-	err = ptrace_hold__serve_during(s->held, load_job_run, &job);
-	if (err) {
-		probes__free(job.tr);
-		if (err == -ESRCH)
-			gone_while_attaching(s, "as its probes loaded", why, why_len);
-		else
-			snprintf(why, why_len, "%s", job.why[0] ? job.why : strerror(-err));
-		return err;
+	err = proc_rec__load(pr, env.ringbuf_mb, why, why_len);
+	if (ptrace_hold__handle(s->held, NULL) == -ESRCH) { /* (its exit or exec, meanwhile) */
+		gone_while_attaching(s, "as its probes loaded", why, why_len);
+		return -ESRCH;
 	}
-	pr->tr = job.tr;
+	if (err)
+		return err;
 	dlog("pid %d: BPF side loaded in %.0f ms; stopping it to attach", s->pid,
 	     (clock__mono_ns() - t0) / 1e6);
 	err = stop_target(s, "before its probes were attached", why, why_len);
