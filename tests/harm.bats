@@ -363,11 +363,12 @@ print("ticks", n > 0)
 	start_bg rec.out rec.err env PYUPROF_TEST_LOAD_UNTIL="$PWD/signalled" \
 		"$PYUPROF" record -p "$TARGET" -d 0.5 -o out.prof --debug "$@"
 	local rec=$BG_PID
-	wait_for_line rec.err 'loading the BPF side, the target running' 30 "$rec"
+	wait_for_line rec.err "pid $TARGET: loading the BPF side" 30 "$rec"
 	kill -USR1 "$TARGET"
 	wait_exit "$rec" 60
 	[[ $EXIT_STATUS == 0 ]] || { grep -v libbpf rec.err; return 1; }
-	grep -q 'signalled appeared during the load' rec.err || { grep -v libbpf rec.err; return 1; }
+	grep -q "pid $TARGET: test: .*signalled appeared during the load" rec.err ||
+		{ grep -v libbpf rec.err; return 1; }
 	assert_unharmed "$TARGET"
 	poll_until 10 assert_untraced "$TARGET" 2>/dev/null
 	assert_untraced "$TARGET"
@@ -394,7 +395,9 @@ print("ticks", n > 0)
 # The target runs while the BPF side loads: if it execs another program meanwhile, every
 # address pyuprof found (the page it mapped, the interpreter) belongs to the old image; if it
 # exits, there is nothing to record. The attach fails with one clear line and writes no file;
-# an exec'd program has nothing of pyuprof's in it, and is let go.
+# an exec'd program has nothing of pyuprof's in it, and is let go. The load lasts until the
+# test has seen the target exit (a zombie) or exec (its new command line, shown as the exec
+# stops at its event).
 check_gone_during_load() {
 	local how=$1
 	require_py 3.12
@@ -405,7 +408,6 @@ import os, sys, time
 print("ready", flush=True)
 while not os.path.exists("go"):
     time.sleep(0.01)
-open("leaving", "w").close()
 if sys.argv[1] == "exit":
     sys.exit(0)
 os.execv(sys.executable, [sys.executable, "-c", """
@@ -413,20 +415,26 @@ import os, time
 while not os.path.exists("stop"):
     time.sleep(0.01)
 print("new program done", flush=True)
-"""])
+""", "new-program"])
 ' "$how"
 	TARGET=$BG_PID
 	wait_for_line target.out '^ready' 20 "$TARGET"
 	start_bg rec.out rec.err env PYUPROF_TEST_LOAD_UNTIL="$PWD/leaving" \
 		"$PYUPROF" record -p "$TARGET" -o out.prof --debug
 	local rec=$BG_PID what
-	wait_for_line rec.err 'loading the BPF side, the target running' 30 "$rec"
+	wait_for_line rec.err "pid $TARGET: loading the BPF side" 30 "$rec"
 	touch go
+	if [[ $how == exit ]]; then
+		poll_until 30 not_running "$TARGET"
+		what=ended
+	else
+		poll_until 30 grep -q new-program "/proc/$TARGET/cmdline"
+		what='ran another program \(exec\)'
+	fi
+	touch leaving
 	wait_exit "$rec" 60
 	((EXIT_STATUS != 0)) || { grep -v libbpf rec.err; return 1; }
-	[[ $how == exit ]] && what=ended || what='ran another program \(exec\)'
-	# (the exit or exec seen as the load ends, or at the stop after it); nothing after it
-	grep -Eqx "pyuprof: cannot record pid $TARGET: it $what (as its probes loaded|before its probes were attached): nothing recorded" \
+	grep -Eqx "pyuprof: cannot record pid $TARGET: it $what as its probes loaded: nothing recorded" \
 		<<<"$(tail -n 1 rec.err)" || { grep -v libbpf rec.err; return 1; }
 	! grep -q 'cannot read back' rec.err || { grep -v libbpf rec.err; return 1; }
 	[[ ! -e out.prof ]] || return 1

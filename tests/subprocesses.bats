@@ -230,7 +230,7 @@ print("child", pid, st, flush=True)
 	start_bg rec.out rec.err env PYUPROF_TEST_LOAD_UNTIL="$PWD/forked" \
 		"$PYUPROF" record --subprocesses --top 0 -o out.prof -p "$TARGET" --debug
 	REC=$BG_PID
-	wait_for_line rec.err 'loading the BPF side, the target running' 30 "$REC"
+	wait_for_line rec.err "pid $TARGET: loading the BPF side" 30 "$REC"
 	touch go
 	wait_exit "$TARGET" 60
 	[[ $EXIT_STATUS == 0 ]] || { cat target.err; return 1; }
@@ -239,21 +239,22 @@ print("child", pid, st, flush=True)
 	local child
 	child=$(cat forked)
 	grep -qx "child $child 0" target.out || { cat target.out; return 1; }
-	grep -q 'forked appeared during the load' rec.err || { grep -v libbpf rec.err; return 1; }
+	grep -q "pid $TARGET: test: .*forked appeared during the load" rec.err ||
+		{ grep -v libbpf rec.err; return 1; }
 	[[ $(python3 "$TOOLS/pstats_field.py" "out.$child.prof" tick ncalls) == 100 ]] ||
 		{ grep -v libbpf rec.err; return 1; }
 }
 
 # A followed child's BPF side is loaded at its birth (it waits, stopped, to be recorded from its
-# first instruction); meanwhile the other processes run on and their signals are passed on. The
-# child's load lasts (PYUPROF_TEST_LOAD_UNTIL) until its parent's handler of a SIGUSR1 the
-# parent sends itself after the fork has made a file: before, the parent stood still in that
-# signal's delivery until the load was done.
+# first instruction); meanwhile the other processes run on and their signals are passed on.
+# The child's load lasts (PYUPROF_TEST_LOAD_UNTIL) until its parent's handler of a SIGUSR1 sent
+# during it has made a file: before, the parent stood still in that signal's delivery until
+# the load was done.
 @test "subprocesses: a followed child's load holds up no signal of its parent's (3.12)" {
 	require_py 3.12
 	require_bpf
 	cd "$BATS_TEST_TMPDIR"
-	run -0 --separate-stderr env PYUPROF_TEST_LOAD_UNTIL="$PWD/signalled" \
+	start_bg rec.out rec.err env PYUPROF_TEST_LOAD_UNTIL="$PWD/signalled" \
 		"$PYUPROF" record --subprocesses --top 0 --debug -o out.prof -- "$PY" -c '
 import os, signal, time
 def on_usr1(*_):
@@ -261,22 +262,28 @@ def on_usr1(*_):
 def tick(n):
     return n + 1
 signal.signal(signal.SIGUSR1, on_usr1)
+print("parent", os.getpid(), flush=True)
 pid = os.fork()
 if pid == 0:
     n = 0
     for _ in range(100):
         n = tick(n)
     os._exit(0 if n == 100 else 1)
-time.sleep(0.5)  # (the child is being recorded: its load waits for the file)
-os.kill(os.getpid(), signal.SIGUSR1)
 _, st = os.waitpid(pid, 0)
 print("child", pid, st, flush=True)
 '
-	local child
-	child=$(sed -n 's/^child \([0-9]*\) 0$/\1/p' <<<"$output")
-	[[ -n $child ]] || { echo "$output"; return 1; }
-	grep -q 'signalled appeared during the load' <<<"$stderr" ||
-		{ grep -v libbpf <<<"$stderr"; return 1; }
+	local rec=$BG_PID parent child
+	wait_for_line rec.out '^parent' 30 "$rec"
+	parent=$(sed -n 's/^parent //p' rec.out)
+	wait_for_line rec.err "pid [0-9]+: loading the BPF side" 30 "$rec"
+	child=$(sed -n 's/.*pid \([0-9]*\): loading the BPF side.*/\1/p' rec.err | head -n 1)
+	[[ $child != "$parent" ]] || return 1
+	kill -USR1 "$parent"
+	wait_exit "$rec" 60
+	[[ $EXIT_STATUS == 0 ]] || { grep -v libbpf rec.err; return 1; }
+	grep -qx "child $child 0" rec.out || { cat rec.out; return 1; }
+	grep -q "pid $child: test: .*signalled appeared during the load" rec.err ||
+		{ grep -v libbpf rec.err; return 1; }
 	[[ $(python3 "$TOOLS/pstats_field.py" "out.$child.prof" tick ncalls) == 100 ]] ||
-		{ grep -v libbpf <<<"$stderr"; return 1; }
+		{ grep -v libbpf rec.err; return 1; }
 }

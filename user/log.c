@@ -14,15 +14,17 @@ void log__msg(enum log_level level, const char *fmt, ...)
 	if (level > log_level)
 		return;
 	va_start(ap, fmt);
+	flockfile(stderr); /* (one line whole: a load logs from a thread of its own) */
 	fputs("pyuprof: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 	va_end(ap);
 }
 
 const char *log__errstr(int err)
 {
-	static char buf[128];
+	static __thread char buf[128];
 
 	if (err < 0)
 		err = -err;
@@ -37,6 +39,11 @@ int log__libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ar
 		return 0;
 	if (level == LIBBPF_INFO && log_level < LOG_VERBOSE)
 		return 0;
+	int n;
+
+	flockfile(stderr);
 	fputs("pyuprof: ", stderr); /* libbpf adds its own "libbpf: " */
-	return vfprintf(stderr, fmt, args);
+	n = vfprintf(stderr, fmt, args);
+	funlockfile(stderr);
+	return n;
 }

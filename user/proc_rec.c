@@ -254,13 +254,15 @@ struct load_job {
 	unsigned ringbuf_mb;
 	struct probes *tr;
 	char why[256];
+	const char *until; /* tests: PYUPROF_TEST_LOAD_UNTIL, and whether it was there already */
+	bool before;
 };
 
 static int load_job_run(void *p)
 {
 	struct load_job *job = p;
 	struct proc_rec *pr = job->pr;
-	const char *until = getenv("PYUPROF_TEST_LOAD_UNTIL");
+	const char *until = job->until;
 	int err;
 
 	err = probes__load(&job->tr, &pr->target, pr->exits, pr->tramp.stage, pr->hooks.value,
@@ -268,12 +270,15 @@ static int load_job_run(void *p)
 	if (err)
 		snprintf(job->why, sizeof(job->why), "cannot load its probes: %s",
 			 log__errstr(err));
-	/* tests: a held process's load lasts until a file the target makes as it runs is there */
-	for (int i = 0; until && pr->rec.held && i < 2000 && access(until, F_OK); i++)
-		usleep(10000);
-	if (until && pr->rec.held)
-		dlog("test: %s %s during the load", until,
-		     access(until, F_OK) ? "did not appear" : "appeared");
+	/* tests: a held process's load lasts until a file that something running makes is there */
+	if (until) {
+		for (int i = 0; i < 2000 && access(until, F_OK); i++)
+			usleep(10000);
+		dlog("pid %d: test: %s %s", pr->pid, until,
+		     job->before ? "was there before the load"
+			    : access(until, F_OK) ? "did not appear during the load"
+						  : "appeared during the load");
+	}
 	return err;
 }
 
@@ -284,8 +289,19 @@ int proc_rec__load(struct proc_rec *pr, unsigned ringbuf_mb, char *why, size_t w
 
 	/* held (attached, followed): the hold is served meanwhile, so that no thread of any held
 	 * process waits on it (the verifier takes a few hundred ms) */
-	err = pr->rec.held ? ptrace_hold__serve_during(pr->rec.held, load_job_run, &job)
-			   : load_job_run(&job);
+	if (pr->rec.held) {
+		job.until = getenv("PYUPROF_TEST_LOAD_UNTIL");
+		job.before = job.until && !access(job.until, F_OK); /* (before the line tests wait for) */
+		dlog("pid %d: loading the BPF side, the held processes served meanwhile", pr->pid);
+		err = ptrace_hold__serve_during(pr->rec.held, load_job_run, &job);
+	} else {
+		err = load_job_run(&job);
+	}
+	/* (a process that went meanwhile was reaped: its pid may be another's by now) */
+	if (!err && pr->rec.held && !ptrace_hold__holds(pr->rec.held, pr->pid)) {
+		snprintf(job.why, sizeof(job.why), "it ended as its probes loaded");
+		err = -ESRCH;
+	}
 	if (err) {
 		probes__free(job.tr);
 		snprintf(why, why_len, "%s", job.why[0] ? job.why : strerror(-err));

@@ -167,7 +167,8 @@ static void resume(struct held *h, int sig)
 static bool queue(struct ptrace_hold *t, struct proc_event ev)
 {
 	if (t->qlen == MAX_QUEUED) {
-		wlog("too many processes started at once: pid %d is not followed", ev.child);
+		wlog("too many processes started at once: pid %d is not followed",
+		     ev.child ? ev.child : ev.pid);
 		return false;
 	}
 	t->queue[(t->qhead + t->qlen++) % MAX_QUEUED] = ev;
@@ -348,7 +349,7 @@ static void born(struct ptrace_hold *t, struct held *h)
 	/* while ptrace_hold__serve_during runs, nobody starts recording a new process: one
 	 * that shares its parent's memory (vfork) runs on rather than keep its parent waiting
 	 * (its exec is still held and queued) */
-	if (follow && h->shared && t->serving) {
+	if (follow && h->shared && t->serving && !keeps(t, h)) {
 		resume(h, h->pending_sig);
 		h->pending_sig = 0;
 		return;
@@ -417,6 +418,8 @@ static void on_loader_step(struct ptrace_hold *t, struct held *h)
 		h->stepping = false;
 		h->state = HELD_STOPPED;
 		h->awaiting = queue(t, (struct proc_event){ .kind = PROC_LOADED, .pid = h->pid });
+		if (!h->awaiting)
+			resume(h, 0);
 		return;
 	}
 	resume(h, 0);
@@ -480,12 +483,16 @@ static int dispatch(struct ptrace_hold *t, pid_t tid, int st, int *status)
 		if (!h)
 			return 0;
 		h->state = HELD_STOPPED;
+		h->shared = false; /* (a vfork child's memory is its own now) */
 		if (h->pid == t->pid) {
 			t->first_gone = true;
 			return -ESRCH;
 		}
-		/* stopped until the session has taken this event, whatever else it resumes */
+		/* stopped until the session has taken this event, whatever else it resumes (with
+		 * no room for it: on, unrecorded) */
 		h->awaiting = queue(t, (struct proc_event){ .kind = PROC_EXEC, .pid = h->pid });
+		if (!h->awaiting)
+			resume(h, 0);
 		return 0;
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
@@ -623,7 +630,7 @@ int ptrace_hold__serve_during(struct ptrace_hold *t, int (*fn)(void *), void *ar
 
 	job.done_fd = eventfd(0, EFD_CLOEXEC);
 	if (job.done_fd < 0)
-		return -errno;
+		return fn(arg); /* (unserved, as before) */
 	/* no signal of pyuprof's is taken by the job's thread (it inherits this mask) */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -631,11 +638,22 @@ int ptrace_hold__serve_during(struct ptrace_hold *t, int (*fn)(void *), void *ar
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		close(job.done_fd);
-		return err;
+		return fn(arg);
 	}
 	pfd[0] = (struct pollfd){ .fd = t->sfd, .events = POLLIN };
 	pfd[1] = (struct pollfd){ .fd = job.done_fd, .events = POLLIN };
 	t->serving = true;
+	/* vfork children born before, still waiting for their birth to be taken: their parents
+	 * wait for them (as born() does for those born from here on) */
+	for (int i = 0; i < t->n; i++) {
+		struct held *h = &t->th[i];
+
+		if (h->shared && h->born && h->state == HELD_STOPPED && h->tid == h->pid &&
+		    !h->awaiting && !keeps(t, h)) {
+			resume(h, h->pending_sig);
+			h->pending_sig = 0;
+		}
+	}
 	for (;;) {
 		/* every state change at once: a thread of the target's that stops for a signal,
 		 * a clone, a fork or an exec stands still until it is dealt with */
@@ -843,6 +861,13 @@ int ptrace_hold__resume(struct ptrace_hold *t, pid_t pid)
 		}
 	}
 	return 0;
+}
+
+bool ptrace_hold__holds(const struct ptrace_hold *t, pid_t pid)
+{
+	const struct held *h = find(t, pid);
+
+	return h && h->pid == pid;
 }
 
 int ptrace_hold__watch_loader(struct ptrace_hold *t, pid_t pid)

@@ -90,6 +90,8 @@ void ptrace_hold__expect_signal(struct ptrace_hold *t, pid_t tid);
  * thread asleep in a system call counts as stopped: it stops if it wakes). */
 int ptrace_hold__stop(struct ptrace_hold *t, pid_t pid);
 int ptrace_hold__resume(struct ptrace_hold *t, pid_t pid);
+/* Whether process pid is held (its leader seen, and not gone). */
+bool ptrace_hold__holds(const struct ptrace_hold *t, pid_t pid);
 /* Lets the stopped process pid run one system call at a time until its loader has mapped
  * libpython (PROC_LOADED). Returns 0 or -errno. */
 int ptrace_hold__watch_loader(struct ptrace_hold *t, pid_t pid);

@@ -79,10 +79,11 @@ static int exit_status_of(int st)
 	return 1;
 }
 
+/* The recording of the live process pid (one that ended may have left its pid to another) */
 static struct proc_rec *find_proc(const struct session *s, pid_t pid)
 {
 	for (uint32_t i = 0; i < s->nprocs; i++)
-		if (s->procs[i]->pid == pid)
+		if (s->procs[i]->pid == pid && !s->procs[i]->gone)
 			return s->procs[i];
 	return NULL;
 }
@@ -302,7 +303,6 @@ static int attach_start(struct session *s, struct proc_rec *pr, char *why, size_
 	}
 	if (err)
 		return err;
-	dlog("pid %d: loading the BPF side, the target running", s->pid);
 	t0 = clock__mono_ns();
 	err = proc_rec__load(pr, env.ringbuf_mb, why, why_len);
 	if (ptrace_hold__handle(s->held, NULL) == -ESRCH) { /* (its exit or exec, meanwhile) */
@@ -445,6 +445,15 @@ static void follow_start(struct proc_rec *pr, enum rec_start how)
 	vlog("recording pid %d (Python %s), started by pid %d", pr->pid, pr->version, pr->parent);
 }
 
+/* Whether the first process has gone (its end ends the recording: a process started after it,
+ * whose events may have queued up behind loads, is let go unrecorded). */
+static bool target_went(struct session *s)
+{
+	if (!s->target_gone && ptrace_hold__handle(s->held, &s->child_status) == -ESRCH)
+		s->target_gone = true;
+	return s->target_gone;
+}
+
 /* Following: a process of the target's was born, exec'd, loaded libpython or ended. It stands
  * stopped (but at its end) until it is resumed here. */
 static void on_proc_event(struct session *s, const struct proc_event *ev)
@@ -455,13 +464,13 @@ static void on_proc_event(struct session *s, const struct proc_event *ev)
 	switch (ev->kind) {
 	case PROC_FORK:
 		/* its first stop may not have come in yet: wait for it */
-		if (ptrace_hold__stop(s->held, ev->child))
+		if (ptrace_hold__stop(s->held, ev->child) || !ptrace_hold__holds(s->held, ev->child))
 			return; /* gone already (or it ran on: then it is not followed) */
 		if (!pr)
 			pr = add_proc(s, ev->child, ev->pid);
 		/* a vfork child runs in its parent's memory until it execs: nothing to record
 		 * yet; a fork child of a recorded process runs on in its frames */
-		if (pr && !ev->vfork && parent && parent->tr && !s->stopping)
+		if (pr && !ev->vfork && parent && parent->tr && !s->stopping && !target_went(s))
 			follow_start(pr, REC_FORKED);
 		ptrace_hold__resume(s->held, ev->child);
 		return;
@@ -474,7 +483,7 @@ static void on_proc_event(struct session *s, const struct proc_event *ev)
 			proc_rec__end(pr, clock__mono_ns());
 			proc_rec__drop_image(pr);
 		}
-		if (pr && !s->stopping) {
+		if (pr && !s->stopping && !target_went(s)) {
 			enum py_image_kind kind = py_image__kind(ev->pid);
 
 			if (kind == IMAGE_HAS_PYTHON) {
@@ -488,7 +497,7 @@ static void on_proc_event(struct session *s, const struct proc_event *ev)
 		ptrace_hold__resume(s->held, ev->pid);
 		return;
 	case PROC_LOADED:
-		if (pr && !s->stopping)
+		if (pr && !s->stopping && !target_went(s))
 			follow_start(pr, REC_LAUNCHED);
 		ptrace_hold__resume(s->held, ev->pid);
 		return;
