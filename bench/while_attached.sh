@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# The harm scripts' one runner (bench/stop_eintr.sh, bench/attach_freeze.sh):
+# The harm scripts' one runner (bench/stop_eintr.sh, bench/attach_freeze.sh,
+# bench/timerfd_attach.sh):
 #
 #   while_attached.sh FIXTURE.py NATIVE_ARG ARG
 #
