@@ -8,9 +8,11 @@
 # uretprobe (entry uprobe + uretprobe); tramp (pyuprof's trampoline with counting-only
 # programs on its two nops: the floor of that design); stage (the staging anchor) and
 # stagefloor (the batch mode with its flush only counting); pyuprof (its default: the batch
-# mode); pyuprof-trap (its flush probe trapping); pyuprof-uret, pyuprof-ret (--exits
-# uretprobe, ret), pyuprof-tramp (--exits trampoline), pyuprof-usdt (--exits usdt: Debian's
-# 3.11, its default before the batch mode saw its inline __getitem__ calls); cProfile. Then one
+# mode); pyuprof-coldring (the same, its ring buffer's pages not written before the
+# recording: bpf/ring_warm.bpf.h); pyuprof-trap (its flush probe trapping); pyuprof-uret,
+# pyuprof-ret (--exits uretprobe, ret), pyuprof-tramp (--exits trampoline), pyuprof-usdt
+# (--exits usdt: Debian's 3.11, its default before the batch mode saw its inline __getitem__
+# calls); cProfile. Then one
 # more run of the floor and of pyuprof with kernel.bpf_stats_enabled, for the time spent in the
 # BPF programs themselves (not in the timed runs: the stats add two clock reads per probe).
 # Then the consumer alone on a replayed raw recording (bench/replay) and the attach latency
@@ -62,6 +64,9 @@ run_mode() {
 	pyuprof) line=$(build/pyuprof record -q -o "$tmp/p.prof" -- "$py" $(workload_cmd "$w")) ;;
 	pyuprof-uret | pyuprof-ret | pyuprof-tramp | pyuprof-usdt)
 		line=$(build/pyuprof record -q --exits "$(exits_of "$mode")" -o "$tmp/p.prof" -- \
+			"$py" $(workload_cmd "$w")) ;;
+	pyuprof-coldring) # the default without its ring's pages written first (ring_warm.bpf.h)
+		line=$(PYUPROF_BENCH_NO_RING_WARM=1 build/pyuprof record -q -o "$tmp/p.prof" -- \
 			"$py" $(workload_cmd "$w")) ;;
 	pyuprof-trap) # the batch with a flush probe that traps (kernels before 6.18)
 		line=$(PYUPROF_BENCH_FLUSH_TRAP=1 build/pyuprof record -q -o "$tmp/p.prof" -- \
@@ -155,6 +160,7 @@ stats() { # values... -> "min median spread", the spread (max over min) in %
 	echo "points, same run: the trampoline's nops (tramp), on deb3.11 the entry and USDT exit (exit)."
 	echo "stagefloor: the batch as built with its flush probe counting only (no copy, no consumer);"
 	echo "pyuprof-trap: the batch with a flush probe that traps (no nop optimization, kernels < 6.18)."
+	echo "pyuprof-coldring: the default with its ring buffer's pages not written before the recording."
 	echo "BPF ns/call: time inside the BPF programs per Python call (kernel.bpf_stats_enabled,"
 	echo "separate run), counting-only at the same points vs pyuprof, and the events pyuprof lost in"
 	echo "that run (default settings). Modes: see bench/run.sh."
@@ -168,10 +174,10 @@ stats() { # values... -> "min median spread", the spread (max over min) in %
 noisy=()
 for label in $PYS; do
 	py=$(py_path "$label") || continue
-	modes=${MODES:-"native switch both uretprobe tramp stage stagefloor pyuprof pyuprof-trap pyuprof-tramp pyuprof-uret pyuprof-ret cprofile"}
+	modes=${MODES:-"native switch both uretprobe tramp stage stagefloor pyuprof pyuprof-coldring pyuprof-trap pyuprof-tramp pyuprof-uret pyuprof-ret cprofile"}
 	bare=tramp
 	if [[ $label == deb3.11 ]]; then # the build with USDT: pyuprof's exits are function__return
-		modes=${MODES:-"native switch both exit uretprobe tramp stage stagefloor pyuprof pyuprof-trap pyuprof-tramp pyuprof-usdt cprofile"}
+		modes=${MODES:-"native switch both exit uretprobe tramp stage stagefloor pyuprof pyuprof-coldring pyuprof-trap pyuprof-tramp pyuprof-usdt cprofile"}
 		bare="exit"
 	fi
 	for w in $WORKLOADS; do

@@ -27,6 +27,7 @@
 #include "shadow.bpf.h"	    /* each thread's stack of activations */
 #include "hook_watch.bpf.h" /* requests to user space: the eval_frame hook */
 #include "stage.bpf.h"	    /* the batch mode: records staged in the target */
+#include "ring_warm.bpf.h"  /* the ring's pages written before the recording */
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 

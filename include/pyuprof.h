@@ -12,6 +12,8 @@
 #define MAX_INTERPRETERS 256
 #define REQUEST_RETRY_NS 20000000ULL /* ask again if a request is not done after 20 ms */
 #define DEFAULT_RINGBUF_MB 16
+/* the records that write the ring's pages once before a recording (bpf/ring_warm.bpf.h) */
+#define RING_WARM_REC (64 << 10)
 
 enum ev_type {
 	EV_CALL = 1,

@@ -49,6 +49,7 @@ struct probes {
 	enum exits exits;
 	uint64_t stage, hook_value;
 	unsigned ringbuf_mb;
+	bool warm_ring;
 	struct bpf_link **links; /* otherwise one per probe, in attach order */
 	int nlinks;
 };
@@ -280,6 +281,12 @@ static int load(struct probes *tr, const struct py_target *t, enum exits exits, 
 	skel->rodata->stage_addr = exits == EXITS_BATCH ? stage : 0;
 	bpf_program__set_autoload(skel->progs.stage_at_exit, exits == EXITS_BATCH);
 	bpf_program__set_autoload(skel->progs.stage_at_exec, exits == EXITS_BATCH);
+	/* a kernel without SYSCALL programs (before 5.14) records with its ring unwarmed; make
+	 * bench: PYUPROF_BENCH_NO_RING_WARM=1 shows what the warming saves */
+	bpf_program__set_autoload(skel->progs.ring_warm,
+				  tr->warm_ring &&
+					  libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SYSCALL, NULL) == 1 &&
+					  !getenv("PYUPROF_BENCH_NO_RING_WARM"));
 	/* make bench: the same probes, counting only (the floor of their placement) */
 	skel->rodata->count_only = getenv("PYUPROF_BENCH_COUNT_ONLY") != NULL;
 	/* tests/batch.bats: a full ring loses staged records rather than wait */
@@ -312,16 +319,33 @@ static int on_sample(void *ctx, void *data, size_t size)
 	return ++tr->handled >= CONSUME_BUDGET || tr->bytes >= tr->max_bytes ? -EAGAIN : 0;
 }
 
-/* The ring buffer on tr's events map: made again with the skeleton. */
+/* The ring buffer on tr's events map: made again with the skeleton. Nothing is attached yet:
+ * its pages are written once (bpf/ring_warm.bpf.h), and the records that did so, all
+ * discarded, consumed (none reaches the handler). A warming that fails costs only time. */
 static int open_ring(struct probes *tr)
 {
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+
 	ring_buffer__free(tr->rb);
 	tr->rb = ring_buffer__new(bpf_map__fd(tr->skel->maps.events), on_sample, tr, NULL);
-	return tr->rb ? 0 : -errno;
+	if (!tr->rb)
+		return -errno;
+	if (!bpf_program__autoload(tr->skel->progs.ring_warm))
+		dlog("ring buffer: not written before the recording%s",
+		     tr->warm_ring ? "" : " (a followed child: its birth would wait for it)");
+	else if (bpf_prog_test_run_opts(bpf_program__fd(tr->skel->progs.ring_warm), &opts))
+		dlog("ring buffer: cannot write it before the recording (%s)", log__errstr(-errno));
+	else {
+		ring_buffer__consume(tr->rb);
+		dlog("ring buffer: %u KiB of %u MiB written before the recording",
+		     opts.retval * (RING_WARM_REC >> 10), tr->ringbuf_mb);
+	}
+	return 0;
 }
 
 int probes__load(struct probes **out, const struct py_target *t, enum exits exits, uint64_t stage,
-		 uint64_t hook_value, unsigned ringbuf_mb, ring_buffer_sample_fn handler, void *ctx)
+		 uint64_t hook_value, unsigned ringbuf_mb, bool warm_ring,
+		 ring_buffer_sample_fn handler, void *ctx)
 {
 	struct probes *tr = calloc(1, sizeof(*tr));
 	int err;
@@ -334,6 +358,7 @@ int probes__load(struct probes **out, const struct py_target *t, enum exits exit
 	tr->stage = stage;
 	tr->hook_value = hook_value;
 	tr->ringbuf_mb = ringbuf_mb;
+	tr->warm_ring = warm_ring;
 	tr->handler = handler;
 	tr->handler_ctx = ctx;
 	tr->multi = !getenv("PYUPROF_NO_UPROBE_MULTI");

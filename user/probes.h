@@ -33,10 +33,13 @@ int exits__parse(const char *s);
  * Loads the BPF side for t, returns as exits says (not AUTO); stage is its staging area
  * (EXITS_BATCH), hook_value what the hook is kept at. Reads nothing of the target's, so it needs
  * no stop: an attach loads with the target running (the verifier takes a few hundred ms).
+ * warm_ring: the ring buffer's pages are written once first (bpf/ring_warm.bpf.h: tens of ms,
+ * and the first 16 MiB of records then cost less on a host that shadows page tables).
  * Returns 0 or -errno (reported by the caller).
  */
 int probes__load(struct probes **out, const struct py_target *t, enum exits exits, uint64_t stage,
-		 uint64_t hook_value, unsigned ringbuf_mb, ring_buffer_sample_fn handler, void *ctx);
+		 uint64_t hook_value, unsigned ringbuf_mb, bool warm_ring,
+		 ring_buffer_sample_fn handler, void *ctx);
 /* Attaches tr's probes to t; tramp_path is the trampoline's file (EXITS_TRAMPOLINE,
  * EXITS_BATCH). Returns 0, or -errno: then tr is only fit for probes__free. */
 int probes__attach(struct probes *tr, const struct py_target *t, const char *tramp_path);

@@ -265,8 +265,9 @@ static int load_job_run(void *p)
 	const char *until = job->until;
 	int err;
 
+	/* a followed child waits at its birth for its load: not for the warming too */
 	err = probes__load(&job->tr, &pr->target, pr->exits, pr->tramp.stage, pr->hooks.value,
-			   job->ringbuf_mb, recorder__handle, &pr->rec);
+			   job->ringbuf_mb, !pr->parent, recorder__handle, &pr->rec);
 	if (err)
 		snprintf(job->why, sizeof(job->why), "cannot load its probes: %s",
 			 log__errstr(err));
