@@ -332,7 +332,7 @@ static int open_ring(struct probes *tr)
 		return -errno;
 	if (!bpf_program__autoload(tr->skel->progs.ring_warm))
 		dlog("ring buffer: not written before the recording%s",
-		     tr->warm_ring ? "" : " (a followed child: its birth would wait for it)");
+		     tr->warm_ring ? "" : " (a process stopped or born meanwhile would wait for it)");
 	else if (bpf_prog_test_run_opts(bpf_program__fd(tr->skel->progs.ring_warm), &opts))
 		dlog("ring buffer: cannot write it before the recording (%s)", log__errstr(-errno));
 	else {
@@ -407,6 +407,7 @@ int probes__attach(struct probes *tr, const struct py_target *t, const char *tra
 		pyuprof_bpf__destroy(tr->skel);
 		tr->skel = NULL;
 		tr->multi = false;
+		tr->warm_ring = false; /* (the stop would wait for it) */
 		err = load(tr, t, tr->exits, tr->stage, tr->hook_value, tr->ringbuf_mb, false);
 		if (!err)
 			err = open_ring(tr);
