@@ -6,7 +6,7 @@
  * The ring buffer's pages written once before the recording. The kernel zeroes them through
  * its direct map when it makes the map, but the programs write them through the ring's own
  * vmap; on a host that shadows the guest's page tables (PVM here) the first write to each
- * page through that mapping costs ~6.5 µs, ~50 ns a Python call until the ring has wrapped
+ * page through that mapping costs 5-12 µs, ~50 ns a Python call until the ring has wrapped
  * once (bench/RESULTS.md, fourteenth session). Run once by user space (BPF_PROG_TEST_RUN)
  * before anything is attached: each step reserves a record, writes all of it (a copy onto
  * itself) and discards it; it stops when the ring is full, and the consumer skips what was
