@@ -177,6 +177,34 @@ check_gen_returns() {
 	run -0 "$PY" "$TOOLS/pstats_compare.py" ours.prof cprofile.prof --file "$TARGETS/generators.py"
 }
 
+# The staged records carry the TSC of whichever CPU ran the call; one conversion serves them only if
+# every CPU's counter agrees. A second CPU whose counter reads 50 µs ahead or behind (the test
+# skew, added to its readings by the check) makes the default record per call on the kernel's
+# clock, said with -v, and still equal cProfile; 500 ns apart is within what one conversion
+# allows (1 µs), and the batch stays.
+@test "batch: CPUs whose time stamp counters differ record per call, say why, and equal cProfile (3.12)" {
+	local skew
+	require_py 3.12
+	require_bpf
+	(($(nproc) >= 2)) || skip "one CPU: no two counters to compare"
+	cd "$BATS_TEST_TMPDIR"
+	"$PY" "$TOOLS/cprofile_run.py" -o cprofile.prof "$TARGETS/generators.py" >/dev/null
+	for skew in 50000 -50000; do
+		run --separate-stderr env PYUPROF_TEST_TSC_SKEW_NS=$skew "$PYUPROF" record -v \
+			-o ours.prof -- "$PY" "$TARGETS/generators.py"
+		if ((status != 0)) ||
+			! grep -Eq 'no batch mode \(the time stamp counters of CPUs [0-9]+ and [0-9]+ differ by at least 4[0-9]{4} ns\): every call enters the kernel' <<<"$stderr"; then
+			printf 'skew %s: status %s\n%s\n' "$skew" "$status" "$stderr"
+			return 1
+		fi
+		run -0 "$PY" "$TOOLS/pstats_compare.py" ours.prof cprofile.prof --file "$TARGETS/generators.py"
+	done
+	run -0 --separate-stderr env PYUPROF_TEST_TSC_SKEW_NS=500 "$PYUPROF" record -v \
+		-o ours.prof -- "$PY" "$TARGETS/generators.py"
+	grep -q 'batch mode: calls and returns staged' <<<"$stderr" || { echo "$stderr"; return 1; }
+	run -0 "$PY" "$TOOLS/pstats_compare.py" ours.prof cprofile.prof --file "$TARGETS/generators.py"
+}
+
 @test "batch: Debian's 3.11 stages too; a 3.11 whose inline __getitem__ path is not found keeps its USDT exits, said when batch is asked for" {
 	require_py deb3.11
 	require_bpf

@@ -96,7 +96,7 @@ static bool batch_possible(const struct py_target *t, char *why, size_t why_len)
 		snprintf(why, why_len, "the time stamp counter does not advance");
 		return false;
 	}
-	return true;
+	return tsc__cpus_agree(why, why_len) == 0;
 }
 
 /* Says why pr records per call instead: a warning if the batch was asked for. */

@@ -16,6 +16,9 @@
 bool tsc__usable(char *why, size_t why_len);
 /* Measures the conversion (once: later calls return at once). Returns 0 or -errno. */
 int tsc__calibrate(void);
+/* Whether every CPU pyuprof may run on reads the same counter, within what one conversion
+ * for all of them allows (checked once, after tsc__calibrate). Returns 0, or -errno and why. */
+int tsc__cpus_agree(char *why, size_t why_len);
 /* A TSC reading as CLOCK_MONOTONIC ns, and a span of ns in ticks (after tsc__calibrate). */
 uint64_t tsc__to_ns(uint64_t tsc);
 uint64_t tsc__ticks(uint64_t ns);
