@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # make bench: the per-call cost of recording, for each interpreter and workload, every mode in
-# one run so that ratios compare like with like (absolute times on a shared VM are noise).
+# one run so that ratios compare like with like (absolute times on a shared VM are noise), the
+# modes taking turns (each repetition runs every mode once).
 # Modes: native; switch (3.11+ inlining off, no probe); entry / ret / both (counting-only
 # probes at the entry and ret sites, bench/bare); exit (entry + the USDT frame exit that
 # pyuprof uses instead of ret sites on Debian's 3.11; run there only, elsewhere it is both);
@@ -17,7 +18,8 @@
 # BPF programs themselves (not in the timed runs: the stats add two clock reads per probe).
 # Then the consumer alone on a replayed raw recording (bench/replay) and the attach latency
 # (bench/attach.sh). Writes bench/RESULTS.md (keeping its hand-written "## Findings"
-# section). REPS (3), PYS (all present), WORKLOADS (fib generators compile deep many), MODES and
+# section). REPS (3), PYS (all present), WORKLOADS (fib generators compile deep many), MODES,
+# CELLS_ONLY (set: the cells' table only) and
 # COMPILE_FILES (2: the stdlib modules
 # the compile workload compiles) can be set. The 10-minute memory run is separate: make
 # bench-soak (bench/soak.sh).
@@ -153,6 +155,7 @@ stats() { # values... -> "min median spread", the spread (max over min) in %
 	echo "Machine: $(nproc) vCPUs (a VM shared with other work), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo),"
 	echo "kernel $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')."
 	echo "Run $(date -u +%Y-%m-%dT%H:%MZ), $REPS repetitions per cell, min and median; compile.py $COMPILE_FILES."
+	echo "The modes take turns: each repetition runs every mode once, one after the other."
 	echo "Per-call cost = (time - native time) / calls of the timed section, in ns (medians)."
 	echo "**pyuprof/stage** = pyuprof's per-call cost (its default: the batch mode) over the staging"
 	echo "anchor's (../shared/anchors/stage: TSC-stamped records, a counting probe per 256), same run."
@@ -181,17 +184,25 @@ for label in $PYS; do
 		bare="exit"
 	fi
 	for w in $WORKLOADS; do
-		declare -A med=()
+		declare -A med=() runs=()
 		calls=0 rnote=""
+		# (the USDT exit is Debian's 3.11's)
+		cell_modes=()
 		for mode in $modes; do
-			# (the USDT exit is Debian's 3.11's)
 			[[ $mode == pyuprof-usdt && $label != deb3.11 ]] && continue
-			vals=()
-			for ((r = 0; r < REPS; r++)); do
+			cell_modes+=("$mode")
+		done
+		# In rounds: each repetition runs every mode once, so that a stretch of time in which
+		# the VM runs slower (its host busy) slows every mode alike, not the few runs of one.
+		for ((r = 0; r < REPS; r++)); do
+			for mode in "${cell_modes[@]}"; do
 				read -r secs calls < <(run_mode "$mode" "$py" "$w")
-				vals+=("$secs")
+				runs[$mode]+=" $secs"
 			done
-			read -r mn md spread < <(stats "${vals[@]}")
+		done
+		for mode in "${cell_modes[@]}"; do
+			# shellcheck disable=SC2086
+			read -r mn md spread < <(stats ${runs[$mode]})
 			med[$mode]=$md
 			per=$(awk -v m="$md" -v n="${med[native]}" -v c="$calls" \
 				'BEGIN {printf "%.0f", (m - n) * 1e9 / c}')
@@ -225,7 +236,7 @@ for label in $PYS; do
 			printf '| %s | %s | | | BPF ns/call bare, pyuprof; lost events | | | %s, %s; %s | |\n' \
 				"$label" "$w" "$bb" "$bp" "$lost" >>"$out.tmp"
 		fi
-		unset med
+		unset med runs
 	done
 done
 
@@ -236,6 +247,13 @@ if ((${#noisy[@]})); then
 		echo "the machine changed speed during them, and their per-call figures are not resolved."
 	} >>"$out.tmp"
 	echo "bench: native runs spread over $NOISY_PCT% in: ${noisy[*]} (a noisy machine)" >&2
+fi
+
+# CELLS_ONLY=1: the cells' table alone (the sections below take a quarter of an hour more)
+if [[ -n ${CELLS_ONLY:-} ]]; then
+	mv "$out.tmp" "$out"
+	echo "bench: wrote $out (the cells only)"
+	exit 0
 fi
 
 # where the exit probe can sit: fib only, per-call ns over native (median of REPS)
