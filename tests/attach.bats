@@ -105,3 +105,46 @@ print(len(sys.argv) - 1)' "$BATS_TEST_TMPDIR/$label".*.prof
 		[[ ! -e $BATS_TEST_TMPDIR/kill.prof ]]
 	done
 }
+
+# Kernels before 6.6 make no uprobe_multi link: each probe is a link of its own, attached in
+# the attach's second stop after a load with the target running. PYUPROF_NO_UPROBE_MULTI takes
+# that path on this kernel. Launched: equal to cProfile; attached twice: the self-checking target
+# stays correct and each profile has its calls.
+@test "attach: one link per probe (kernels without uprobe_multi): launch equals cProfile, attach leaves the target correct (3.12, 3.8)" {
+	require_bpf
+	local label n=0 cycle
+	for label in 3.12 3.8; do
+		have_py "$label" || continue
+		PY=$(py_path "$label")
+		cd "$BATS_TEST_TMPDIR"
+		"$PY" "$TOOLS/cprofile_run.py" -o "cprofile.$label.prof" "$TARGETS/generators.py" >/dev/null
+		run --separate-stderr env PYUPROF_NO_UPROBE_MULTI=1 "$PYUPROF" record --debug \
+			-o "ours.$label.prof" -- "$PY" "$TARGETS/generators.py"
+		if ((status != 0)) || ! grep -q '^pyuprof: [0-9]* probes in pid [0-9]*, one link each$' <<<"$stderr"; then
+			printf 'launch on %s: status %s\n' "$label" "$status"
+			grep -v 'libbpf:' <<<"$stderr"
+			return 1
+		fi
+		run -0 "$PY" "$TOOLS/pstats_compare.py" "ours.$label.prof" "cprofile.$label.prof" \
+			--file "$TARGETS/generators.py"
+		start_selfcheck "multi$label"
+		for cycle in 1 2; do
+			run --separate-stderr env PYUPROF_NO_UPROBE_MULTI=1 "$PYUPROF" record --debug \
+				-p "$BG_PID" -d 0.3 -o "attach.$label.$cycle.prof"
+			if ((status != 0)) || ! grep -q 'one link each$' <<<"$stderr"; then
+				printf 'attach %s on %s: status %s\n' "$cycle" "$label" "$status"
+				grep -v 'libbpf:' <<<"$stderr"
+				return 1
+			fi
+			assert_unharmed "$BG_PID"
+			run -0 "$PY" -c '
+import pstats, sys
+s = pstats.Stats(sys.argv[1])
+assert any(k[2] == "one_round" and v[0] > 0 for k, v in s.stats.items()), sys.argv[1]' \
+				"attach.$label.$cycle.prof"
+		done
+		finish_selfcheck "multi$label"
+		n=$((n + 1))
+	done
+	((n > 0))
+}

@@ -189,6 +189,7 @@ static int attach_each(struct probes *tr, pid_t pid, const struct link_probes se
 			tr->links[tr->nlinks++] = link;
 		}
 	}
+	dlog("%u probes in pid %d, one link each", total, pid);
 	return 0;
 }
 
