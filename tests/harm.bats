@@ -17,9 +17,9 @@ check_fork_launch() {
 	require_py "$1"
 	require_bpf
 	cd "$BATS_TEST_TMPDIR"
-	run -0 --separate-stderr "$PYUPROF" record -q -o out.prof -- \
+	run_ok "$PYUPROF" record -q -o out.prof -- \
 		"$PY" "$TARGETS/fork_children.py" 20
-	[[ $output == "children 20 bad 0 signalled 0" ]] || { echo "$output"; return 1; }
+	[[ $output == "children 20 bad 0 signalled 0" ]] || { show_run; return 1; }
 }
 
 # A process that forks all along, attached to twice for a moment: no child harmed. It forks until
@@ -34,11 +34,11 @@ check_fork_attach() {
 	TARGET=$BG_PID
 	wait_for_line target.out '^ready' 20 "$TARGET"
 	for i in 1 2; do
-		run -0 --separate-stderr "$PYUPROF" record -v --top 0 -p "$TARGET" -d 1 \
+		run_ok "$PYUPROF" record -v --top 0 -p "$TARGET" -d 1 \
 			-o "out$i.prof"
 		assert_unharmed "$TARGET"
 		# the children must have been forked with the trampoline's probes in place
-		grep -q "probe trampoline at" <<<"$stderr" || { echo "$stderr"; return 1; }
+		grep -q "probe trampoline at" <<<"$stderr" || { show_run; return 1; }
 	done
 	touch stop
 	wait_exit "$TARGET" 60
@@ -51,9 +51,9 @@ check_fork_pool() {
 	require_py "$1"
 	require_bpf
 	cd "$BATS_TEST_TMPDIR"
-	run -0 --separate-stderr timeout 120 "$PYUPROF" record -q -o out.prof -- \
+	run_ok timeout 120 "$PYUPROF" record -q -o out.prof -- \
 		"$PY" "$TARGETS/fork_pool.py" 2 60 pids
-	[[ $output =~ ^result\ [0-9]+\ workers\ 2$ ]] || { echo "$output"; return 1; }
+	[[ $output =~ ^result\ [0-9]+\ workers\ 2$ ]] || { show_run; return 1; }
 }
 
 # Recursion stops where it does natively, recorded from the start.
@@ -63,10 +63,11 @@ check_recursion_launch() {
 	require_bpf
 	cd "$BATS_TEST_TMPDIR"
 	native=$("$PY" "$TARGETS/recursion_limits.py")
-	run -0 --separate-stderr "$PYUPROF" record -q -o out.prof -- \
+	run_ok "$PYUPROF" record -q -o out.prof -- \
 		"$PY" "$TARGETS/recursion_limits.py"
 	if [[ $output != "$native" ]]; then
 		printf 'natively: %s\nrecorded: %s\n' "$native" "$output"
+		show_run
 		return 1
 	fi
 }
@@ -116,10 +117,10 @@ check_asleep() {
 		wait_for_line target.out '^ready' 20 "$TARGET"
 		for i in 1 2; do
 			if [[ $mode == dump ]]; then
-				run -0 --separate-stderr "$PYUPROF" dump -p "$TARGET"
-				[[ $output == *epoll_thread* ]] || { echo "$output"; return 1; }
+				run_ok "$PYUPROF" dump -p "$TARGET"
+				[[ $output == *epoll_thread* ]] || { show_run; return 1; }
 			else
-				run -0 --separate-stderr "$PYUPROF" record -q -p "$TARGET" -d 1 \
+				run_ok "$PYUPROF" record -q -p "$TARGET" -d 1 \
 					-o "out$i.prof" --debug
 			fi
 			# the path taken for the trampoline's system calls (the first attach
@@ -324,13 +325,13 @@ check_asleep() {
 	require_py 3.12
 	require_bpf
 	cd "$BATS_TEST_TMPDIR"
-	run -0 --separate-stderr "$PYUPROF" record -q -d 0.5 -o out.prof -- "$PY" -c '
+	run_ok "$PYUPROF" record -q -d 0.5 -o out.prof -- "$PY" -c '
 import ctypes, time
 ctypes.CDLL(None).prctl(1, 15)  # PR_SET_PDEATHSIG, SIGTERM
 for _ in range(60):
     time.sleep(0.05)
 print("survived")'
-	[[ $output == survived ]] || { echo "$output"; echo "$stderr"; return 1; }
+	[[ $output == survived ]] || { show_run; return 1; }
 }
 
 # An attach loads the BPF side (the verifier: a few hundred ms) with the target running, between

@@ -249,6 +249,19 @@ assert_unharmed() {
 	return 1
 }
 
+# Prints what the last `run --separate-stderr` got: the exit status, stdout and stderr (bats
+# shows a failed test's output, but never $stderr unless it is printed).
+show_run() {
+	printf 'exit status %s\n--- stdout:\n%s\n--- stderr:\n%s\n' "$status" "$output" "$stderr"
+}
+
+# run_ok CMD...: `run --separate-stderr CMD...` that fails, printing the status, stdout and
+# stderr, unless CMD exits 0 (`run -0` fails before anything is printed, with no stderr).
+run_ok() {
+	run --separate-stderr "$@"
+	[[ $status == 0 ]] || { show_run; return 1; }
+}
+
 # Asserts that pyuprof's stderr ($stderr after run --separate-stderr) is one line starting
 # with "pyuprof: ". With --usage, argp's "Try `pyuprof ... --help'" hint may follow it.
 assert_one_error_line() {
