@@ -56,6 +56,31 @@ check_fork_pool() {
 	[[ $output =~ ^result\ [0-9]+\ workers\ 2$ ]] || { show_run; return 1; }
 }
 
+# The fork pool fixture counts a worker that starts late, natively and recorded: here the second
+# worker sleeps 1 s after its fork, by which time the first has done every task. The fixture
+# used to leave the pool's `with` block at once, which terminates the pool and so killed a
+# worker not yet past its initializer: "workers 1", natively too under load (a CPU-bound
+# neighbour delays the second worker's start past the 60 short tasks).
+check_fork_pool_late_worker() {
+	local late='
+import os, runpy, sys, time
+forks = 0
+def forked():
+    global forks
+    forks += 1
+os.register_at_fork(after_in_parent=forked, after_in_child=lambda: forks and time.sleep(1))
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")'
+	require_py "$1"
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	run_ok timeout 120 "$PY" -c "$late" "$TARGETS/fork_pool.py" 2 60 pids
+	[[ $output =~ ^result\ [0-9]+\ workers\ 2$ ]] || { show_run; return 1; }
+	run_ok timeout 120 "$PYUPROF" record -q -o out.prof -- \
+		"$PY" -c "$late" "$TARGETS/fork_pool.py" 2 60 pids
+	[[ $output =~ ^result\ [0-9]+\ workers\ 2$ ]] || { show_run; return 1; }
+}
+
 # Recursion stops where it does natively, recorded from the start.
 check_recursion_launch() {
 	local native
@@ -212,6 +237,14 @@ check_asleep() {
 
 @test "harm: a fork pool finishes with no worker lost (Debian 3.11)" {
 	check_fork_pool deb3.11
+}
+
+@test "harm: the fork pool fixture counts a worker that starts late (3.8)" {
+	check_fork_pool_late_worker 3.8
+}
+
+@test "harm: the fork pool fixture counts a worker that starts late (3.13)" {
+	check_fork_pool_late_worker 3.13
 }
 
 @test "harm: a followed child keeps its own code, pyuprof ended by SIGINT, SIGTERM, SIGKILL" {
