@@ -54,8 +54,8 @@ thread_nices() {
 		echo "$output" >out
 		echo "$stderr" >err
 		check_loop_rounds out err
-		run -0 --separate-stderr timeout 120 taskset -c 0 "$PYUPROF" record -q \
+		run_ok timeout 120 taskset -c 0 "$PYUPROF" record -q \
 			-o pool.prof -- "$PY" "$TARGETS/fork_pool.py" 2 60 pids
-		[[ $output =~ ^result\ [0-9]+\ workers\ 2$ ]] || { echo "$output"; return 1; }
+		[[ $output =~ ^result\ [0-9]+\ workers\ 2$ ]] || { show_run; return 1; }
 	done
 }
