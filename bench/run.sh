@@ -85,7 +85,7 @@ run_mode() {
 			-o "$tmp/p.prof" -- "$py" $(workload_cmd "$w") 2>/dev/null || true) ;;
 	cprofile) line=$("$py" tests/tools/cprofile_run.py -o "$tmp/c.prof" $(workload_cmd "$w")) ;;
 	esac
-	awk '/^elapsed/ {print $2, $4}' <<<"$line"
+	awk '/^elapsed/ {print $2, $4, $6}' <<<"$line"
 }
 
 # The staging anchor, the floor of the batch design (../shared/anchors/stage/README.md), as a
@@ -156,6 +156,12 @@ stats() { # values... -> "min median spread", the spread (max over min) in %
 	echo "kernel $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')."
 	echo "Run $(date -u +%Y-%m-%dT%H:%MZ), $REPS repetitions per cell, min and median; compile.py $COMPILE_FILES."
 	echo "The modes take turns: each repetition runs every mode once, one after the other."
+	if [[ -z ${SPEED_RAW:-} ]]; then
+		echo "Each run's time is scaled by the machine's speed next to its section: times the cell's"
+		echo "fastest timing of a call-free loop over the run's own (bench/workloads/speed.py; the"
+		echo "host moves this VM between two speeds ~1.3x apart for seconds at a time). min, median,"
+		echo "ns/call and spread are scaled; the last column is the unscaled median (SPEED_RAW=1: none)."
+	fi
 	echo "Per-call cost = (time - native time) / calls of the timed section, in ns (medians)."
 	echo "**pyuprof/stage** = pyuprof's per-call cost (its default: the batch mode) over the staging"
 	echo "anchor's (../shared/anchors/stage: TSC-stamped records, a counting probe per 256), same run."
@@ -170,8 +176,8 @@ stats() { # values... -> "min median spread", the spread (max over min) in %
 	echo "spread: the cell's slowest run over its fastest, in %; over $NOISY_PCT% it says **noisy**, and"
 	echo "a native cell so noisy leaves its workload's per-call figures and ratios unresolved."
 	echo
-	echo "| python | workload | calls | native ms | mode | min ms | median ms | ns/call | spread |"
-	echo "|---|---|---|---|---|---|---|---|---|"
+	echo "| python | workload | calls | native ms | mode | min ms | median ms | ns/call | spread | unscaled median ms |"
+	echo "|---|---|---|---|---|---|---|---|---|---|"
 } >"$out.tmp"
 
 noisy=()
@@ -184,7 +190,7 @@ for label in $PYS; do
 		bare="exit"
 	fi
 	for w in $WORKLOADS; do
-		declare -A med=() runs=()
+		declare -A med=() runs=() refs=() raw=()
 		calls=0 rnote=""
 		# (the USDT exit is Debian's 3.11's)
 		cell_modes=()
@@ -196,9 +202,23 @@ for label in $PYS; do
 		# the VM runs slower (its host busy) slows every mode alike, not the few runs of one.
 		for ((r = 0; r < REPS; r++)); do
 			for mode in "${cell_modes[@]}"; do
-				read -r secs calls < <(run_mode "$mode" "$py" "$w")
+				read -r secs calls ref < <(run_mode "$mode" "$py" "$w")
 				runs[$mode]+=" $secs"
+				refs[$mode]+=" ${ref:-0}"
 			done
+		done
+		# each run's section scaled by the machine's speed next to it (the workload's call-free
+		# loop, bench/workloads/speed.py): times the cell's fastest loop over the run's own
+		fast=$(printf '%s\n' ${refs[*]} | sort -g | awk '$1 > 0 {print; exit}')
+		for mode in "${cell_modes[@]}"; do
+			# shellcheck disable=SC2086
+			read -r _ raw[$mode] _ < <(stats ${runs[$mode]})
+			if [[ -z ${SPEED_RAW:-} && -n $fast ]]; then
+				# shellcheck disable=SC2086
+				runs[$mode]=$(paste -d' ' <(printf '%s\n' ${runs[$mode]}) \
+					<(printf '%s\n' ${refs[$mode]}) |
+					awk -v f="$fast" '{printf " %.6f", ($2 > 0 ? $1 * f / $2 : $1)}')
+			fi
 		done
 		for mode in "${cell_modes[@]}"; do
 			# shellcheck disable=SC2086
@@ -214,10 +234,11 @@ for label in $PYS; do
 					rnote="native **noisy**"
 				fi
 			fi
-			printf '| %s | %s | %s | %.1f | %s | %.1f | %.1f | %s | %s |\n' "$label" "$w" \
+			printf '| %s | %s | %s | %.1f | %s | %.1f | %.1f | %s | %s | %.1f |\n' "$label" "$w" \
 				"$calls" "$(awk -v n="${med[native]}" 'BEGIN {print n*1000}')" "$mode" \
 				"$(awk -v v="$mn" 'BEGIN {print v*1000}')" \
-				"$(awk -v v="$md" 'BEGIN {print v*1000}')" "$per" "$note" >>"$out.tmp"
+				"$(awk -v v="$md" 'BEGIN {print v*1000}')" "$per" "$note" \
+				"$(awk -v v="${raw[$mode]}" 'BEGIN {print v*1000}')" >>"$out.tmp"
 		done
 		# the batch (pyuprof's default) over the staging anchor's floor, the per-call
 		# trampoline over its counting-only probes (the floors of the two designs)
@@ -236,7 +257,7 @@ for label in $PYS; do
 			printf '| %s | %s | | | BPF ns/call bare, pyuprof; lost events | | | %s, %s; %s | |\n' \
 				"$label" "$w" "$bb" "$bp" "$lost" >>"$out.tmp"
 		fi
-		unset med runs
+		unset med runs refs raw
 	done
 done
 

@@ -12,7 +12,9 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                 "examples"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compiler_workload  # noqa: E402
+import speed  # noqa: E402
 
 counting = sys.argv[1:2] == ["--count"]
 n = int(sys.argv[-1]) if len(sys.argv) > 1 else 2
@@ -35,10 +37,12 @@ if counting:
     sys.stdout = stdout
     print(count[0])
     sys.exit(0)
+ref = speed.loop_seconds()
 t = time.perf_counter()
 compiler_workload.main()
 elapsed = time.perf_counter() - t
+ref = (ref + speed.loop_seconds()) / 2
 sys.stdout = stdout
 calls = subprocess.run([sys.executable, os.path.abspath(__file__), "--count", str(n)],
                        check=True, capture_output=True, text=True).stdout
-print("elapsed %.6f calls %d" % (elapsed, int(calls)))
+print("elapsed %.6f calls %d ref %.6f" % (elapsed, int(calls), ref))
