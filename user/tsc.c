@@ -107,16 +107,16 @@ static void pair(uint64_t *tsc, uint64_t *ns)
  * turn), nor after the stores behind it. */
 static uint64_t rdtsc_ordered(void)
 {
-#if defined(__x86_64__)
 	uint64_t t;
 
+#if defined(__x86_64__)
 	__builtin_ia32_lfence();
-	t = __builtin_ia32_rdtsc();
-	__builtin_ia32_lfence();
-	return t;
-#else
-	return 0;
 #endif
+	t = rdtsc();
+#if defined(__x86_64__)
+	__builtin_ia32_lfence();
+#endif
+	return t;
 }
 
 /* One pair of CPUs taking turns: odd turns are the first CPU's, even turns the second's. */
