@@ -2,19 +2,24 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # make bench-fidelity: do pyuprof's times say where the time goes? For each interpreter and
 # workload (bench/fidelity/*.py, each with its timed section in section()): the section's
-# native time (min of REPS plain runs), its time under cProfile and under pyuprof with and
+# native time (median of REPS plain runs), its time under cProfile and under pyuprof with and
 # without overhead compensation (RECS recordings, each record --raw, then report
 # --no-compensation on the same events; the one whose compensated time is the median is the
-# row's, the others give the range: single recordings of a short section swing by 20-80%), and
-# the share error (total variation distance of per-function
-# self-time shares, bench/fidelity/evaluate.py) of pyuprof against cProfile (builtins off: a
-# C call's time stays in its Python caller, i.e. builtins folded into their callers) and
-# against samplers: bench/fidelity/sigsample.py (in-process SIGPROF, every interpreter,
-# single-thread workloads) and Debian's austin 1.0.1 (3.8-3.10 only). Samplers run a larger
-# size of the same workload (shares, not times, are compared). Writes bench/FIDELITY.md
-# (keeping its hand-written "## Findings" section), or OUT.
+# row's, the others give the range: single recordings of a short section swing by 20-80%).
+# The plain runs and the recordings take turns, and each one's time is scaled by the machine's
+# speed next to its section (the row's fastest timing of bench/workloads/speed.py's call-free
+# loop over the run's own; the test VM's host moves it between two speeds ~1.3x apart for
+# seconds at a time; SPEED_RAW=1: no scaling). Then the share error (total variation distance
+# of per-function self-time shares, bench/fidelity/evaluate.py) of pyuprof against cProfile
+# (builtins off: a C call's time stays in its Python caller, i.e. builtins folded into their
+# callers) and against samplers: bench/fidelity/sigsample.py (in-process SIGPROF, every
+# interpreter, single-thread workloads) and Debian's austin 1.0.1 (3.8-3.10 only). Samplers run
+# a larger size of the same workload (shares, not times, are compared). Writes
+# bench/FIDELITY.md, or OUT: this run's table at the top, and every hand-written "## " section
+# after it kept (the earlier runs, each moved by hand under a heading of its own, and
+# "## Findings").
 # Settings: PYTHONS (labels as tests/helpers.bash: "3.8 3.10 3.12 3.13 deb3.11"), WORKLOADS
-# ("fib generators compile recursion threads known"), REPS (3), RECS (3), PYUPROF_ARGS (extra
+# ("fib generators compile recursion threads known"), REPS (5), RECS (5), PYUPROF_ARGS (extra
 # record options, e.g. "--exits uretprobe"), OUT, NOISY_PCT (10: a native spread that marks a
 # row noisy).
 set -euo pipefail
@@ -23,8 +28,8 @@ cd "$(dirname "$0")/.."
 source tests/helpers.bash 2>/dev/null || true
 PYTHONS=${PYTHONS:-"3.8 3.10 3.12 3.13 deb3.11"}
 WORKLOADS=${WORKLOADS:-"fib generators compile recursion threads known"}
-REPS=${REPS:-3}
-RECS=${RECS:-3}
+REPS=${REPS:-5}
+RECS=${RECS:-5}
 PYUPROF_ARGS=${PYUPROF_ARGS:-}
 OUT=${OUT:-bench/FIDELITY.md}
 NOISY_PCT=${NOISY_PCT:-10}
@@ -50,47 +55,84 @@ size() { # WORKLOAD -> the bench's size; WORKLOAD big -> the samplers'
 	esac
 }
 
-elapsed() { awk '/^elapsed/ {print $2}'; }
+# "elapsed S ref R" (bench/fidelity/_fidelity.py) -> "S R"
+elapsed() { awk '/^elapsed/ {print $2, $4}'; }
+
+# scaled SECONDS REF FAST: the seconds at the row's fastest speed (SPEED_RAW=1: as measured)
+scaled() {
+	awk -v s="$1" -v r="$2" -v f="$3" -v raw="${SPEED_RAW:-}" \
+		'BEGIN { printf "%.6f", (raw == "" && r > 0 && f > 0 ? s * f / r : s) }'
+}
 
 row() { # LABEL WORKLOAD
 	local label=$1 w=$2 py script n big times=() native i summary calib lost ref k f range
 	local c_tot p_tot r_tot s_file="-" a_file="-" t_file="-" cols=() totals=() spread
+	local c_ref="" t r fast speeds scaled_times p_ref
 	py=$(py_path "$label") || { echo "bench-fidelity: no Python $label, skipped" >&2; return 0; }
 	script=bench/fidelity/$w.py
 	n=$(size "$w")
 	big=$(size "$w" big)
-	for ((i = 0; i < REPS; i++)); do
-		times+=("$("$py" "$script" "$n" | elapsed)")
+	# cProfile of the section alone; not for threads: it profiles the calling thread only
+	# (3.8-3.11), or all threads into one stack (3.12+)
+	rm -f "$tmp/c.prof"
+	[[ $w == threads ]] ||
+		read -r _ c_ref < <(FIDELITY_CPROFILE=$tmp/c.prof "$py" "$script" "$n" | elapsed)
+	# the plain runs and the recordings take turns, so that a stretch of time in which the
+	# machine runs slower falls on both alike
+	for ((i = 0; i < REPS || i < RECS; i++)); do
+		if ((i < REPS)); then
+			read -r t r < <("$py" "$script" "$n" | elapsed)
+			times+=("$t $r")
+		fi
+		if ((i < RECS)); then
+			k=$i
+			# shellcheck disable=SC2086
+			"$PYUPROF" record --top 0 $PYUPROF_ARGS -o "$tmp/p$k.prof" --raw "$tmp/p$k.raw" \
+				--collapsed "$tmp/p$k.collapsed" -- "$py" "$script" "$n" \
+				2>"$tmp/p$k.err" >"$tmp/p$k.out"
+			grep -E '^pyuprof: .* lost events' "$tmp/p$k.err" >"$tmp/p$k.summary" || true
+			read -r _ r < <(elapsed <"$tmp/p$k.out")
+			totals+=("$($EVAL total "$tmp/p$k.prof") $k ${r:-0}")
+		fi
 	done
-	native=$(printf '%s\n' "${times[@]}" | sort -g | head -n 1)
-	spread=$(printf '%s\n' "${times[@]}" | sort -g |
+	# the row's fastest speed: the shortest loop of any run (native, recorded, cProfile's)
+	fast=$({
+		printf '%s\n' "${times[@]}" | cut -d' ' -f2
+		printf '%s\n' "${totals[@]}" | cut -d' ' -f3
+		echo "${c_ref:-0}"
+	} | sort -g | awk '$1 > 0 {print; exit}')
+	speeds=$({
+		printf '%s\n' "${times[@]}" | cut -d' ' -f2
+		printf '%s\n' "${totals[@]}" | cut -d' ' -f3
+	} | awk -v f="$fast" '$1 > 0 {s = $1 / f; if (s > hi) hi = s} END {printf "%.2f", hi}')
+	scaled_times=()
+	for t in "${times[@]}"; do
+		# shellcheck disable=SC2086
+		scaled_times+=("$(scaled $t "$fast")")
+	done
+	native=$(printf '%s\n' "${scaled_times[@]}" | sort -g | sed -n "$(((REPS + 1) / 2))p")
+	spread=$(printf '%s\n' "${scaled_times[@]}" | sort -g |
 		awk -v z="$NOISY_PCT" '{a[NR] = $1} END {s = (a[NR] / a[1] - 1) * 100;
 			printf "%.0f%%%s", s, (s > z ? " **noisy**" : "")}')
+	# each recording's compensated section at the row's fastest speed
+	for i in "${!totals[@]}"; do
+		read -r t k r <<<"${totals[$i]}"
+		totals[i]="$(scaled "$t" "$r" "$fast") $k $r"
+	done
 	# a workload that knows its functions' true self times writes them (natively)
 	if [[ $w == known ]]; then
 		"$py" "$script" "$n" --truth "$tmp/t.truth" >/dev/null
 		t_file=$tmp/t.truth
 	fi
-	rm -f "$tmp/c.prof"
-	# cProfile of the section alone; not for threads: it profiles the calling thread only
-	# (3.8-3.11), or all threads into one stack (3.12+)
-	[[ $w == threads ]] || FIDELITY_CPROFILE=$tmp/c.prof "$py" "$script" "$n" >/dev/null
-	for ((k = 0; k < RECS; k++)); do
-		# shellcheck disable=SC2086
-		"$PYUPROF" record --top 0 $PYUPROF_ARGS -o "$tmp/p$k.prof" --raw "$tmp/p$k.raw" \
-			--collapsed "$tmp/p$k.collapsed" -- "$py" "$script" "$n" 2>&1 >/dev/null |
-			grep -E '^pyuprof: .* lost events' >"$tmp/p$k.summary" || true
-		totals+=("$($EVAL total "$tmp/p$k.prof") $k")
-	done
 	# the recording whose compensated section is the median is the row's
-	k=$(printf '%s\n' "${totals[@]}" | sort -g | sed -n "$(((RECS + 1) / 2))p" | cut -d' ' -f2)
+	read -r _ k p_ref < <(printf '%s\n' "${totals[@]}" | sort -g | sed -n "$(((RECS + 1) / 2))p")
 	range=$(printf '%s\n' "${totals[@]}" | sort -g | awk -v n="$native" \
 		'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f-%.2f", lo / n, hi / n }')
 	# lost events: of every recording
 	lost=$(for ((i = 0; i < RECS; i++)); do
 		sed -n 's/.* \([0-9]*\) lost events.*/\1/p' "$tmp/p$i.summary"
 	done | awk '{ n += $1 } END { print NR ? n : "?" }')
-	for f in prof raw collapsed summary; do
+	for f in prof raw collapsed summary err out; do
 		mv "$tmp/p$k.$f" "$tmp/p.$f"
 	done
 	rm -f "$tmp"/p[0-9]*.*
@@ -108,10 +150,10 @@ row() { # LABEL WORKLOAD
 		a_file=$tmp/a.austin
 	fi
 	c_tot=-
-	[[ -f $tmp/c.prof ]] && c_tot=$($EVAL total "$tmp/c.prof")
-	p_tot=$($EVAL total "$tmp/p.prof")
-	r_tot=$($EVAL total "$tmp/r.prof")
-	cols=("$label" "$w" "$native" "$spread" "$c_tot" "$r_tot" "$p_tot"
+	[[ -f $tmp/c.prof ]] && c_tot=$(scaled "$($EVAL total "$tmp/c.prof")" "${c_ref:-0}" "$fast")
+	p_tot=$(scaled "$($EVAL total "$tmp/p.prof")" "$p_ref" "$fast")
+	r_tot=$(scaled "$($EVAL total "$tmp/r.prof")" "$p_ref" "$fast")
+	cols=("$label" "$w" "$native" "$spread" "$speeds" "$c_tot" "$r_tot" "$p_tot"
 		"$(awk -v p="$p_tot" -v n="$native" 'BEGIN { printf "%.2f", p / n }')" "$range"
 		"${calib:--}" "${lost:-?}"
 	)
@@ -142,7 +184,7 @@ row() { # LABEL WORKLOAD
 }
 
 findings=""
-[[ -f $OUT ]] && findings=$(sed -n '/^## Findings/,$p' "$OUT")
+[[ -f $OUT ]] && findings=$(sed -n '/^## /,$p' "$OUT")
 {
 	echo "# Fidelity benchmark: do pyuprof's times say where the time goes?"
 	echo
@@ -152,9 +194,20 @@ findings=""
 	echo
 	echo "Load average at the start: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared)."
 	echo
-	echo "- **native**: the timed section (section()) without a profiler, min of $REPS runs, s;"
+	echo "- **native**: the timed section (section()) without a profiler, median of $REPS runs, s;"
 	echo "  **spread**: their slowest over their fastest, %: over $NOISY_PCT% (**noisy**) the machine"
 	echo "  changed speed during them, and comp/native says more about the machine than pyuprof."
+	if [[ -z ${SPEED_RAW:-} ]]; then
+		echo "  The plain runs and the recordings take turns, and every time in the table (native,"
+		echo "  cProfile, raw, comp) is scaled by the machine's speed next to its section: times the"
+		echo "  row's fastest timing of a call-free loop over the run's own (bench/workloads/speed.py,"
+		echo "  timed just before and after section()). **speed**: the row's slowest loop over its"
+		echo "  fastest, the most a run was scaled by (the host moves this VM between two speeds"
+		echo "  ~1.3x apart for seconds at a time)."
+	else
+		echo "  Times as measured (SPEED_RAW=1); **speed**: the row's slowest call-free loop"
+		echo "  over its fastest."
+	fi
 	echo "- **cProfile**, **raw**, **comp**: cumtime of section() under cProfile (enabled around"
 	echo "  section() only, bench/fidelity/_fidelity.py; not for threads), and under"
 	echo "  pyuprof without and with overhead compensation (of $RECS recordings, each record --raw"
@@ -173,8 +226,8 @@ findings=""
 	echo "  **truth**: the known workload's own self times (bench/fidelity/known.py: each function's"
 	echo "  own work timed natively on its own, times its calls); cProfile against it too."
 	echo
-	echo "| py | workload | native | spread | cProfile | raw | comp | comp/native | all $RECS | calib | lost | TVD cProf raw | TVD cProf comp | TVD sigsample raw | TVD sigsample comp | TVD austin raw | TVD austin comp | TVD truth raw | TVD truth comp | TVD cProf vs sigsample | TVD cProf vs truth | sigsample n |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| py | workload | native | spread | speed | cProfile | raw | comp | comp/native | all $RECS | calib | lost | TVD cProf raw | TVD cProf comp | TVD sigsample raw | TVD sigsample comp | TVD austin raw | TVD austin comp | TVD truth raw | TVD truth comp | TVD cProf vs sigsample | TVD cProf vs truth | sigsample n |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for label in $PYTHONS; do
 		for w in $WORKLOADS; do
 			row "$label" "$w"

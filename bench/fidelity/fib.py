@@ -17,4 +17,4 @@ def section(n):
 
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 24
-print("elapsed %.6f" % _fidelity.run(section, n))
+print("elapsed %.6f ref %.6f" % _fidelity.run(section, n))

@@ -44,4 +44,4 @@ def section(n):
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
 loop = asyncio.new_event_loop()  # asyncio's imports and set-up, outside the section
 loop.close()
-print("elapsed %.6f" % _fidelity.run(section, n))
+print("elapsed %.6f ref %.6f" % _fidelity.run(section, n))

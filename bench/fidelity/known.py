@@ -5,7 +5,7 @@ that time times its calls. A share error against this truth is the profiler's al
 against cProfile also holds cProfile's own distortion. Functions from 10 µs (leaf_a) down to a
 fraction of a µs (tiny, called 40 times a round: where a per-call cost shows most).
 
-    known.py ROUNDS            runs section(ROUNDS), prints "elapsed S"
+    known.py ROUNDS            runs section(ROUNDS), prints "elapsed S ref R"
     known.py ROUNDS --truth F  also writes F: [filename, name, seconds] per function, natively
 """
 import json
@@ -103,7 +103,7 @@ def truth(rounds):
 
 
 rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
-print("elapsed %.6f" % _fidelity.run(section, rounds))
+print("elapsed %.6f ref %.6f" % _fidelity.run(section, rounds))
 if len(sys.argv) > 3 and sys.argv[2] == "--truth":
     with open(sys.argv[3], "w") as f:
         json.dump(truth(rounds), f)

@@ -27,4 +27,4 @@ def section(rounds):
 
 
 rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 60
-print("elapsed %.6f" % _fidelity.run(section, rounds))
+print("elapsed %.6f ref %.6f" % _fidelity.run(section, rounds))
