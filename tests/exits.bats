@@ -16,7 +16,7 @@ load server
 # check_with LABEL FIXTURE PYUPROF_ARGS... [-- PYTHON_ARGS...]: FIXTURE recorded with those
 # arguments equals cProfile (calls, primitive calls, callers), no event lost.
 check_with() {
-	local label=$1 name=$2 script="$TARGETS/$2.py" status=0 args=() pyargs=()
+	local label=$1 name=$2 script="$TARGETS/$2.py" status=0 args=() pyargs=() cpid
 	shift 2
 	while (($#)) && [[ $1 != -- ]]; do
 		args+=("$1")
@@ -28,9 +28,13 @@ check_with() {
 	require_bpf
 	cd "$BATS_TEST_TMPDIR"
 	"$PY" "${pyargs[@]}" "$TOOLS/cprofile_run.py" -o cprofile.prof "$script" >cprofile.out \
-		2>cprofile.err || { cat cprofile.err; return 1; }
+		2>cprofile.err &
+	cpid=$!
+	wait "$cpid" || { cat cprofile.err; return 1; }
 	"$PYUPROF" record -v "${args[@]}" -o ours.prof -- "$PY" "${pyargs[@]}" "$script" \
 		>ours.out 2>ours.err || status=$?
+	# shellcheck disable=SC2046
+	remove_perf_maps "$cpid" $(recorded_pids ours.err)
 	if ((status != 0)); then
 		echo "pyuprof exited with status $status:"
 		cat ours.err

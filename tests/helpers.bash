@@ -303,6 +303,20 @@ summary_lost_events() {
 	echo "${BASH_REMATCH[1]}"
 }
 
+# remove_perf_maps PID...: CPython's perf trampoline (-X perf, sys.activate_stack_trampoline)
+# leaves /tmp/perf-PID.map behind; the maps of the processes a test ran go with it (only theirs:
+# a map of someone else's may still be read by perf).
+remove_perf_maps() {
+	local pid
+	for pid in "$@"; do
+		[[ $pid =~ ^[0-9]+$ ]] && rm -f "/tmp/perf-$pid.map"
+	done
+	return 0
+}
+
+# recorded_pids FILE: the pids that pyuprof -v says it recorded
+recorded_pids() { sed -n 's/^pyuprof: recording pid \([0-9]*\) .*/\1/p' "$1"; }
+
 # The list of processes started by the test (PID and start time, one a line).
 init_started() {
 	STARTED="$BATS_TEST_TMPDIR/.started"

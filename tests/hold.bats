@@ -84,6 +84,8 @@ subinterp() {
 	"$PYUPROF" record -v -o "$BATS_TEST_TMPDIR/s.prof" -- "$PY" "$TARGETS/subinterpreters.py" \
 		5000 >"$BATS_TEST_TMPDIR/s.out" 2>"$BATS_TEST_TMPDIR/s.err" ||
 		{ cat "$BATS_TEST_TMPDIR/s.err"; return 1; }
+	# shellcheck disable=SC2046
+	remove_perf_maps $(recorded_pids "$BATS_TEST_TMPDIR/s.err")
 	grep -qx ok "$BATS_TEST_TMPDIR/s.out"
 	grep -q 'waited for the whole process to stop' "$BATS_TEST_TMPDIR/s.err" ||
 		{ grep -v 'debug: code' "$BATS_TEST_TMPDIR/s.err"; return 1; }
