@@ -21,7 +21,8 @@
 # section). REPS (3), PYS (all present), WORKLOADS (fib generators compile deep many), MODES,
 # CELLS_ONLY (set: the cells' table only) and
 # COMPILE_FILES (2: the stdlib modules
-# the compile workload compiles) can be set. The 10-minute memory run is separate: make
+# the compile workload compiles) and COMPILE_ROUNDS (1: the timed rounds in each run of the
+# compile workload, of which the median is the run's: bench/workloads/compile.py) can be set. The 10-minute memory run is separate: make
 # bench-soak (bench/soak.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +31,7 @@ REPS=${REPS:-3}
 PYS=${PYS:-"3.8 3.9 3.10 3.11 3.12 3.13 deb3.11"}
 WORKLOADS=${WORKLOADS:-"fib generators compile deep many"}
 COMPILE_FILES=${COMPILE_FILES:-2}
+export BENCH_COMPILE_ROUNDS=${COMPILE_ROUNDS:-1}
 out=bench/RESULTS.md
 tmp=$(mktemp -d)
 stats_was=$(sysctl -n kernel.bpf_stats_enabled)
@@ -123,6 +125,8 @@ exits_of() { # bench mode -> record --exits
 # points on deb3.11, the trampoline's elsewhere), then pyuprof; and pyuprof's lost events
 bpf_per_call() {
 	local py=$2 w=$3 calls b p
+	# (one compile round: the calls it divides by are one round's)
+	local BENCH_COMPILE_ROUNDS=1
 	sysctl -qw kernel.bpf_stats_enabled=1
 	# shellcheck disable=SC2046
 	if [[ $1 == tramp ]]; then
@@ -154,7 +158,7 @@ stats() { # values... -> "min median spread", the spread (max over min) in %
 	echo
 	echo "Machine: $(nproc) vCPUs (a VM shared with other work), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo),"
 	echo "kernel $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')."
-	echo "Run $(date -u +%Y-%m-%dT%H:%MZ), $REPS repetitions per cell, min and median; compile.py $COMPILE_FILES."
+	echo "Run $(date -u +%Y-%m-%dT%H:%MZ), $REPS repetitions per cell, min and median; compile.py $COMPILE_FILES, the median of $BENCH_COMPILE_ROUNDS round(s) in each run."
 	echo "The modes take turns: each repetition runs every mode once, one after the other."
 	if [[ -z ${SPEED_RAW:-} ]]; then
 		echo "Each run's time is scaled by the machine's speed next to its section: times the cell's"
@@ -212,6 +216,7 @@ for label in $PYS; do
 		# loop, bench/workloads/speed.py): times the cell's fastest loop over the run's own.
 		# Not cProfile's runs: on 3.11 a profile function set makes every instruction take the
 		# interpreter's slower path, the loop's too (it read 1.6x slow there).
+		# shellcheck disable=SC2086
 		fast=$(for mode in "${cell_modes[@]}"; do
 			[[ $mode == cprofile ]] || printf '%s\n' ${refs[$mode]}
 		done | sort -g | awk '$1 > 0 {print; exit}')

@@ -4,7 +4,13 @@ Prints the timed section's seconds and its number of Python calls. The work runs
 second time timed (the first fills the caches). The calls are counted in a child process of
 the same interpreter doing the same (compile.py --count N: the second run under
 sys.setprofile): a profile function set here would replace the one a profiler of this
-process has (cProfile's, on 3.8-3.11), and the timed run would no longer be profiled."""
+process has (cProfile's, on 3.8-3.11), and the timed run would no longer be profiled.
+
+With BENCH_COMPILE_ROUNDS=R the timed run is repeated R times, each between its own two
+timings of the call-free loop, and the one whose time over its loop's is the median is printed,
+with its loop: a section of 200-400 ms changes speed inside itself on the test VM, which one
+loop before and one after cannot see, and the median of R such sections in each process is
+steadier than one (bench/RESULTS.md, sixteenth session). The calls counted are one round's."""
 import os
 import subprocess
 import sys
@@ -37,11 +43,15 @@ if counting:
     sys.stdout = stdout
     print(count[0])
     sys.exit(0)
-ref = speed.loop_seconds()
-t = time.perf_counter()
-compiler_workload.main()
-elapsed = time.perf_counter() - t
-ref = (ref + speed.loop_seconds()) / 2
+rounds = []
+for _ in range(max(1, int(os.environ.get("BENCH_COMPILE_ROUNDS", "1")))):
+    ref = speed.loop_seconds()
+    t = time.perf_counter()
+    compiler_workload.main()
+    elapsed = time.perf_counter() - t
+    ref = (ref + speed.loop_seconds()) / 2
+    rounds.append((elapsed / ref, elapsed, ref))
+_, elapsed, ref = sorted(rounds)[len(rounds) // 2]
 sys.stdout = stdout
 calls = subprocess.run([sys.executable, os.path.abspath(__file__), "--count", str(n)],
                        check=True, capture_output=True, text=True).stdout
