@@ -67,7 +67,7 @@ scaled() {
 row() { # LABEL WORKLOAD
 	local label=$1 w=$2 py script n big times=() native i summary calib lost ref k f range
 	local c_tot p_tot r_tot s_file="-" a_file="-" t_file="-" cols=() totals=() spread
-	local c_ref="" t r fast speeds scaled_times p_ref
+	local c_ref="" t r refs fast speeds scaled_times p_ref
 	py=$(py_path "$label") || { echo "bench-fidelity: no Python $label, skipped" >&2; return 0; }
 	script=bench/fidelity/$w.py
 	n=$(size "$w")
@@ -95,16 +95,15 @@ row() { # LABEL WORKLOAD
 			totals+=("$($EVAL total "$tmp/p$k.prof") $k ${r:-0}")
 		fi
 	done
-	# the row's fastest speed: the shortest loop of any run (native, recorded, cProfile's)
-	fast=$({
+	# the loops of the plain runs and the recordings; the row's fastest speed is the shortest
+	# loop of any run (cProfile's too: its loop runs outside enable())
+	refs=$({
 		printf '%s\n' "${times[@]}" | cut -d' ' -f2
 		printf '%s\n' "${totals[@]}" | cut -d' ' -f3
-		echo "${c_ref:-0}"
-	} | sort -g | awk '$1 > 0 {print; exit}')
-	speeds=$({
-		printf '%s\n' "${times[@]}" | cut -d' ' -f2
-		printf '%s\n' "${totals[@]}" | cut -d' ' -f3
-	} | awk -v f="$fast" '$1 > 0 {s = $1 / f; if (s > hi) hi = s} END {printf "%.2f", hi}')
+	})
+	fast=$(printf '%s\n%s\n' "$refs" "${c_ref:-0}" | sort -g | awk '$1 > 0 {print; exit}')
+	speeds=$(awk -v f="$fast" '$1 > 0 {s = $1 / f; if (s > hi) hi = s} END {printf "%.2f", hi}' \
+		<<<"$refs")
 	scaled_times=()
 	for t in "${times[@]}"; do
 		# shellcheck disable=SC2086
