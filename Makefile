@@ -14,8 +14,10 @@ LDLIBS     = $(shell pkg-config --libs $(PKGS))
 Q       := $(if $(filter 1,$(V)),,@)
 msg      = $(if $(filter 1,$(V)),,@printf '  %-8s %s\n' "$(1)" "$(2)";)
 
-USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
-USER_ASM  := $(wildcard user/*.S)
+# user/ in folders by stage; each folder may include only those listed in LAYERS (check-layers)
+USER_DIRS := base target inject profile output record cmd
+USER_SRCS := $(filter-out user/cmd/main.c,$(wildcard $(USER_DIRS:%=user/%/*.c)))
+USER_ASM  := $(wildcard $(USER_DIRS:%=user/%/*.S))
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) \
 	     $(patsubst user/%.S,$(OUTPUT)/user/%.o,$(USER_ASM))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -32,7 +34,7 @@ DEPS_SET := $(if $(filter test,$(MAKECMDGOALS)),test,build)
 deps:
 	$(Q)scripts/install-deps.sh $(DEPS_SET)
 
-$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
+$(OUTPUT) $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h include/*.h) $(VMLINUX) | $(OUTPUT) deps
@@ -43,35 +45,37 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
 
-$(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user deps
+$(OUTPUT)/user/%.o: user/%.c | deps
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
-# the trampoline's code, copied into targets (tramp_code.S): assembled, never run here
-$(OUTPUT)/user/%.o: user/%.S | $(OUTPUT)/user deps
+# the trampoline's code, copied into targets (inject/tramp_code.S): assembled, never run here
+$(OUTPUT)/user/%.o: user/%.S | deps
 	$(call msg,AS,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -Iinclude -MMD -MP -c $< -o $@
 
-# The flame graph's stylesheet and script, linked in as they are (user/flamegraph_assets.c): the
+# The flame graph's stylesheet and script, linked in as they are (user/output/flamegraph_assets.c): the
 # script sits in a CDATA section, the stylesheet in plain XML text.
-FLAMEGRAPH_ASSETS := user/assets/flamegraph.css user/assets/flamegraph.js
-$(OUTPUT)/user/flamegraph_assets.o: $(FLAMEGRAPH_ASSETS) $(OUTPUT)/assets.checked
+FLAMEGRAPH_ASSETS := user/output/assets/flamegraph.css user/output/assets/flamegraph.js
+$(OUTPUT)/user/output/flamegraph_assets.o: $(FLAMEGRAPH_ASSETS) $(OUTPUT)/assets.checked
 
 $(OUTPUT)/assets.checked: $(FLAMEGRAPH_ASSETS) | $(OUTPUT)
-	$(Q)if grep -q ']]>' user/assets/flamegraph.js; then echo "flamegraph.js holds ]]>" >&2; exit 1; fi
-	$(Q)if grep -q '[<&]' user/assets/flamegraph.css; then echo "flamegraph.css holds < or &" >&2; exit 1; fi
+	$(Q)if grep -q ']]>' user/output/assets/flamegraph.js; then echo "flamegraph.js holds ]]>" >&2; exit 1; fi
+	$(Q)if grep -q '[<&]' user/output/assets/flamegraph.css; then echo "flamegraph.css holds < or &" >&2; exit 1; fi
 	$(Q)touch $@
 
 # Only the modules that touch the skeleton wait for it.
-$(OUTPUT)/user/probes.o: $(OUTPUT)/pyuprof.skel.h
-$(OUTPUT)/user/hold_guard.o: $(OUTPUT)/hold_guard.skel.h
+$(OUTPUT)/user/record/probes.o: $(OUTPUT)/pyuprof.skel.h
+$(OUTPUT)/user/inject/hold_guard.o: $(OUTPUT)/hold_guard.skel.h
 
 $(OUTPUT)/libpyuprof.a: $(USER_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 # The layout table's offsets must fit the BPF programs' read windows (scripts/check-layouts.c)
-$(OUTPUT)/check-layouts: scripts/check-layouts.c $(OUTPUT)/user/py_layouts.o
+$(OUTPUT)/check-layouts: scripts/check-layouts.c $(OUTPUT)/user/target/py_layouts.o
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $^ -o $@
 
@@ -79,7 +83,7 @@ $(OUTPUT)/layouts.checked: $(OUTPUT)/check-layouts
 	$(call msg,CHECK,layout table against the BPF read windows)
 	$(Q)$< && touch $@
 
-$(OUTPUT)/pyuprof: $(OUTPUT)/user/main.o $(OUTPUT)/libpyuprof.a | $(OUTPUT)/layouts.checked
+$(OUTPUT)/pyuprof: $(OUTPUT)/user/cmd/main.o $(OUTPUT)/libpyuprof.a | $(OUTPUT)/layouts.checked
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $^ $(LDLIBS) -o $@
 
@@ -187,7 +191,7 @@ install: all
 clean:
 	rm -rf $(OUTPUT) $(ASAN_OUT) $(FUZZ_OUT) demo.prof
 
--include $(wildcard $(OUTPUT)/user/*.d)
+-include $(wildcard $(OUTPUT)/user/*/*.d)
 .DELETE_ON_ERROR:
 .PHONY: FORCE
 .SECONDARY:

@@ -3,7 +3,7 @@
 # The cost of the calls CPython runs inline whatever the eval_frame hook says (3.13's __init__
 # through its specialised class call, Debian's 3.11.2 Python __getitem__), which pyuprof sees
 # through a probe of their own, with the probe where it is now (the first instruction on the
-# way that the kernel emulates: user/probe_site.h) and where it was (PYUPROF_BENCH_SINGLE_STEP:
+# way that the kernel emulates: user/target/probe_site.h) and where it was (PYUPROF_BENCH_SINGLE_STEP:
 # the instruction the path gave, single-stepped), beside native and a plain call, in one run.
 # Prints a markdown table (ns an operation, median of REPS, 5) for bench/RESULTS.md.
 # PYS (3.12 3.13 deb3.11; 3.12 has neither hole: its column shows the plain hook's cost).

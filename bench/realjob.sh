@@ -7,7 +7,7 @@
 # default mode (the batch mode) and per call (--exits usdt, the default there before the batch
 # mode could see that build's inline __getitem__ calls; --exits trampoline), and in the batch
 # mode with the probe on those calls' path single-stepped, as it was before it moved to an
-# instruction the kernel emulates (batch-single-step: user/probe_site.h). Per mode the median
+# instruction the kernel emulates (batch-single-step: user/target/probe_site.h). Per mode the median
 # wall time of REPS runs (the whole process, start-up included), the calls recorded, lost
 # events, and how often and how long the target waited for pyuprof (batch mode: a full ring
 # buffer). Writes bench/REALJOB.md (keeping its "## Findings" section), or OUT.

@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
-#include "recorder.h"
-#include "raw.h"
+#include "record/recorder.h"
+#include "profile/raw.h"
 
 static double now_s(void)
 {

@@ -3,7 +3,7 @@
 # A harm mended in the twelfth session: pyuprof's stops (attach, detach) made a thread waiting
 # in epoll_wait get EINTR, and a Python select() whose timeout ran out meanwhile return nothing
 # ready (bench/stop_eintr.py); a thread asleep in a system call is now left asleep
-# (user/hold_guard.h). Runs the fixture on a 3.13 (PY) for SECS natively, then again while
+# (user/inject/hold_guard.h). Runs the fixture on a 3.13 (PY) for SECS natively, then again while
 # pyuprof (PYUPROF, default build/pyuprof: give an older binary to see the harm) attaches CYCLES
 # times (-d 0.5, 0.3 s apart), and prints both counts. Natively the empty selects are 0.
 set -euo pipefail

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# What a call costs pyuprof by its shape, the calibration's question (user/calibrate.c): per
+# What a call costs pyuprof by its shape, the calibration's question (user/record/calibrate.c): per
 # interpreter (PYS, labels as tests/helpers.bash), bench/workloads/tree_calls.py run natively
 # and recorded, RUNS times each in turns; prints the probes' ns a call (recorded - native, by
 # the thread's CPU time, the median run's) for a loop of empty calls, trees of calls of depth

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The guard of a hold (user/hold_guard.c): while pyuprof has a target stopped, a thread asleep
+ * The guard of a hold (user/inject/hold_guard.c): while pyuprof has a target stopped, a thread asleep
  * in a system call is left asleep rather than interrupted (an interrupt ends epoll_wait and a
  * few others with EINTR: signal(7)), and stops here instead, should it wake before the hold
  * ends: at its system call's exit, before any instruction of its own, by REQUEST_SIGNAL, which

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Kernel side of pyuprof: probes on CPython's activations of _PyEval_EvalFrameDefault in one
- * target process. Where the probe trampoline is placed (user/tramp.c), entries and returns come
+ * target process. Where the probe trampoline is placed (user/inject/tramp.c), entries and returns come
  * from its two 5-byte nops, which the kernel turns into calls without a trap; calls that bypass
  * it come from the function's own entry and a uretprobe. Otherwise from the entry and every ret
  * instruction (single-stepped: ~10 us a hit), or Debian's USDT frame exits. Entries carry the
@@ -328,7 +328,7 @@ static __noinline int inline_init(struct pt_regs *ctx)
 	return 0;
 }
 
-/* The frame register at PROBE_INLINE_GETITEM (user/inline_subscr.c found which). Each read
+/* The frame register at PROBE_INLINE_GETITEM (user/target/inline_subscr.c found which). Each read
  * at a fixed offset: the verifier refuses a context pointer moved by a variable. */
 static __always_inline __u64 getitem_frame(const struct pt_regs *ctx)
 {

@@ -3,7 +3,7 @@
  * The batch mode's BPF side (include/stage.h): the records the trampoline stages in the
  * target cross into the ring buffer as they are, in chunks, at its flush nop; and before any
  * other record of the thread that owns them, so that a thread's records keep their order.
- * User space turns them into calls and returns (user/recorder.c).
+ * User space turns them into calls and returns (user/record/recorder.c).
  */
 #ifndef __PYUPROF_STAGE_BPF_H
 #define __PYUPROF_STAGE_BPF_H
@@ -188,7 +188,7 @@ const volatile __u32 test_no_wait = 0;
  * The ring has no room (pyuprof is behind): rather than lose the records, this thread stops
  * on its way back to user mode (REQUEST_SIGNAL, as for any request) and user space, once it
  * has read everything before, reads the records [from, W) from the target itself
- * (user/recorder.c, REQ_STAGE_REST). Only while user space holds the target (it resumes the
+ * (user/record/recorder.c, REQ_STAGE_REST). Only while user space holds the target (it resumes the
  * thread). Returns whether the thread was stopped so.
  */
 static __always_inline bool stage_wait(__u64 from, __u32 owner, __u32 tid)

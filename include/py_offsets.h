@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * struct py_offsets: the CPython layout facts the BPF programs read through, one instance per
- * supported minor version (filled from user/py_layouts.c into the program's rodata).
+ * supported minor version (filled from user/target/py_layouts.c into the program's rodata).
  * Names follow CPython's own (Type_field) so they can be grepped for in its sources.
  * Offsets are in bytes; 0 in an "optional" field means "this version has no such field".
  * No #include here: the includer supplies __u32/__s32 (vmlinux.h or <linux/types.h>).

@@ -49,7 +49,7 @@ enum probe_role {
 	PROBE_EVAL_DIRECT = 9,
 	PROBE_EVAL_URETURN = 10,
 	PROBE_STAGE_FLUSH = 11, /* the trampoline's flush nop (--exits batch) */
-	PROBE_INLINE_GETITEM = 12, /* 3.11's inline __getitem__ path (user/inline_subscr.h) */
+	PROBE_INLINE_GETITEM = 12, /* 3.11's inline __getitem__ path (user/target/inline_subscr.h) */
 };
 
 /* The register that holds the frame at PROBE_INLINE_GETITEM (callee-saved in the eval loop) */

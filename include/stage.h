@@ -2,8 +2,8 @@
 /*
  * The staging area of the batch mode (the default): one anonymous mapping in the target,
  * private and wiped at fork (MADV_WIPEONFORK: a child starts with staging off), written by the
- * trampoline page's batch path (user/tramp_code.S), read by the BPF side at each flush
- * (bpf/stage.bpf.h) and by pyuprof when it stops (user/staging.c). Defines (and one function
+ * trampoline page's batch path (user/inject/tramp_code.S), read by the BPF side at each flush
+ * (bpf/stage.bpf.h) and by pyuprof when it stops (user/inject/staging.c). Defines (and one function
  * the assembler does not see), so that the assembler, the BPF compiler and user space include
  * the one declaration.
  *

@@ -6,7 +6,7 @@
  * FIELD's mask: a misfit would load and run, reading the wrong bytes.
  */
 #include <stdio.h>
-#include "py_layouts.h"
+#include "target/py_layouts.h"
 
 int main(void)
 {
@@ -17,7 +17,7 @@ int main(void)
 
 	for (i = 0; (e = py_layouts__at(i)); i++) {
 		if (py_layouts__check_windows(&e->bpf, why, sizeof(why))) {
-			fprintf(stderr, "user/py_layouts.c: the %u.%u entry: %s\n", e->major,
+			fprintf(stderr, "user/target/py_layouts.c: the %u.%u entry: %s\n", e->major,
 				e->minor, why);
 			bad = 1;
 		}

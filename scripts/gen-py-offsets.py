@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""Regenerates and checks the CPython layout table of user/py_layouts.c.
+"""Regenerates and checks the CPython layout table of user/target/py_layouts.c.
 
 Reads the DWARF of the pyenv builds ($(pyenv root)/versions/3.{8..13}.*) through
 `gdb -batch -ex 'ptype /o ...'`, cross-checks every offset with a second gdb expression, and
@@ -10,8 +10,8 @@ their static data (PyCode_Type.tp_name, the deep-frozen code objects of 3.11/3.1
 machine-code checks also run on the pyenv builds, where DWARF says what they must find.
 
     gen-py-offsets.py              print the table array
-    gen-py-offsets.py --update     rewrite the table array in user/py_layouts.c
-    gen-py-offsets.py --check      compare user/py_layouts.c with the builds; exit 1 on mismatch
+    gen-py-offsets.py --update     rewrite the table array in user/target/py_layouts.c
+    gen-py-offsets.py --check      compare user/target/py_layouts.c with the builds; exit 1 on mismatch
     gen-py-offsets.py --check --binary /path/python3.X   also check that DWARF-less build
 
 Standard library only; runs on python3 >= 3.8. Needs gdb (and nothing else) on PATH.
@@ -934,7 +934,7 @@ def strip_c_comments(text):
 
 
 def parse_table(path):
-    """{minor: {field: value}} from the table array of user/py_layouts.c."""
+    """{minor: {field: value}} from the table array of user/target/py_layouts.c."""
     enum = {}
     for header in (os.path.join(REPO, "include", "py_offsets.h"),
                    os.path.join(REPO, "user", "py_layouts.h")):
@@ -1032,10 +1032,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pyenv-root", help="default: $PYENV_ROOT, `pyenv root`, ~/.pyenv")
     ap.add_argument("--check", nargs="?", const=TABLE_FILE, metavar="FILE",
-                    help="compare FILE (default user/py_layouts.c) with the builds; exit 1 if "
+                    help="compare FILE (default user/target/py_layouts.c) with the builds; exit 1 if "
                     "they disagree")
     ap.add_argument("--update", nargs="?", const=TABLE_FILE, metavar="FILE",
-                    help="write the table into FILE (default user/py_layouts.c) instead of stdout")
+                    help="write the table into FILE (default user/target/py_layouts.c) instead of stdout")
     ap.add_argument("--binary", action="append", metavar="PATH",
                     help="a build without DWARF to check from machine code and data "
                     "(default: %s, if present)" % ", ".join(DEFAULT_BINARIES))

@@ -9,7 +9,7 @@ set -euo pipefail
 
 what=${1:-build}
 # build: the compiler and BPF tool chain, the libraries pyuprof links (libbpf, libelf, libdw,
-# zlib, capstone), graphviz (its dot renders --svg, run as a child: user/dot_render.h), and python3
+# zlib, capstone), graphviz (its dot renders --svg, run as a child: user/output/dot_render.h), and python3
 # for make demo's pstats check
 build=(clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libcapstone-dev graphviz
        pkg-config make gcc python3)

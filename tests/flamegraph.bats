@@ -141,7 +141,7 @@ EOF
 	node "$BROWSER_DIR/flamegraph.test.mjs" "$BATS_TEST_TMPDIR/escape.svg" --search '<lambda>'
 }
 
-@test "flamegraph: the SVG embeds user/assets' script and stylesheet as they are; ESLint passes" {
+@test "flamegraph: the SVG embeds user/output/assets' script and stylesheet as they are; ESLint passes" {
 	[[ -x $REPO/build/tests/test_flamegraph ]] || {
 		[[ ${CI:-} == true ]] && { echo "test_flamegraph is not built"; return 1; }
 		skip_unless_ci "build/tests/test_flamegraph is not built (make unit)"
@@ -149,7 +149,7 @@ EOF
 	require_browser
 	require_some_py
 	PYUPROF_FG_SAVE="$BATS_TEST_TMPDIR" "$REPO/build/tests/test_flamegraph" >/dev/null
-	run -0 "$PY" - "$BATS_TEST_TMPDIR/browser-merged.svg" "$REPO/user/assets" <<'PYEOF'
+	run -0 "$PY" - "$BATS_TEST_TMPDIR/browser-merged.svg" "$REPO/user/output/assets" <<'PYEOF'
 import sys
 svg, assets = open(sys.argv[1]).read(), sys.argv[2]
 js, css = open(assets + "/flamegraph.js").read(), open(assets + "/flamegraph.css").read()
@@ -158,7 +158,7 @@ assert "<style>\n" + css + "</style>" in svg, "stylesheet differs"
 PYEOF
 	cd "$REPO"
 	"$BROWSER_DIR/node_modules/.bin/eslint" -c "$BROWSER_DIR/eslint.config.js" \
-		user/assets/flamegraph.js tests/browser/flamegraph.test.mjs
+		user/output/assets/flamegraph.js tests/browser/flamegraph.test.mjs
 }
 
 @test "flamegraph: record --flamegraph --collapsed on recursion.py agree with the .prof" {

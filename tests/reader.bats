@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# The reader thread (user/reader_thread.c): the ring buffers are read by a thread of its own
+# The reader thread (user/record/reader_thread.c): the ring buffers are read by a thread of its own
 # at nice 19, so that on a machine with few CPUs reading records does not take the target's
 # CPU time; the main loop, which serves the target's stops, keeps pyuprof's priority. What
 # that must not cost: a reader starved of CPU time loses nothing and holds no target back for

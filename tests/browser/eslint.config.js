@@ -1,5 +1,5 @@
 // ESLint's recommended rules for the JavaScript pyuprof ships and tests: the flame graph's
-// script (user/assets/flamegraph.js, an old-style browser script inside an SVG) and this
+// script (user/output/assets/flamegraph.js, an old-style browser script inside an SVG) and this
 // directory's browser test (an ES module run by node). Run from the repository's root:
 //   tests/browser/node_modules/.bin/eslint -c tests/browser/eslint.config.js
 // (tests/flamegraph.bats does, and fails on any finding).
@@ -18,7 +18,7 @@ const node = {
 export default [
   js.configs.recommended,
   {
-    files: ['user/assets/flamegraph.js'],
+    files: ['user/output/assets/flamegraph.js'],
     languageOptions: { ecmaVersion: 2015, sourceType: 'script', globals: browser },
   },
   {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * libFuzzer harness: the marshal writer (user/marshal.c) round trip. Values (ints of every
+ * libFuzzer harness: the marshal writer (user/output/marshal.c) round trip. Values (ints of every
  * size, floats of any bits, strs of any code points including lone surrogates, tuples, dicts
  * with tuple keys, nested) are built from the input and encoded; each is also described in a
  * canonical text as it is built. The oracle is a decoder written here for the subset, strict
@@ -14,7 +14,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include "fuzz.h"
-#include "marshal.h"
+#include "output/marshal.h"
 
 struct desc {
 	char *p;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * libFuzzer harness: raw recordings (user/raw.c) and the event handler (user/recorder.c) into
+ * libFuzzer harness: raw recordings (user/profile/raw.c) and the event handler (user/record/recorder.c) into
  * the profile builder, the .prof encoder and the stack folding, as `pyuprof report` runs them.
  * The first input byte picks the mode:
  *   0      the rest is the whole file: header, gzip check, zlib, record framing;
@@ -13,13 +13,13 @@
  */
 #include <errno.h>
 #include <zlib.h>
-#include "recorder.h"
+#include "record/recorder.h"
 #include "fuzz.h"
-#include "hook.h"
-#include "out_collapsed.h"
-#include "out_pstats.h"
-#include "profile.h"
-#include "raw.h"
+#include "inject/hook.h"
+#include "output/out_collapsed.h"
+#include "output/out_pstats.h"
+#include "profile/profile.h"
+#include "profile/raw.h"
 
 #define MAX_RECORDS 4096
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * libFuzzer harness: the string decoders. pystr__to_utf8 (user/pystr.c) turns the raw
+ * libFuzzer harness: the string decoders. pystr__to_utf8 (user/target/pystr.c) turns the raw
  * characters BPF copied out of a str (any kind, any claimed length, cut anywhere) into UTF-8;
- * thread_name__is_bootstrap (user/thread_name.c) matches decoded names. The output must be
+ * thread_name__is_bootstrap (user/target/thread_name.c) matches decoded names. The output must be
  * NUL-terminated within the buffer, valid UTF-8 (surrogates as marshal's surrogatepass
  * writes them, which Python decodes), and the same for the same input.
  */
@@ -10,9 +10,9 @@
 #include <stdint.h>
 #include <linux/types.h>
 #include "fuzz.h"
-#include "pystr.h"
+#include "target/pystr.h"
 #include "pyuprof.h"
-#include "thread_name.h"
+#include "target/thread_name.h"
 
 /* UTF-8 as CPython's surrogatepass accepts it: well-formed sequences, surrogates allowed. */
 static bool utf8_ok(const unsigned char *s, size_t n)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""Reads a pyuprof raw recording (user/raw.h: a 64-byte header, then records each after its
+"""Reads a pyuprof raw recording (user/profile/raw.h: a 64-byte header, then records each after its
 u32 size, in one gzip stream) on its own, without pyuprof.
 
     raw_types.py RAW                 prints "TYPE COUNT" for each record type, by type

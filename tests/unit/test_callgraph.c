@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The call-graph SVG writer (user/out_callgraph.c) on profiles built with the real builder.
+ * The call-graph SVG writer (user/output/out_callgraph.c) on profiles built with the real builder.
  * Each SVG is checked by its consumers: xmllint for well-formedness, then python3's xml.etree
  * reads back what a viewer shows (the texts of every box and edge, their colours, tooltips),
  * and those are compared with numbers worked out here from the times fed in.
@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "out_callgraph.h"
-#include "outfile.h"
-#include "profile.h"
+#include "output/out_callgraph.h"
+#include "base/outfile.h"
+#include "profile/profile.h"
 #include "test.h"
 
 #define U 10000ULL /* one time unit of the synthetic profiles: 10 µs */

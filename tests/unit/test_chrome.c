@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Unit tests for user/json_writer.c and user/out_chrome.c. The writer's layout, numbers and
+ * Unit tests for user/output/json_writer.c and user/output/out_chrome.c. The writer's layout, numbers and
  * escaping are compared byte by byte, its bad-UTF-8 handling with Python's own
  * decode("utf-8", "replace"), and misuse must give -EINVAL instead of broken JSON. Chrome
  * traces come from synthetic call streams fed through the real profile builder
@@ -20,10 +20,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "json_writer.h"
-#include "out_chrome.h"
-#include "outfile.h"
-#include "profile.h"
+#include "output/json_writer.h"
+#include "output/out_chrome.h"
+#include "base/outfile.h"
+#include "profile/profile.h"
 #include "test.h"
 
 #define CHECKER "tests/unit/chrome_check.py"

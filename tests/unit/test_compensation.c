@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Overhead compensation in the profile builder (user/profile.c), on synthetic event streams
+ * Overhead compensation in the profile builder (user/profile/profile.c), on synthetic event streams
  * with known costs: a call tree is played once with no probe cost (the truth) and once with
  * every probe costing a known time before and after its timestamp; compensated with the two
  * figures that cost model implies, the second must give the first's numbers exactly.
@@ -8,8 +8,8 @@
 #include <errno.h>
 #include <linux/types.h>
 #include <string.h>
-#include "calibrate.h"
-#include "profile.h"
+#include "record/calibrate.h"
+#include "profile/profile.h"
 #include "test.h"
 
 /* A function of the synthetic program: its own time before, between and after its calls. */

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "out_collapsed.h"
-#include "out_flamegraph.h"
-#include "profile.h"
+#include "output/out_collapsed.h"
+#include "output/out_flamegraph.h"
+#include "profile/profile.h"
 #include "test.h"
 
 #define FFFD "\xef\xbf\xbd"

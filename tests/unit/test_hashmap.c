@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Unit tests for user/hashmap.c: the map against a plain model under inserts and deletes (keys
+ * Unit tests for user/base/hashmap.c: the map against a plain model under inserts and deletes (keys
  * hashed, and addresses kept in order by page: by_address), and array growth at its limit (a
  * need past 2^31 elements is refused, not doubled to 0 for ever). An alarm turns a hang into a
  * failure.
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "hashmap.h"
+#include "base/hashmap.h"
 #include "test.h"
 
 static void on_alarm(int sig)

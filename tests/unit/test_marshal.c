@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Unit tests for user/marshal.c. A few encodings are checked byte by byte; everything else is
+ * Unit tests for user/output/marshal.c. A few encodings are checked byte by byte; everything else is
  * written to a temporary file and read back by every CPython 3.8-3.13 found under pyenv plus
  * Debian's /usr/bin/python3.11. marshal.loads must give exactly the expected value (passed as
  * Python source), and the file must equal marshal.dumps(expected, 2), which has no refs or short
@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "marshal.h"
+#include "output/marshal.h"
 #include "pythons.h"
 #include "test.h"
 

@@ -10,9 +10,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include "elf_syms.h"
-#include "inline_subscr.h"
-#include "probe_site.h"
+#include "target/elf_syms.h"
+#include "target/inline_subscr.h"
+#include "target/probe_site.h"
 #include "pythons.h"
 #include "test.h"
 

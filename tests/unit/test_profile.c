@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The stack and statistics builder (user/profile.c), fed event streams. The truth for the
+ * The stack and statistics builder (user/profile/profile.c), fed event streams. The truth for the
  * cProfile rules is cProfile itself: tests/unit/lsprof_truth.py records a workload's calls and
  * returns and then runs it under cProfile with a timer that counts events, so both sides see
  * event i at time i. The repair cases (missing returns, unseen frames) are small hand-made
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "profile.h"
+#include "profile/profile.h"
 #include "test.h"
 
 static const char *python(void)

@@ -5,7 +5,7 @@
  * whole pprof file is checked by its real consumer, go tool pprof (tests/pprof.bats).
  */
 #include <string.h>
-#include "protobuf.h"
+#include "output/protobuf.h"
 #include "test.h"
 
 static int bytes_are(const struct pb_buf *b, const unsigned char *want, size_t n)

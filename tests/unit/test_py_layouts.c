@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Unit tests for user/py_layouts.c: the table's shape (sorted, no overlapping patch ranges, the
+ * Unit tests for user/target/py_layouts.c: the table's shape (sorted, no overlapping patch ranges, the
  * lookups and their ENOTSUP), the per-version rules on which fields must be 0, and the 3.13
  * _Py_DebugOffsets check, run on the real struct read from the 3.13.0 libpython ELF file and on
  * copies of it with one field changed. The numbers themselves are checked against the builds by
@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 /* By path: with -Iinclude first, a bare name could find the shared BPF header. */
-#include "../../user/py_layouts.h"
+#include "target/py_layouts.h"
 
 #define DEBUG_SIZE 584 /* sizeof(_Py_DebugOffsets) in 3.13.0 */
 

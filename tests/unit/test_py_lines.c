@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "py_lines.h"
+#include "target/py_lines.h"
 #include "pythons.h"
 #include "test.h"
 

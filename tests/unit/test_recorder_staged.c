@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The reading of staged records (user/recorder.c, recorder__staged): records of three lengths
+ * The reading of staged records (user/record/recorder.c, recorder__staged): records of three lengths
  * (include/stage.h) arrive in chunks the BPF side cuts by size, not by record, so a record may
  * begin in one chunk and end in the next. Checked against the calls the stream was built from:
  * fed whole, and fed in pieces of every length from one word to a few records, the profile has
@@ -13,10 +13,10 @@
 #include <string.h>
 #include <x86intrin.h>
 #include "test.h"
-#include "profile.h"
-#include "recorder.h"
+#include "profile/profile.h"
+#include "record/recorder.h"
 #include "stage.h"
-#include "tsc.h"
+#include "inject/tsc.h"
 
 enum { CODE_A = 0x1000, CODE_B = 0x2000, CODE_C = 0x3000 };
 enum { FRAME_A = 0x7000, FRAME_B = 0x7100, FRAME_C = 0x7200 };

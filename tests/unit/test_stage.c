@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The trampoline page's batch path (user/tramp_code.S, include/stage.h) run for real in this
+ * The trampoline page's batch path (user/inject/tramp_code.S, include/stage.h) run for real in this
  * process, with 3.12.1's layout, in front of a small assembly function that starts as
  * _PyEval_EvalFrameDefault does and returns its frame argument. Fake thread state, frames,
  * code objects and strings hold the fields it reads; the flush nop jumps to a shim that logs
@@ -23,9 +23,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "test.h"
-#include "py_layouts.h"
+#include "target/py_layouts.h"
 #include "stage.h"
-#include "tramp.h"
+#include "inject/tramp.h"
 
 /* the eval function: returns its frame argument (rsi), starting with push %r15 */
 extern uint64_t frame_id(uint64_t tstate, uint64_t frame, uint64_t throwflag);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Unit tests for user/thread_name.c on live interpreters: every CPython 3.8-3.13 under pyenv
+ * Unit tests for user/target/thread_name.c on live interpreters: every CPython 3.8-3.13 under pyenv
  * and Debian's /usr/bin/python3.11 starts threads whose attributes sit in each of the places
  * an instance keeps them (values, a materialised dict, a subclass with more attributes), and
  * prints each Thread's address and name; the names read from outside must be the same.
@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include "pythons.h"
 #include "test.h"
-#include "thread_name.h"
+#include "target/thread_name.h"
 
 extern char **environ;
 

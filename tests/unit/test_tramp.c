@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The probe trampoline's page (user/tramp.c) run for real in this process, in front of small
+ * The probe trampoline's page (user/inject/tramp.c) run for real in this process, in front of small
  * assembly functions that start as CPython's _PyEval_EvalFrameDefault does (push %r15): it
  * passes the three arguments and the result through, the callee sees the stack aligned as
  * the ABI says, and the two probe sites are the 5-byte nops the kernel optimizes. A first
  * instruction it cannot replay is refused. With a 3.12+ layout it hands the C recursion
  * budget back for a call made by the eval loop through the call machinery (fake ones here, with
  * frames of known sizes, and a fake thread state), below the depth bound only, and takes exactly
- * that back after it; a call from anywhere else gets nothing. And the ret finder (user/elf_syms.c) refuses a
+ * that back after it; a call from anywhere else gets nothing. And the ret finder (user/target/elf_syms.c) refuses a
  * function it cannot disassemble whole rather than guess past the gap.
  */
 #include <errno.h>
@@ -18,9 +18,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "test.h"
-#include "elf_syms.h"
-#include "py_layouts.h"
-#include "tramp.h"
+#include "target/elf_syms.h"
+#include "target/py_layouts.h"
+#include "inject/tramp.h"
 
 /* a + b + c, starting with push %r15 */
 extern uint64_t sum3(uint64_t a, uint64_t b, uint64_t c);

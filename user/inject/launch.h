@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Launch mode: starts a command held under ptrace and lets it run only until the CPython
+ * interpreter is mapped (through wrapper execs such as pyenv's shims), so that probes are in
+ * place before its first Python call.
+ */
+#ifndef __PYUPROF_LAUNCH_H
+#define __PYUPROF_LAUNCH_H
+
+#include <sys/types.h>
+#include "target/py_target.h"
+
+/*
+ * Starts argv's program, stopped before its exec until launch__seize. The thread that calls
+ * this is the program's parent as PR_SET_PDEATHSIG sees it: one that lives as long as pyuprof
+ * waits for the program (a program that asked for a signal at its parent's death must not get
+ * it when a thread of pyuprof's ends). Returns 0 (*errfd for launch__seize) or -errno.
+ */
+int launch__fork(char **argv, pid_t *pid, int *errfd);
+/*
+ * Seizes the child launch__fork started and lets it run until its interpreter is mapped.
+ * Returns 0 with the child seized, in a ptrace-stop, and t filled, or -errno with why set;
+ * on error the child is gone (reaped), and *exit_status holds its status if it ran and
+ * exited by itself (else -1). errfd is closed.
+ */
+int launch__seize(pid_t pid, int errfd, char **argv, struct py_target *t, int *exit_status,
+		  char *why, size_t why_len);
+/* launch__fork, then launch__seize, in the calling thread. */
+int launch__start(char **argv, pid_t *pid, struct py_target *t, int *exit_status, char *why,
+		  size_t why_len);
+
+/* Lets the stopped child run, no longer traced. Returns 0 or -errno. */
+int launch__release(pid_t pid);
+
+/* Ignores SIGPIPE in pyuprof; a launched program gets the disposition pyuprof started with. */
+void launch__ignore_sigpipe(void);
+
+/* Kills and reaps a child that never got released. */
+void launch__abort(pid_t pid);
+
+#endif /* __PYUPROF_LAUNCH_H */

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The probe trampoline: one page of pyuprof's code in the target, set as each interpreter's
+ * PEP 523 eval_frame hook in place of _PyEval_EvalFrameDefault. It calls the real function and
+ * carries a 5-byte nop before and after the call, where the entry and return probes sit: this
+ * kernel turns a probe on such a nop into a call, with no trap and no single step, about a
+ * tenth of the cost of a probe on the function's ret instruction.
+ *
+ *   +0   nopl 0(%rax,%rax)   entry probe: registers exactly as at _PyEval_EvalFrameDefault
+ *   +5   sub  $8,%rsp
+ *   +9   call <body>
+ *   +14  add  $8,%rsp
+ *   +18  nopl 0(%rax,%rax)   return probe: rax is the result
+ *   +23  ret
+ *   body: 3.12+, the C recursion budget handed back around a call of what follows (below);
+ *         then <the function's first instruction, replayed>; jmp *<slot>(%rip)
+ *   batch: stages an entry record and its chain, calls <body> as the head does, stages an
+ *         exit record; the flush nop (a third probe) hands the staged records to the kernel
+ *         (include/stage.h). A batch page's hook points here; a call it does not stage (3.12+:
+ *         another interpreter's; one from an entry shim) goes to +0.
+ *   then the parameters: the slot (the function's second instruction; for a pass-through page,
+ *   the function), the hand-back's, the identity (IDENT, tramp.c) and the function's address,
+ *   the batch path's (its staging area, where it reads frames, code objects and strings).
+ *
+ * The code and its parameters are tramp_code.S, copied and filled in by tramp__build.
+ *
+ * 3.12+ keep a per-thread C recursion budget, and each activation of the eval function takes
+ * units of it. CPython runs a Python-to-Python call inline, without an activation; any hook
+ * turns that off, so every call would take units a native run does not spend, and a recursion
+ * that runs natively would raise RecursionError. So the page gives the units back for the
+ * call's duration (added before the call, taken again after it) to each call CPython would have
+ * run inline (those that reach the hook from the eval loop through its call machinery alone:
+ * inline_paths.h), while the thread's Python depth is below TRAMP_HANDBACK_DEPTH: past it, the
+ * C stack each hooked call uses (about half a KiB) is what the budget must protect, and
+ * CPython's own accounting applies.
+ *
+ * The call skips the function's first instruction, where pyuprof's probe for calls that
+ * bypass the trampoline sits. The page is a memfd named pyuprof-tramp mapped private and
+ * read+execute (uprobes go on a file's inode; the kernel would not probe a shared mapping),
+ * placed by system calls the target itself makes (inject.h). It stays after pyuprof detaches:
+ * activations on the C stacks return through it, and a later recording reuses it.
+ */
+#ifndef __PYUPROF_TRAMP_H
+#define __PYUPROF_TRAMP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "inject/inject.h"
+#include "target/py_target.h"
+
+#define TRAMP_PAGE 4096
+#define TRAMP_ENTRY_OFFSET 0
+#define TRAMP_RETURN_OFFSET 18
+#define TRAMP_NAME "pyuprof-tramp"
+/* Python depth below which a call's C budget is handed back (see above) */
+#define TRAMP_HANDBACK_DEPTH 4000
+
+enum tramp_kind {
+	TRAMP_PROBED, /* its nops carry the entry and return probes; the function's own first
+		       * instruction keeps the probe for calls that bypass the page */
+	TRAMP_PASS,   /* 3.12+ with exits from the function itself (--exits uretprobe|ret): a
+		       * pass-through that only hands the C budget back */
+	TRAMP_BATCH,  /* TRAMP_PROBED, and a batch path that stages calls and returns in a
+		       * staging area (include/stage.h) and enters the kernel once per batch */
+};
+
+struct tramp {
+	uint64_t addr;	/* where its code starts in the target */
+	uint64_t hook;	/* what the eval_frame hook points at: addr, or its batch path */
+	uint64_t stage; /* TRAMP_BATCH: the staging area it writes (found or placed with it) */
+	char path[96];	/* /proc/PID/map_files/START-END: the file the probes go on */
+	bool reused;	/* found in place, left by an earlier recording */
+};
+
+/* TRAMP_BATCH: the flush nop's offset in the page (the third probe) */
+uint64_t tramp__flush_offset(void);
+
+/* Runs system calls in a stopped thread of the target (ptrace_hold__inject, or inject__syscalls
+ * directly while launch holds the one thread). Returns 0 or -errno. */
+typedef int (*tramp_run_fn)(void *ctx, struct inject_call *call);
+
+/* Whether t's interpreter needs a page in front of its eval function for kind's sake alone
+ * (TRAMP_PASS: the C budget hand-back, 3.12+). */
+bool tramp__wanted(const struct py_target *t, enum tramp_kind kind);
+
+/*
+ * Finds the trampoline of that kind for t in process pid (stopped), or places one. Returns 0, or
+ * -errno with why set (-ENOTSUP: the function's first instruction is not one it can replay;
+ * -EPERM: the target runs under a seccomp filter, which could kill it for a system call it
+ * does not expect). Nothing is left changed in the target on failure but, at worst, an unused
+ * mapping.
+ */
+int tramp__get(pid_t pid, const struct py_target *t, enum tramp_kind kind, tramp_run_fn run,
+	       void *ctx, struct tramp *out, char *why, size_t why_len);
+
+/* The page's bytes for t (unit tests, and the check of a page found in place); stage: the
+ * staging area of a TRAMP_BATCH page. Returns 0 or -ENOTSUP with why set. */
+int tramp__build(const struct py_target *t, enum tramp_kind kind, uint64_t stage,
+		 uint8_t page[TRAMP_PAGE], char *why, size_t why_len);
+
+/*
+ * Puts back, in process pid (stopped, with no probe of ours registered on it), the original
+ * bytes of every trampoline page mapped there wherever its memory differs from its file: what
+ * the kernel left of a probe (6.18 rewrites a probed nop into a call of its own page, which a
+ * forked child does not inherit), or of a probe removal that restored part of an instruction.
+ * Returns the number of bytes put back (0: every page was whole), or -errno.
+ */
+int tramp__restore(pid_t pid);
+
+#endif /* __PYUPROF_TRAMP_H */

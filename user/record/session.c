@@ -1,0 +1,897 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * One recording session: the target (launched or attached to) and, following subprocesses,
+ * the processes it starts as they come and go; the signals that end it; the calibration run
+ * before it; the event loop; and the one way back out, which leaves every process as it was.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "cmd/cli.h"
+#include "base/clock.h"
+#include "inject/hook.h"
+#include "inject/launch.h"
+#include "base/log.h"
+#include "output/outputs.h"
+#include "record/probes.h"
+#include "base/proc.h"
+#include "inject/ptrace_hold.h"
+#include "target/py_image.h"
+#include "record/reader_thread.h"
+#include "record/seed.h"
+#include "record/session.h"
+#include "record/summary.h"
+#include "output/top.h"
+
+/* How often the loop reads the ring buffers without being woken (bpf/target.bpf.h: the BPF
+ * side wakes it only when a quarter of a ring waits) */
+#define POLL_MS 10
+#define CALIB_TRIES 3 /* calibrations that measured no cost, at most */
+/* How often the main loop takes the lock with nothing to wake it: the status line, top, a
+ * target that ended without a ptrace event */
+#define TURN_NS 100000000ull
+
+static volatile sig_atomic_t exiting;
+static volatile pid_t child_pid;
+static volatile sig_atomic_t calibrating; /* child_pid is the calibration snippet */
+
+/*
+ * Attach mode: any of these signals ends the recording. Launch mode: the program decides; a
+ * signal sent to pyuprof alone is passed on to it, while a terminal's Ctrl-C already reached it
+ * (same process group) and is not sent twice. During the calibration (before anything is
+ * recorded) any of them ends pyuprof: it is not the snippet's to take.
+ */
+static void on_signal(int sig, siginfo_t *info, void *uctx)
+{
+	(void)uctx;
+	if (!child_pid || calibrating) {
+		exiting = 1;
+		return;
+	}
+	if (info->si_code == SI_USER || info->si_code == SI_QUEUE || sig == SIGTERM ||
+	    sig == SIGHUP)
+		kill(child_pid, sig);
+}
+
+void session__install_signals(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
+	int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	launch__ignore_sigpipe();
+}
+
+static int exit_status_of(int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return 1;
+}
+
+/* The recording of the live process pid (one that ended may have left its pid to another) */
+static struct proc_rec *find_proc(const struct session *s, pid_t pid)
+{
+	for (uint32_t i = 0; i < s->nprocs; i++)
+		if (s->procs[i]->pid == pid && !s->procs[i]->gone)
+			return s->procs[i];
+	return NULL;
+}
+
+static struct proc_rec *add_proc(struct session *s, pid_t pid, pid_t parent)
+{
+	struct proc_rec *pr;
+
+	if (array_grow((void **)&s->procs, &s->procs_cap, sizeof(*s->procs), s->nprocs + 1))
+		return NULL;
+	pr = proc_rec__new(pid, parent, s->held);
+	if (pr) {
+		pr->want_exits = env.exits;
+		s->procs[s->nprocs++] = pr;
+	}
+	return pr;
+}
+
+/*
+ * A thread stopped by our signal: read its request, then do it while it stands still. One
+ * that needs the whole process stopped keeps it stopped: the main loop stops the rest.
+ */
+static bool on_request(void *ctx, pid_t pid, pid_t tid)
+{
+	struct session *s = ctx;
+	struct proc_rec *pr = find_proc(s, pid);
+	int err;
+
+	if (!pr || !pr->tr)
+		return false;
+	/* all of it: the request that marks this signal as ours may be behind a full ring */
+	while (probes__consume(pr->tr) == CONSUME_BUDGET)
+		;
+	if (s->stopping)
+		return false;
+	err = hook__service(&pr->target, &pr->hooks, tid);
+	if (err)
+		wlog("cannot write into pid %d: %s", pid, strerror(-err));
+	if (pr->hooks.watch_off)
+		probes__stop_tramp_watch(pr->tr);
+	return pr->hooks.wait_all;
+}
+
+/*
+ * A process forked by a held one, stopped before its first instruction. Its memory is a copy of
+ * its parent's, with the kernel's rewrite of each probed nop of the trampoline page: a call
+ * into a page of the kernel's that the child does not have. The bytes are put back before it
+ * runs; and a child that is not followed gets back, as well, the eval_frame hook its parent
+ * had before pyuprof, so that it runs as it would have natively.
+ */
+static void on_birth(void *ctx, pid_t child, pid_t parent, bool follow)
+{
+	struct session *s = ctx;
+	struct proc_rec *pr = find_proc(s, parent);
+	int fixed = tramp__restore(child);
+
+	if (fixed < 0)
+		wlog("pid %d (forked by pid %d): cannot put back its copy of the trampoline page "
+		     "(%s): it may crash at its first Python call", child, parent, strerror(-fixed));
+	else if (fixed)
+		dlog("pid %d (forked by pid %d): %d bytes of the trampoline page put back", child,
+		     parent, fixed);
+	if (!follow && pr && pr->has_target && !pr->gone) {
+		struct py_target t = pr->target;
+
+		t.pid = child;
+		hook__restore(&t, &pr->hooks);
+	}
+}
+
+/* calib_record_fn: the snippet is launched and recorded as a target is, by this file's code */
+static int record_calibration(void *ctx, char **argv, struct calib_run *run)
+{
+	struct session c = { .child_status = -1, .launched = true, .command = argv, .calib = run };
+	pid_t target = child_pid, snippet;
+	uint64_t t0 = clock__mono_ns(), t1, t2;
+	int err;
+
+	(void)ctx;
+	if (exiting)
+		return -EINTR;
+	child_pid = 0;
+	calibrating = 1;
+	err = session__start(&c);
+	snippet = child_pid; /* 0 if it was never started: the target is not ours to end */
+	t1 = clock__mono_ns();
+	if (!err)
+		err = session__record(&c, clock__mono_ns() + 30000000000ull);
+	t2 = clock__mono_ns();
+	session__stop(&c, clock__mono_ns());
+	dlog("calibration run: start %.3f s, run %.3f s, stop %.3f s", (t1 - t0) / 1e9,
+	     (t2 - t1) / 1e9, (clock__mono_ns() - t2) / 1e9);
+	if (snippet && !c.released)
+		launch__abort(snippet);
+	else if (snippet && c.child_status == -1)
+		while (waitpid(snippet, &c.child_status, 0) < 0 && errno == EINTR)
+			;
+	if (!err && c.procs[0]->rec.err)
+		err = c.procs[0]->rec.err;
+	if (!err && (c.child_status == -1 || exit_status_of(c.child_status)))
+		err = -ECHILD;
+	for (uint32_t i = 0; i < c.nprocs; i++)
+		proc_rec__free(c.procs[i]);
+	free(c.procs);
+	child_pid = target;
+	calibrating = 0;
+	return exiting ? -EINTR : err;
+}
+
+/*
+ * Calibrates the probes' cost on the target's interpreter binary, run as the target's user.
+ * On failure, says so in one line and leaves the times as recorded.
+ */
+static void calibrate_for(pid_t pid, struct calibration *cal)
+{
+	char exe[PATH_MAX + 1], link[64], why[512] = "";
+	const char *base;
+	struct stat st;
+	ssize_t n;
+	int err = -ENOENT;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+		/* an embedding program is not an interpreter to be run with -c */
+		if (strncmp(base, "python", 6))
+			snprintf(why, sizeof(why), "%.400s is not a python interpreter", exe);
+		else
+			err = 0;
+	} else {
+		snprintf(why, sizeof(why), "cannot read %s: %s", link, strerror(errno));
+	}
+	/* the process's owner, as /proc shows it */
+	snprintf(link, sizeof(link), "/proc/%d", pid);
+	if (!err && stat(link, &st))
+		err = -errno;
+	if (!err)
+		vlog("calibrating the probes' cost with %s", exe);
+	/* a calibration that measured no cost (-ERANGE) met a machine whose speed moved by more
+	 * than the probes' cost between its runs (a busy VM): again, CALIB_TRIES in all */
+	for (int tries = 1; !err; tries++) {
+		err = calibrate__run(exe, st.st_uid, st.st_gid, env.cpu_clock, record_calibration,
+				     NULL, cal, why, sizeof(why));
+		if (err != -ERANGE || tries == CALIB_TRIES || exiting)
+			break;
+		vlog("calibrating again: %s", why);
+		err = 0;
+	}
+	if (err && exiting) /* stopped by a signal: nothing more is said or done */
+		return;
+	if (err) {
+		wlog("cannot calibrate the probes' cost (%s): times are not compensated",
+		     *why ? why : strerror(-err));
+		summary__compensation(NULL);
+		memset(cal, 0, sizeof(*cal));
+		return;
+	}
+	profile__set_compensation(&cal->comp);
+	summary__compensation(&cal->comp);
+	vlog("calibration took %.3f s: %.0f ns a call (in a loop of empty calls: %.0f%s), %.0f "
+	     "inside (by a call with a body: %.0f, %.0f); %.0f ns a call unprobed; %.0f ns more a "
+	     "coroutine's return to its await",
+	     cal->took_s, (double)cal->comp.call_ns, (double)cal->flat_call_ns,
+	     cal->tree_fallback ? "; the trees of calls measured no cost, so the loop's" : "",
+	     (double)cal->comp.inside_ns, (double)cal->body_call_ns, (double)cal->body_inside_ns,
+	     (double)cal->plain_call_ns, (double)cal->comp.done_ns);
+}
+
+/* The target went during an attach (its probes not attached yet): nothing was recorded, and
+ * nothing of it is to be put back (after an exec, not in this image). */
+static void gone_while_attaching(struct session *s, const char *when, char *why, size_t why_len)
+{
+	int st = -1;
+
+	s->target_gone = true;
+	ptrace_hold__handle(s->held, &st);
+	snprintf(why, why_len, "it %s %s: nothing recorded",
+		 st == -1 ? "ran another program (exec)" : "ended", when);
+}
+
+/* The attach's stops: "why" says which failed. */
+static int stop_target(struct session *s, const char *what, char *why, size_t why_len)
+{
+	int err = ptrace_hold__stop(s->held, s->pid);
+
+	if (err == -ESRCH)
+		gone_while_attaching(s, what, why, why_len);
+	else if (err)
+		snprintf(why, why_len, "cannot stop it: %s", strerror(-err));
+	return err;
+}
+
+/*
+ * Attach: the BPF side is loaded with the target running, between two stops, for the verifier
+ * takes a few hundred ms that every thread of the target's would otherwise stand still
+ * (a timer's expirations pile up, a timeout passes). The first stop, only if a trampoline page
+ * must be mapped (the programs are configured with its addresses), checks the layout on live
+ * frames and maps it; the second takes the running frames as they are, attaches, switches
+ * staging on and writes the hook. The exits are chosen (proc_rec__choose) and the target
+ * seized. The target is left stopped.
+ */
+static int attach_start(struct session *s, struct proc_rec *pr, char *why, size_t why_len)
+{
+	uint64_t t0;
+	int err;
+
+	if (proc_rec__places_page(pr)) {
+		err = stop_target(s, "before its trampoline page was mapped", why, why_len);
+		if (err)
+			return err;
+		err = proc_rec__place(pr, REC_ATTACHED, why, why_len);
+		ptrace_hold__resume(s->held, s->pid);
+	} else {
+		err = proc_rec__place(pr, REC_ATTACHED, why, why_len);
+	}
+	if (err)
+		return err;
+	t0 = clock__mono_ns();
+	err = proc_rec__load(pr, env.ringbuf_mb, why, why_len);
+	if (ptrace_hold__handle(s->held, NULL) == -ESRCH) { /* (its exit or exec, meanwhile) */
+		gone_while_attaching(s, "as its probes loaded", why, why_len);
+		return -ESRCH;
+	}
+	if (err)
+		return err;
+	dlog("pid %d: BPF side loaded in %.0f ms; stopping it to attach", s->pid,
+	     (clock__mono_ns() - t0) / 1e6);
+	err = stop_target(s, "before its probes were attached", why, why_len);
+	if (!err)
+		err = proc_rec__arm(pr, REC_ATTACHED, clock__mono_ns(), why, why_len);
+	return err;
+}
+
+int session__start(struct session *s)
+{
+	struct proc_rec *pr = add_proc(s, s->pid, 0);
+	/* (the calibration snippet has no thread asleep to spare: no guard to load) */
+	struct hold_cfg cfg = { .on_request = on_request, .on_birth = on_birth,
+				.follow = s->follow, .guard = !s->calib, .ctx = s };
+	bool writes;
+	char why[512] = "";
+	int err;
+
+	if (!pr)
+		return -ENOMEM;
+	if (s->calib)
+		calibrate__watch(s->calib, pr->rec.prof);
+	if (s->launched) {
+		if (s->forked) { /* (handed over: launch__seize reaps it on error) */
+			s->pid = s->forked;
+			s->forked = 0;
+			err = launch__seize(s->pid, s->forked_fd, s->command, &pr->target,
+					    &s->child_status, why, sizeof(why));
+		} else {
+			err = launch__start(s->command, &s->pid, &pr->target, &s->child_status,
+					    why, sizeof(why));
+		}
+		if (err) {
+			elog("%s", why);
+			return err;
+		}
+		child_pid = pr->pid = pr->rec.live_pid = s->pid;
+	} else {
+		err = py_target__find(s->pid, &pr->target, why, sizeof(why));
+		if (err) {
+			elog("cannot record pid %d: %s", s->pid, why);
+			return err;
+		}
+	}
+	pr->has_target = true;
+	/* an --exits this interpreter cannot have fails here, once, before any calibration */
+	err = proc_rec__exits_possible(pr, why, sizeof(why));
+	if (err) {
+		elog("cannot record pid %d: %s", s->pid, why);
+		return err;
+	}
+	/* before the target runs (launch) or is stopped (attach); not for the snippet itself */
+	if (!s->calib && !env.no_compensation)
+		calibrate_for(s->pid, &s->cal);
+	if (exiting && !s->calib) {
+		elog("stopped by a signal before recording pid %d", s->pid);
+		return -EINTR;
+	}
+
+	if (s->launched) {
+		err = proc_rec__start(pr, REC_LAUNCHED, env.ringbuf_mb, clock__mono_ns(), why,
+				      sizeof(why));
+		if (err) {
+			elog("cannot record pid %d: %s", s->pid, why);
+			return err;
+		}
+		writes = pr->hooks.slot != 0;
+		/* requests stop the asking thread from the program's first instruction: its first
+		 * call that asks for the hook (<= 3.10: the interpreter's first, before the hook is
+		 * set) must not run on past the trampoline while the request waits in the ring
+		 * buffer. Only while the target is held: unheld, the signal would reach it. */
+		if (writes || s->follow)
+			probes__signal_requests(pr->tr, true);
+		err = writes || s->follow ? ptrace_hold__adopt(&s->held, s->pid, &cfg)
+					  : launch__release(s->pid);
+		if (err) {
+			elog("cannot start %s: %s", s->command[0], strerror(-err));
+			return err;
+		}
+		s->released = true;
+	} else {
+		/* before it is seized: a signal it gets meanwhile waits for nobody */
+		err = proc_rec__choose(pr, why, sizeof(why));
+		if (err) {
+			elog("cannot record pid %d: %s", s->pid, why);
+			return err;
+		}
+		err = ptrace_hold__seize(&s->held, s->pid, &cfg);
+		if (err) {
+			elog("cannot stop pid %d: %s%s", s->pid, strerror(-err),
+			     err == -EPERM ? " (is it traced by a debugger?)" : "");
+			return err;
+		}
+		pr->rec.held = s->held;
+		err = attach_start(s, pr, why, sizeof(why));
+		if (err) {
+			elog("cannot record pid %d: %s", s->pid, why);
+			return err;
+		}
+		writes = pr->hooks.slot != 0;
+		if (writes || s->follow) /* before it runs on, as in launch mode */
+			probes__signal_requests(pr->tr, true);
+		ptrace_hold__resume(s->held, s->pid);
+		s->t_attached = clock__mono_ns();
+		/* held to the end even with nothing to write into it: a thread the stop left
+		 * asleep can be let go only as the holding thread exits (ptrace_hold.h) */
+	}
+	pr->rec.held = s->held;
+	return 0;
+}
+
+/* Following: starts recording a process of the target's, stopped; it runs on either way. */
+static void follow_start(struct proc_rec *pr, enum rec_start how)
+{
+	char why[512] = "";
+	int err;
+
+	err = proc_rec__start(pr, how, env.ringbuf_mb, clock__mono_ns(), why, sizeof(why));
+	if (!err) {
+		err = seeds__apply(&pr->seeds, &pr->rec);
+		if (err)
+			snprintf(why, sizeof(why), "%s", strerror(-err));
+	}
+	if (err) {
+		wlog("pid %d (started by pid %d) is not recorded: %s", pr->pid, pr->parent, why);
+		proc_rec__unstage(pr);
+		proc_rec__end(pr, clock__mono_ns());
+		proc_rec__restore(pr);
+		return;
+	}
+	probes__signal_requests(pr->tr, true);
+	vlog("recording pid %d (Python %s), started by pid %d", pr->pid, pr->version, pr->parent);
+}
+
+/* Whether the first process has gone (its end ends the recording: a process started after it,
+ * whose events may have queued up behind loads, is let go unrecorded). */
+static bool target_went(struct session *s)
+{
+	if (!s->target_gone && ptrace_hold__handle(s->held, &s->child_status) == -ESRCH)
+		s->target_gone = true;
+	return s->target_gone;
+}
+
+/* Following: a process of the target's was born, exec'd, loaded libpython or ended. It stands
+ * stopped (but at its end) until it is resumed here. */
+static void on_proc_event(struct session *s, const struct proc_event *ev)
+{
+	struct proc_rec *pr = find_proc(s, ev->kind == PROC_FORK ? ev->child : ev->pid);
+	struct proc_rec *parent = find_proc(s, ev->pid);
+
+	switch (ev->kind) {
+	case PROC_FORK:
+		/* its first stop may not have come in yet: wait for it */
+		if (ptrace_hold__stop(s->held, ev->child) || !ptrace_hold__holds(s->held, ev->child))
+			return; /* gone already (or it ran on: then it is not followed) */
+		if (!pr)
+			pr = add_proc(s, ev->child, ev->pid);
+		/* a vfork child runs in its parent's memory until it execs: nothing to record
+		 * yet; a fork child of a recorded process runs on in its frames */
+		if (pr && !ev->vfork && parent && parent->tr && !s->stopping && !target_went(s))
+			follow_start(pr, REC_FORKED);
+		ptrace_hold__resume(s->held, ev->child);
+		return;
+	case PROC_EXEC:
+		if (!pr)
+			pr = add_proc(s, ev->pid, 0);
+		if (pr) {
+			/* (its staged records were copied out as it exec'd: stage.bpf.h) */
+			proc_rec__forget_stage(pr);
+			proc_rec__end(pr, clock__mono_ns());
+			proc_rec__drop_image(pr);
+		}
+		if (pr && !s->stopping && !target_went(s)) {
+			enum py_image_kind kind = py_image__kind(ev->pid);
+
+			if (kind == IMAGE_HAS_PYTHON) {
+				follow_start(pr, REC_LAUNCHED);
+			} else if (kind == IMAGE_NEEDS_LIBPYTHON) {
+				/* resumed, one system call at a time, until PROC_LOADED */
+				if (!ptrace_hold__watch_loader(s->held, ev->pid))
+					return;
+			}
+		}
+		ptrace_hold__resume(s->held, ev->pid);
+		return;
+	case PROC_LOADED:
+		if (pr && !s->stopping && !target_went(s))
+			follow_start(pr, REC_LAUNCHED);
+		ptrace_hold__resume(s->held, ev->pid);
+		return;
+	case PROC_EXIT:
+		if (pr) {
+			pr->gone = true;
+			proc_rec__end(pr, clock__mono_ns());
+		}
+		return;
+	}
+}
+
+static uint64_t total_calls(const struct session *s)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < s->nprocs; i++)
+		n += s->procs[i]->rec.prof->n.calls;
+	return n;
+}
+
+/* What the BPF side of every recorded process counted so far (lost events above all). */
+static void live_counters(const struct session *s, struct pyuprof_stats *b)
+{
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		struct proc_rec *pr = s->procs[i];
+		struct pyuprof_stats live = { 0 };
+
+		if (pr->tr)
+			probes__counters(pr->tr, &live);
+		proc_rec__add_counters(b, &live);
+		proc_rec__add_counters(b, &pr->bstats);
+	}
+}
+
+/* The live line on a terminal: how the recording goes, redrawn in place once a second. */
+static void show_status(struct session *s, uint64_t start_ns, uint64_t *last_ns,
+			uint64_t *last_calls)
+{
+	uint64_t now = clock__mono_ns(), calls = total_calls(s), lost;
+	struct pyuprof_stats b = { 0 };
+	uint32_t funcs = 0, threads = 0, i;
+
+	if (now - *last_ns < 1000000000ull)
+		return;
+	live_counters(s, &b);
+	for (i = 0; i < s->nprocs; i++) {
+		funcs += s->procs[i]->rec.prof->nfuncs;
+		threads += s->procs[i]->rec.prof->nthreads;
+	}
+	lost = b.lost_calls + b.lost_returns + b.lost_codes + b.lost_requests;
+	fprintf(stderr, "\rpyuprof: %.0f s, %llu calls (%.0f/s), %u functions, %u threads, ",
+		(now - start_ns) / 1e9, (unsigned long long)calls,
+		(calls - *last_calls) / ((now - *last_ns) / 1e9), funcs, threads);
+	if (s->follow)
+		fprintf(stderr, "%u processes, ", s->nprocs);
+	fprintf(stderr, "%llu lost\033[K", (unsigned long long)lost);
+	*last_ns = now;
+	*last_calls = calls;
+	s->status_shown = true;
+}
+
+/*
+ * pr stopped, its probes removed: its eval_frame hooks back where ours are still there, and its
+ * trampoline page as it was written (the kernel's removal of a probe should have done that;
+ * what it did not is put back here and said).
+ */
+static void put_back(struct proc_rec *pr)
+{
+	int fixed;
+
+	if (pr->hooks.n)
+		proc_rec__restore(pr);
+	fixed = tramp__restore(pr->pid);
+	if (fixed > 0)
+		wlog("pid %d: %d bytes of the trampoline page were not its own code after the probes "
+		     "were removed: put back", pr->pid, fixed);
+	else if (fixed < 0)
+		wlog("pid %d: cannot read back the trampoline page after the probes were removed: %s",
+		     pr->pid, strerror(-fixed));
+}
+
+/*
+ * The reader thread's drain (reader_thread.c): what the probes of every recorded process sent.
+ * Returns 1 when the main loop must look (a recording failed, requests wait), else 0.
+ */
+static int drain_rings(void *ctx, bool *more)
+{
+	struct session *s = ctx;
+	int look = 0, err;
+	bool left;
+
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		struct proc_rec *pr = s->procs[i];
+
+		if (!pr->tr || pr->rec.err)
+			continue;
+		if (!pr->ring_watched) {
+			/* (if not, its ring is read every POLL_MS without being woken) */
+			err = reader__watch(&s->reader, probes__epoll_fd(pr->tr));
+			if (err)
+				dlog("pid %d: its ring buffer does not wake the reader: %s", pr->pid,
+				     strerror(-err));
+			pr->ring_watched = true;
+		}
+		err = probes__consume_upto(pr->tr, s->reader_turn, &left);
+		*more |= left;
+		if (err < 0) {
+			s->read_err = err;
+			return 1;
+		}
+		if (err > 0 && !s->t_first)
+			s->t_first = clock__mono_ns();
+		/* a failed recording, or requests the main loop does with the process stopped */
+		if (pr->rec.err || pr->hooks.npending)
+			look = 1;
+	}
+	return look;
+}
+
+/* With the lock held: a reading that failed ends the recording (the target's), or lets go the
+ * subprocess whose recording failed (said where it failed). Returns 0 or -errno (fatal). */
+static int check_failed(struct session *s)
+{
+	if (s->read_err || s->reader.err) {
+		elog("reading events failed: %s", log__errstr(s->read_err ? s->read_err : s->reader.err));
+		return s->read_err ? s->read_err : s->reader.err;
+	}
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		struct proc_rec *pr = s->procs[i];
+
+		if (!pr->tr || !pr->rec.err)
+			continue;
+		if (i == 0)
+			return pr->rec.err;
+		wlog("pid %d is no longer recorded", pr->pid);
+		if (!ptrace_hold__stop(s->held, pr->pid)) {
+			proc_rec__unstage(pr);
+			proc_rec__end(pr, clock__mono_ns());
+			put_back(pr);
+			ptrace_hold__resume(s->held, pr->pid);
+		} else {
+			proc_rec__end(pr, clock__mono_ns());
+		}
+	}
+	return 0;
+}
+
+struct loop_state {
+	uint64_t deadline_ns, start_ns, last_ns, last_calls, turn_ns;
+	bool live; /* the status line is drawn */
+};
+
+/* One turn of the main loop, with the lock held. Returns 0 to go on, 1 to end, or -errno. */
+static int serve(struct session *s, struct loop_state *ls)
+{
+	struct proc_event ev;
+	int err = check_failed(s);
+
+	if (err)
+		return err;
+	if (s->held && ptrace_hold__handle(s->held, &s->child_status) == -ESRCH) {
+		s->target_gone = true;
+		return 1;
+	}
+	while (s->held && ptrace_hold__next_event(s->held, &ev))
+		on_proc_event(s, &ev);
+	/* requests whose thread could not be signalled, or that wait for the whole process (their
+	 * thread stands stopped meanwhile): do them with it stopped */
+	for (uint32_t i = 0; s->held && i < s->nprocs; i++) {
+		struct proc_rec *pr = s->procs[i];
+
+		if (!pr->tr || !pr->hooks.npending || ptrace_hold__stop(s->held, pr->pid))
+			continue;
+		err = hook__service(&pr->target, &pr->hooks, 0);
+		ptrace_hold__resume(s->held, pr->pid);
+		if (err)
+			wlog("cannot write into pid %d: %s", pr->pid, strerror(-err));
+	}
+	if (ls->live)
+		show_status(s, ls->start_ns, &ls->last_ns, &ls->last_calls);
+	if (s->view) { /* pyuprof top: its keys, and its screen once an interval */
+		struct pyuprof_stats b = { 0 };
+
+		if (top__keys(s->view))
+			return 1;
+		live_counters(s, &b);
+		top__draw(s->view, s->procs[0]->rec.prof, &b, clock__mono_ns());
+	}
+	if (!s->launched || s->held) {
+		if (!proc__alive(s->pid))
+			return 0;
+		/* its wait status, if a stop's drain reaped it meanwhile */
+		if (s->held)
+			ptrace_hold__handle(s->held, &s->child_status);
+		s->target_gone = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* Without the lock: whether the recording ends here (a deadline, or a launched program not
+ * held that has ended: its wait status is taken). */
+static bool loop_ends(struct session *s, const struct loop_state *ls, uint64_t now)
+{
+	if (ls->deadline_ns && now >= ls->deadline_ns)
+		return true;
+	if (s->launched && !s->held && waitpid(s->pid, &s->child_status, WNOHANG) == s->pid) {
+		s->target_gone = true;
+		return true;
+	}
+	return false;
+}
+
+int session__record(struct session *s, uint64_t deadline_ns)
+{
+	struct loop_state ls = {
+		.deadline_ns = deadline_ns,
+		/* attach mode only: a launched program writes to the same terminal */
+		.live = !s->launched && !env.quiet && log_level >= LOG_INFO &&
+			isatty(STDERR_FILENO) && !s->view,
+	};
+	struct pollfd pfd[3];
+	uint64_t now;
+	int err;
+
+	ls.start_ns = ls.last_ns = ls.turn_ns = clock__mono_ns();
+	/* bench/reader_stalls.sh: the reader as it was, all it finds in one turn */
+	s->reader_turn = getenv("PYUPROF_BENCH_READER_WHOLE") ? UINT64_MAX : READER_TURN_BYTES;
+	err = reader__start(&s->reader, drain_rings, s, POLL_MS);
+	if (err) {
+		elog("cannot start the thread that reads the events: %s", strerror(-err));
+		return err;
+	}
+	while (!exiting) {
+		pfd[0] = (struct pollfd){ .fd = s->held ? ptrace_hold__fd(s->held) : -1,
+					  .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = s->view ? top__fd(s->view) : -1, .events = POLLIN };
+		pfd[2] = (struct pollfd){ .fd = reader__note_fd(&s->reader), .events = POLLIN };
+		if (poll(pfd, 3, POLL_MS) < 0 && errno != EINTR) {
+			err = -errno;
+			break;
+		}
+		now = clock__mono_ns();
+		if (loop_ends(s, &ls, now))
+			break;
+		/* the lock only for something to do: the reader runs at our priority meanwhile
+		 * (a target held or attached to that ended: serve sees to it) */
+		if (!pfd[0].revents && !pfd[1].revents && !pfd[2].revents &&
+		    now - ls.turn_ns < TURN_NS &&
+		    ((s->launched && !s->held) || !proc__alive(s->pid)))
+			continue;
+		ls.turn_ns = now;
+		reader__clear_note(&s->reader);
+		reader__lock(&s->reader);
+		err = serve(s, &ls);
+		reader__unlock(&s->reader);
+		if (err)
+			break;
+	}
+	reader__stop(&s->reader);
+	return err < 0 ? err : 0;
+}
+
+void session__stop(struct session *s, uint64_t stop_ns)
+{
+	uint64_t t0 = clock__mono_ns();
+	struct proc_event ev;
+	uint32_t i;
+
+	/* from here on nothing asks for a write; then put each process back as it was */
+	s->stopping = true;
+	/* batch mode: each process stopped once to switch its staging off and read the rest */
+	for (i = 0; s->held && i < s->nprocs; i++) {
+		struct proc_rec *pr = s->procs[i];
+
+		if (!pr->staging)
+			continue;
+		/* (an exiting thread copies its staged records out: stage.bpf.h) */
+		if (pr->gone || (i == 0 && s->target_gone) || proc__alive(pr->pid))
+			proc_rec__forget_stage(pr);
+		else if (!ptrace_hold__stop(s->held, pr->pid)) {
+			proc_rec__unstage(pr);
+			ptrace_hold__resume(s->held, pr->pid);
+		}
+	}
+	for (i = 0; i < s->nprocs; i++)
+		proc_rec__end(s->procs[i], stop_ns);
+	if (!s->held) {
+		s->detach_ns = clock__mono_ns() - t0;
+		return;
+	}
+	for (i = 0; i < s->nprocs; i++) {
+		struct proc_rec *pr = s->procs[i];
+
+		if (!pr->has_target || pr->gone || (i == 0 && s->target_gone))
+			continue;
+		if (ptrace_hold__stop(s->held, pr->pid))
+			wlog("cannot stop pid %d to put it back: %s", pr->pid,
+			     pr->hooks.n ? "its eval_frame hook is left switched (the program runs "
+					   "correctly, only without call inlining)"
+					 : "its trampoline page is not read back");
+		else
+			put_back(pr);
+	}
+	/* processes born meanwhile were seen to at their birth (on_birth): none is followed now */
+	while (ptrace_hold__next_event(s->held, &ev))
+		;
+	ptrace_hold__release(s->held);
+	s->held = NULL;
+	s->detach_ns = clock__mono_ns() - t0;
+}
+
+/* "out.prof" -> "out.PID.prof", "p.pb.gz" -> "p.PID.pb.gz"; another name gets ".PID" at its
+ * end. */
+static char *process_path(const char *base, pid_t pid)
+{
+	static const char *const suffixes[] = { ".prof", ".pb.gz", ".pb" };
+	size_t len = strlen(base), n;
+	char *path;
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		n = strlen(suffixes[i]);
+		if (len > n && !strcmp(base + len - n, suffixes[i]))
+			return asprintf(&path, "%.*s.%d%s", (int)(len - n), base, pid,
+					suffixes[i]) < 0 ? NULL : path;
+	}
+	return asprintf(&path, "%s.%d", base, pid) < 0 ? NULL : path;
+}
+
+int session__write_processes(struct session *s, const char *base, uint64_t stop_ns,
+			     struct profile **merged)
+{
+	struct profile *m = profile__new();
+	uint32_t i;
+	int err = m ? 0 : -ENOMEM;
+
+	for (i = 0; i < s->nprocs && !err; i++) {
+		struct proc_rec *pr = s->procs[i];
+
+		if (!pr->rec.prof->n.calls)
+			continue;
+		pr->rec.prof->pid = (uint32_t)pr->pid;
+		err = profile__merge(m, pr->rec.prof);
+		if (err)
+			break;
+		pr->written = process_path(base, pr->pid);
+		if (!pr->written) {
+			err = -ENOMEM;
+			break;
+		}
+		if (outputs__write_pstats(pr->written, pr->rec.prof)) {
+			free(pr->written);
+			pr->written = NULL;
+		}
+		if (env.pprof) {
+			char *pp = process_path(env.pprof, pr->pid);
+
+			/* like the process's .prof: a failure is reported, the others go on */
+			if (!pp) {
+				err = -ENOMEM;
+				break;
+			}
+			outputs__write_pprof(pp, pr->rec.prof);
+			free(pp);
+		}
+	}
+	if (err) {
+		profile__free(m);
+		return err;
+	}
+	profile__finish(m, stop_ns);
+	*merged = m;
+	return 0;
+}
+
+int session__end(struct session *s)
+{
+	int status = -1;
+
+	/* an error after the target was taken: it is put back first (nothing if stopped) */
+	session__stop(s, clock__mono_ns());
+	if (child_pid && !s->released)
+		launch__abort(child_pid); /* the program has not run any of its code */
+	else if (child_pid && s->child_status == -1)
+		while (waitpid(child_pid, &s->child_status, 0) < 0 && errno == EINTR)
+			;
+	for (uint32_t i = 0; i < s->nprocs; i++)
+		proc_rec__free(s->procs[i]);
+	free(s->procs);
+	s->procs = NULL;
+	s->nprocs = 0;
+	/* a launched program's own status wins, whatever happened to the profile */
+	if (s->released && s->child_status != -1)
+		status = exit_status_of(s->child_status);
+	return status;
+}

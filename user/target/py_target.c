@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Locating and identifying the CPython runtime of a process (cpython-internals.md section 8).
+ * The object that defines PyEval_EvalFrameEx (every 2.7 and 3.x build) is the interpreter:
+ * libpythonX.Y.so with --enable-shared, the executable itself in Debian's static build.
+ */
+#include <capstone/capstone.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "target/elf_syms.h"
+#include "base/log.h"
+#include "target/probe_site.h"
+#include "base/proc.h"
+#include "target/py_target.h"
+#include "pyuprof.h"
+
+#define EVAL_SYM "_PyEval_EvalFrameDefault"
+
+static int detect_version(struct elf_file *ef, struct py_target *t)
+{
+	uint64_t vaddr, hex = 0;
+	char cookie[8];
+
+	/* 3.13+: _PyRuntime starts with _Py_DebugOffsets: "xdebugpy", then PY_VERSION_HEX */
+	if (!elf_file__sym(ef, "_PyRuntime", &vaddr, NULL) &&
+	    !elf_file__read(ef, vaddr, cookie, sizeof(cookie)) &&
+	    !memcmp(cookie, "xdebugpy", 8))
+		elf_file__read(ef, vaddr + 8, &hex, sizeof(hex));
+	/* 3.11+: the exported constant Py_Version */
+	if (!hex && !elf_file__sym(ef, "Py_Version", &vaddr, NULL))
+		elf_file__read(ef, vaddr, &hex, sizeof(hex));
+	if (hex) {
+		t->major = (hex >> 24) & 0xff;
+		t->minor = (hex >> 16) & 0xff;
+		t->patch = (hex >> 8) & 0xff;
+		snprintf(t->version, sizeof(t->version), "%u.%u.%u", t->major, t->minor, t->patch);
+		return 0;
+	}
+	/* older: symbols that appeared in each minor version (internals 8.2) */
+	t->major = 3;
+	t->patch = 0;
+	if (!elf_file__has_sym(ef, EVAL_SYM)) {
+		t->major = 2;
+		t->minor = 7;
+	} else if (!elf_file__has_sym(ef, "_PyRuntime")) {
+		t->minor = 6;
+	} else if (elf_file__has_sym(ef, "PyIter_Send")) {
+		t->minor = 10;
+	} else if (elf_file__has_sym(ef, "PyFrame_GetCode")) {
+		t->minor = 9;
+	} else if (elf_file__has_sym(ef, "PyCode_NewWithPosOnlyArgs")) {
+		t->minor = 8;
+	} else {
+		t->minor = 7;
+	}
+	snprintf(t->version, sizeof(t->version), "%u.%u", t->major, t->minor);
+	return 0;
+}
+
+/* The displacement in `mov disp32(%rdi),%rax` that starts the eval_frame getter (internals 8.4). */
+static int check_eval_frame_offset(struct elf_file *ef, const struct py_target *t, char *why,
+				   size_t why_len)
+{
+	unsigned want = t->offsets->bpf.PyInterpreterState_eval_frame;
+	unsigned char b[7];
+	uint64_t vaddr;
+	uint32_t disp;
+
+	if (!want || elf_file__sym(ef, "_PyInterpreterState_GetEvalFrameFunc", &vaddr, NULL) ||
+	    elf_file__read(ef, vaddr, b, sizeof(b)))
+		return 0;
+	if (b[0] != 0x48 || b[1] != 0x8b || b[2] != 0x87) {
+		vlog("eval_frame getter has an unexpected instruction sequence; not cross-checked");
+		return 0;
+	}
+	memcpy(&disp, b + 3, 4);
+	if (disp != want) {
+		snprintf(why, why_len,
+			 "Python %s keeps eval_frame at offset %u, pyuprof's table says %u: "
+			 "unsupported build", t->version, disp, want);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_debug_offsets(struct elf_file *ef, const struct py_target *t, char *why,
+			       size_t why_len)
+{
+	char buf[2048], detail[256] = "";
+	uint64_t vaddr;
+	int err;
+
+	if (t->minor < 13 || elf_file__sym(ef, "_PyRuntime", &vaddr, NULL) ||
+	    elf_file__read(ef, vaddr, buf, sizeof(buf)))
+		return 0;
+	err = py_layouts__check_debug_offsets(t->offsets, buf, sizeof(buf), detail,
+					      sizeof(detail));
+	if (err == -EINVAL) {
+		snprintf(why, why_len, "Python %s's _Py_DebugOffsets disagree with pyuprof's table (%s)",
+			 t->version, detail);
+		return err;
+	}
+	return 0;
+}
+
+/* Tries one mapped object; returns 0 if it holds the interpreter (and fills t), else -ENOEXEC. */
+static int try_object(struct py_target *t, const struct mapping *maps, int n, const char *path,
+		      char *why, size_t why_len)
+{
+	uint64_t vaddr, size, start = UINT64_MAX;
+	struct inline_subscr getitem;
+	struct elf_file *ef;
+	int i, err;
+
+	snprintf(t->path, sizeof(t->path), "/proc/%d/root%s", t->pid, path);
+	ef = elf_file__open(t->path);
+	if (!ef)
+		return -ENOEXEC;
+	if (!elf_file__has_sym(ef, "PyEval_EvalFrameEx")) {
+		elf_file__close(ef);
+		return -ENOEXEC;
+	}
+	detect_version(ef, t);
+	t->offsets = py_layouts__find(t->major, t->minor, t->patch);
+	if (!t->offsets) {
+		snprintf(why, why_len, "Python %s is not supported (supported: %s)", t->version,
+			 py_layouts__supported());
+		err = -ENOTSUP;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (!strcmp(maps[i].path, path) && maps[i].offset == 0 && maps[i].start < start)
+			start = maps[i].start;
+	if (start == UINT64_MAX) {
+		snprintf(why, why_len, "cannot find where %s is loaded", path);
+		err = -ENOEXEC;
+		goto out;
+	}
+	t->bias = start - elf_file__base_vaddr(ef);
+
+	err = elf_file__sym(ef, EVAL_SYM, &vaddr, &size);
+	if (!err)
+		err = elf_file__vaddr_to_offset(ef, vaddr, &t->eval_offset);
+	if (err) {
+		snprintf(why, why_len, "%s has no usable %s symbol", path, EVAL_SYM);
+		goto out;
+	}
+	t->eval_addr = t->bias + vaddr;
+	/* 3.11: the path of the __getitem__ calls it runs inline whatever the hook says */
+	if (t->major == 3 && t->minor == 11 &&
+	    !inline_subscr__find(ef, vaddr, size, t->offsets->bpf.frame_back, &getitem) &&
+	    !elf_file__vaddr_to_offset(ef, getitem.vaddr, &t->inline_getitem_offset))
+		t->inline_getitem_reg = getitem.reg;
+	/* from the file: the trampoline replays the first instruction (a probe may sit on it in
+	 * memory) */
+	if (elf_file__read(ef, vaddr, t->eval_head, sizeof(t->eval_head)))
+		memset(t->eval_head, 0, sizeof(t->eval_head));
+	/* only --exits ret needs them: a function that cannot be swept whole has none */
+	t->nret = elf_file__ret_sites(ef, vaddr, size, &t->ret_offsets);
+	if (t->nret < 0)
+		t->nret = 0;
+	/* a .cold part split off by GCC would hold more exits; none of ours has a ret (8.1) */
+	if (t->nret && !elf_file__sym(ef, EVAL_SYM ".cold", &vaddr, &size) && size) {
+		uint64_t *cold = NULL, *all;
+		int nc = elf_file__ret_sites(ef, vaddr, size, &cold);
+
+		if (nc < 0) {
+			t->nret = 0; /* exits there would go unseen */
+		} else if (nc > 0) {
+			all = realloc(t->ret_offsets, (t->nret + nc) * sizeof(*all));
+			if (!all) {
+				free(cold);
+				err = -ENOMEM;
+				goto out;
+			}
+			memcpy(all + t->nret, cold, nc * sizeof(*all));
+			t->ret_offsets = all;
+			t->nret += nc;
+		}
+		free(cold);
+	}
+	if (t->offsets->bpf.PyInterpreterState_eval_frame &&
+	    !elf_file__sym(ef, "_PyInterpreterState_SetEvalFrameFunc", &vaddr, &size) &&
+	    !elf_file__vaddr_to_offset(ef, vaddr, &t->setter_offset)) {
+		t->nsetter_ret = elf_file__ret_sites(ef, vaddr, size, &t->setter_ret_offsets);
+		if (t->nsetter_ret <= 0) {
+			t->nsetter_ret = 0;
+			t->setter_offset = 0;
+		}
+	}
+	if (!elf_file__sym(ef, "_PyRuntime", &vaddr, NULL))
+		t->runtime_addr = t->bias + vaddr;
+	if (!elf_file__sym(ef, "_Py_NoneStruct", &vaddr, NULL))
+		t->none_addr = t->bias + vaddr;
+	if (t->setter_offset && !elf_file__sym(ef, "_PyPerfTrampoline_Init", &vaddr, &size) &&
+	    !elf_file__vaddr_to_offset(ef, vaddr, &t->perf_init_offset)) {
+		t->nperf_ret = elf_file__ret_sites(ef, vaddr, size, &t->perf_ret_offsets);
+		if (t->nperf_ret <= 0) {
+			t->nperf_ret = 0;
+			t->perf_init_offset = 0;
+		}
+	}
+
+	/* its only caller is the instruction that runs __init__ inline (checked on 3.13.0). Its
+	 * first instruction is single-stepped under a probe (3.13.0: sub rsp), a second
+	 * exception a hit; the program reads only the type (rdi) and the caller's frame (rbp),
+	 * so the probe sits on the first instruction the kernel emulates (3.13.0: the call two
+	 * on). */
+	if (t->offsets->PyHeapTypeObject_spec_cache_init &&
+	    !elf_file__sym(ef, "_PyType_NewManagedObject", &vaddr, &size)) {
+		static const unsigned keep[] = { X86_REG_RDI, X86_REG_RBP };
+
+		vaddr = probe_site__move(ef, vaddr, vaddr + size, vaddr, keep, 2, NULL, 0);
+		elf_file__vaddr_to_offset(ef, vaddr, &t->inline_init_offset);
+	}
+
+	/* 3.12+: how calls CPython would run inline reach the hook (a table too large for the
+	 * trampoline leaves the budget as any hook does, which is said) */
+	if (t->offsets->eval_c_units && inline_paths__find(ef, t->minor, t->bias, &t->paths))
+		wlog("%s: too many call sites in CPython's call machinery: calls are not given back "
+		     "the C recursion budget the hook takes (deep recursions may raise "
+		     "RecursionError earlier than natively)", path);
+
+	/* 3.11 built with USDT probes (Debian): frame exits, inline ones included */
+	if (t->major == 3 && t->minor == 11)
+		elf_file__usdt(ef, "python", "function__return", &t->exit_probe);
+
+	err = check_eval_frame_offset(ef, t, why, why_len);
+	if (!err)
+		err = check_debug_offsets(ef, t, why, why_len);
+out:
+	elf_file__close(ef);
+	return err;
+}
+
+static int likely_first(const char *path, const char *exe)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strcmp(path, exe) || !strncmp(base, "libpython", 9);
+}
+
+int py_target__find(pid_t pid, struct py_target *t, char *why, size_t why_len)
+{
+	char link[64], exe[PATH_MAX] = "";
+	struct mapping *maps = NULL;
+	int n, i, pass, err = -ENOEXEC;
+	ssize_t len;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	if (proc__alive(pid)) {
+		snprintf(why, why_len, "no process with pid %d", pid);
+		return -ESRCH;
+	}
+	n = proc__maps(pid, &maps);
+	if (n < 0) {
+		snprintf(why, why_len, "cannot read /proc/%d/maps: %s", pid, strerror(-n));
+		return n;
+	}
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	len = readlink(link, exe, sizeof(exe) - 1);
+	exe[len > 0 ? len : 0] = 0;
+
+	/* the executable and libpython* first: big libraries (torch) are slow to scan */
+	for (pass = 0; pass < 2 && err == -ENOEXEC; pass++) {
+		for (i = 0; i < n && err == -ENOEXEC; i++) {
+			if (maps[i].offset || likely_first(maps[i].path, exe) != !pass ||
+			    strstr(maps[i].path, " (deleted)"))
+				continue;
+			err = try_object(t, maps, n, maps[i].path, why, why_len);
+		}
+	}
+	free(maps);
+	if (err == -ENOEXEC && !*why)
+		snprintf(why, why_len, "pid %d is not a Python process (no CPython interpreter is "
+			 "loaded in it)", pid);
+	if (err)
+		py_target__free(t);
+	return err;
+}
+
+void py_target__free(struct py_target *t)
+{
+	free(t->ret_offsets);
+	free(t->setter_ret_offsets);
+	free(t->perf_ret_offsets);
+	t->ret_offsets = t->setter_ret_offsets = t->perf_ret_offsets = NULL;
+	t->nret = t->nsetter_ret = t->nperf_ret = 0;
+}
+
+uint64_t py_target__current_frame(const struct py_target *t, uint64_t tstate)
+{
+	const struct py_offsets_entry *o = t->offsets;
+	uint64_t frame = 0, cframe = 0;
+
+	if (o->PyThreadState_frame)
+		proc__read(t->pid, tstate + o->PyThreadState_frame, &frame, sizeof(frame));
+	else if (o->bpf.caller_mode == CALLER_FROM_TSTATE)
+		proc__read(t->pid, tstate + o->bpf.PyThreadState_current_frame, &frame,
+			  sizeof(frame));
+	else if (!proc__read(t->pid, tstate + o->bpf.PyThreadState_cframe, &cframe,
+			    sizeof(cframe)) && cframe)
+		proc__read(t->pid, cframe + o->bpf.PyCFrame_current_frame, &frame, sizeof(frame));
+	return frame;
+}
+
+/* A str's characters, raw, as the BPF side copies them (copy_str in pyuprof.bpf.c). */
+uint8_t py_target__read_str(const struct py_target *t, uint64_t str, char *dst, size_t cap,
+			    uint32_t *len_out)
+{
+	const struct py_offsets *o = &t->offsets->bpf;
+	uint32_t state, kind;
+	uint64_t data;
+	int64_t len;
+	size_t n;
+
+	*len_out = 0;
+	if (proc__read(t->pid, str + o->PyUnicode_length, &len, sizeof(len)) ||
+	    proc__read(t->pid, str + o->PyUnicode_state, &state, sizeof(state)) || len < 0 ||
+	    !(state & (1 << 5)))
+		return STR_UNREADABLE;
+	kind = (state >> 2) & 7;
+	if (state & (1 << 6)) {
+		data = str + o->PyASCIIObject_size;
+		kind = STR_ASCII;
+	} else {
+		data = str + o->PyCompactUnicodeObject_size;
+	}
+	n = (size_t)len * (kind ? kind : 1);
+	if (n > cap)
+		n = cap;
+	*len_out = (__u32)len;
+	if (n && proc__read(t->pid, data, dst, n))
+		return STR_UNREADABLE;
+	return (uint8_t)kind;
+}
+
+/* 1 if code's type is named "code", 0 if not, -1 if unreadable. */
+static int is_code(const struct py_target *t, uint64_t code)
+{
+	const struct py_offsets_entry *o = t->offsets;
+	uint64_t type, name;
+	char buf[5];
+
+	if (!code || proc__read(t->pid, code + o->PyObject_ob_type, &type, sizeof(type)) ||
+	    proc__read(t->pid, type + o->PyTypeObject_tp_name, &name, sizeof(name)) ||
+	    proc__read(t->pid, name, buf, sizeof(buf)))
+		return -1;
+	return !memcmp(buf, "code", 5);
+}
+
+int py_target__check_live(const struct py_target *t, char *why, size_t why_len)
+{
+	const struct py_offsets_entry *o = t->offsets;
+	uint64_t interp = 0, tstate = 0, frame, code;
+	unsigned char owner;
+	int n, depth, ok;
+
+	if (!t->runtime_addr ||
+	    proc__read(t->pid, t->runtime_addr + o->PyRuntime_interpreters_head, &interp,
+		      sizeof(interp)) || !interp ||
+	    proc__read(t->pid, interp + o->PyInterpreterState_threads_head, &tstate,
+		      sizeof(tstate)))
+		return 0;
+	/* the threads are running: a frame may change under us, so only a clear answer counts */
+	for (n = 0; tstate && n < 64; n++) {
+		frame = py_target__current_frame(t, tstate);
+		for (depth = 0; frame && depth < 16; depth++) {
+			owner = 0;
+			if (o->bpf.frame_owner)
+				proc__read(t->pid, frame + o->bpf.frame_owner, &owner, 1);
+			code = 0;
+			if (owner < 3 && /* not a C-stack shim frame (3.12+) */
+			    !proc__read(t->pid, frame + o->bpf.frame_code, &code, sizeof(code))) {
+				ok = is_code(t, code);
+				if (ok == 1)
+					return 0;
+				if (ok == 0) {
+					snprintf(why, why_len, "the frames of pid %d do not hold code "
+						 "objects where pyuprof's layout for Python %s says: "
+						 "unsupported build", t->pid, t->version);
+					return -EINVAL;
+				}
+			}
+			if (proc__read(t->pid, frame + o->bpf.frame_back, &frame, sizeof(frame)))
+				break;
+		}
+		if (proc__read(t->pid, tstate + o->PyThreadState_next, &tstate, sizeof(tstate)))
+			break;
+	}
+	return 0;
+}

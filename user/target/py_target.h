@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The CPython runtime inside a target process: which ELF object holds the interpreter, its
+ * version (from the ELF and memory, never by running it), the layout table that fits, and the
+ * file offsets and addresses the probes need.
+ */
+#ifndef __PYUPROF_PY_TARGET_H
+#define __PYUPROF_PY_TARGET_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "target/elf_syms.h"
+#include "target/inline_paths.h"
+#include "target/inline_subscr.h"
+#include "target/py_layouts.h"
+
+struct py_target {
+	pid_t pid;
+	char path[PATH_MAX + 32]; /* how we open the interpreter object: /proc/PID/root/... */
+	uint64_t bias;		  /* load bias: runtime address = bias + vaddr */
+	unsigned major, minor, patch;
+	char version[32];
+	const struct py_offsets_entry *offsets;
+
+	uint64_t eval_offset;	 /* file offset of _PyEval_EvalFrameDefault */
+	uint64_t eval_addr;	 /* its runtime address */
+	uint8_t eval_head[16];	 /* its first bytes, as in the file */
+	uint64_t *ret_offsets;	 /* file offsets of its ret instructions */
+	int nret;
+	uint64_t setter_offset;	 /* _PyInterpreterState_SetEvalFrameFunc, 0 if none */
+	uint64_t *setter_ret_offsets; /* its ret instructions */
+	int nsetter_ret;
+	uint64_t runtime_addr;	 /* &_PyRuntime at run time */
+	uint64_t none_addr;	 /* &_Py_NoneStruct at run time (None), 0 if not found */
+	uint64_t perf_init_offset; /* _PyPerfTrampoline_Init (3.12+, .symtab only), 0 if none */
+	uint64_t *perf_ret_offsets;
+	int nperf_ret;
+	uint64_t inline_init_offset; /* _PyType_NewManagedObject (3.13, .symtab only), 0 if none */
+	uint64_t inline_getitem_offset; /* 3.11's inline __getitem__ (inline_subscr.h), or 0 */
+	uint32_t inline_getitem_reg;	/* the frame's register there (enum frame_reg) */
+	struct usdt_probe exit_probe; /* 3.11 python:function__return, used instead of ret sites */
+	struct inline_paths paths; /* 3.12+: the calls whose C budget the trampoline hands back */
+};
+
+/*
+ * Finds the interpreter in pid. Returns 0, or -errno with a one-line reason in why:
+ * -ESRCH no such process, -ENOEXEC not a Python process (no interpreter mapped yet),
+ * -ENOTSUP a Python version outside the table, -EINVAL layout cross-checks failed.
+ */
+int py_target__find(pid_t pid, struct py_target *t, char *why, size_t why_len);
+void py_target__free(struct py_target *t);
+
+/*
+ * Attach mode, before tracing: the code objects of the frames running in the target's threads,
+ * read through the table, must be code objects. Returns 0 (also when no frame could be read),
+ * or -EINVAL with why set when the layout does not fit this process.
+ */
+/* The frame the thread state tstate is running (read from the target), or 0. */
+uint64_t py_target__current_frame(const struct py_target *t, uint64_t tstate);
+
+/*
+ * A str's characters, raw, as the BPF side copies them (copy_str in pyuprof.bpf.c): up to cap
+ * bytes into dst, its length in characters into *len_out. Returns the STR_* kind, or
+ * STR_UNREADABLE.
+ */
+uint8_t py_target__read_str(const struct py_target *t, uint64_t str, char *dst, size_t cap,
+			    uint32_t *len_out);
+
+int py_target__check_live(const struct py_target *t, char *why, size_t why_len);
+
+#endif /* __PYUPROF_PY_TARGET_H */
