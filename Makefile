@@ -23,7 +23,7 @@ USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) \
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all deps demo demo-compile test test-asan asan fuzz fuzz-build unit bench bench-tools bench-soak \
+.PHONY: all check-layers deps demo demo-compile test test-asan asan fuzz fuzz-build unit bench bench-tools bench-soak \
 	bench-soak-attach bench-soak-subprocesses bench-fidelity bench-soak-forks \
 	bench-regrtest bench-realjob vmlinux clean install
 all: $(OUTPUT)/pyuprof
@@ -134,7 +134,17 @@ fuzz-build: $(FUZZ_BINS)
 fuzz: fuzz-build
 	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/run-fuzz.sh
 
-test: all unit asan fuzz-build
+# Which folder of user/ may include which (docs/ARCHITECTURE.md, "The tree"): a stage uses the
+# ones before it, never one after.
+LAYERS := base: target:base inject:base,target profile:base output:base,profile \
+	  record:base,target,inject,profile,output cmd:base,target,inject,profile,output,record
+check-layers:
+	$(Q)for l in $(LAYERS); do d=$${l%%:*}; ok=$$d,$${l#*:}; \
+	  for x in $$(grep -rhoE '^#include "[a-z_]+/' user/$$d | cut -d'"' -f2 | cut -d/ -f1 | sort -u); do \
+	    case ,$$ok, in *,$$x,*) ;; *) echo "user/$$d/ includes $$x/ (LAYERS in the Makefile)" >&2; exit 1;; esac; \
+	  done; done
+
+test: all unit asan fuzz-build check-layers
 	$(Q)scripts/run-tests.sh
 
 test-asan: asan

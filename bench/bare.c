@@ -23,9 +23,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "bare.skel.h"
+#include "base/log.h"
 #include "inject/hook.h"
 #include "inject/launch.h"
-#include "base/log.h"
 
 static struct bpf_link *attach(struct bpf_program *prog, bool ret, struct py_target *t,
 			       uint64_t off)

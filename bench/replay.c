@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
-#include "record/recorder.h"
 #include "profile/raw.h"
+#include "record/recorder.h"
 
 static double now_s(void)
 {

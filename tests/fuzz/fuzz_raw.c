@@ -13,13 +13,13 @@
  */
 #include <errno.h>
 #include <zlib.h>
-#include "record/recorder.h"
 #include "fuzz.h"
 #include "inject/hook.h"
 #include "output/out_collapsed.h"
 #include "output/out_pstats.h"
 #include "profile/profile.h"
 #include "profile/raw.h"
+#include "record/recorder.h"
 
 #define MAX_RECORDS 4096
 

@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <linux/types.h>
 #include "fuzz.h"
-#include "target/pystr.h"
 #include "pyuprof.h"
+#include "target/pystr.h"
 #include "target/thread_name.h"
 
 /* UTF-8 as CPython's surrogatepass accepts it: well-formed sequences, surrogates allowed. */

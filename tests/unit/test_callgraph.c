@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "output/out_callgraph.h"
 #include "base/outfile.h"
+#include "output/out_callgraph.h"
 #include "profile/profile.h"
 #include "test.h"
 

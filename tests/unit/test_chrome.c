@@ -20,9 +20,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/outfile.h"
 #include "output/json_writer.h"
 #include "output/out_chrome.h"
-#include "base/outfile.h"
 #include "profile/profile.h"
 #include "test.h"
 

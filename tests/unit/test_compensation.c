@@ -8,8 +8,8 @@
 #include <errno.h>
 #include <linux/types.h>
 #include <string.h>
-#include "record/calibrate.h"
 #include "profile/profile.h"
+#include "record/calibrate.h"
 #include "test.h"
 
 /* A function of the synthetic program: its own time before, between and after its calls. */

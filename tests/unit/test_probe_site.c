@@ -10,10 +10,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include "pythons.h"
 #include "target/elf_syms.h"
 #include "target/inline_subscr.h"
 #include "target/probe_site.h"
-#include "pythons.h"
 #include "test.h"
 
 #ifndef CASES_SO

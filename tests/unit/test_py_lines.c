@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "target/py_lines.h"
 #include "pythons.h"
+#include "target/py_lines.h"
 #include "test.h"
 
 static uint8_t table[LINE_TABLE_MAX];

@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <x86intrin.h>
-#include "test.h"
+#include "inject/tsc.h"
 #include "profile/profile.h"
 #include "record/recorder.h"
 #include "stage.h"
-#include "inject/tsc.h"
+#include "test.h"
 
 enum { CODE_A = 0x1000, CODE_B = 0x2000, CODE_C = 0x3000 };
 enum { FRAME_A = 0x7000, FRAME_B = 0x7100, FRAME_C = 0x7200 };

@@ -22,10 +22,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "test.h"
-#include "target/py_layouts.h"
-#include "stage.h"
 #include "inject/tramp.h"
+#include "stage.h"
+#include "target/py_layouts.h"
+#include "test.h"
 
 /* the eval function: returns its frame argument (rsi), starting with push %r15 */
 extern uint64_t frame_id(uint64_t tstate, uint64_t frame, uint64_t throwflag);

@@ -18,8 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "pythons.h"
-#include "test.h"
 #include "target/thread_name.h"
+#include "test.h"
 
 extern char **environ;
 

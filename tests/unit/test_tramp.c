@@ -17,10 +17,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "test.h"
+#include "inject/tramp.h"
 #include "target/elf_syms.h"
 #include "target/py_layouts.h"
-#include "inject/tramp.h"
+#include "test.h"
 
 /* a + b + c, starting with push %r15 */
 extern uint64_t sum3(uint64_t a, uint64_t b, uint64_t c);

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <linux/types.h>
 #include "cmd/cli.h"
-#include "record/probes.h"
 #include "pyuprof.h"
+#include "record/probes.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)

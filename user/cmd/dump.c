@@ -16,17 +16,17 @@
 #include <time.h>
 #include <unistd.h>
 #include "base/clock.h"
-#include "cmd/dump.h"
 #include "base/hashmap.h"
-#include "output/json_writer.h"
 #include "base/log.h"
 #include "base/proc.h"
+#include "cmd/dump.h"
+#include "inject/ptrace_hold.h"
+#include "output/json_writer.h"
+#include "pyuprof.h"
 #include "target/py_lines.h"
 #include "target/py_target.h"
 #include "target/pystr.h"
-#include "pyuprof.h"
 #include "target/thread_name.h"
-#include "inject/ptrace_hold.h"
 
 #define DUMP_MAX_THREADS 4096
 #define DUMP_MAX_FRAMES 1024 /* per thread, from the innermost */

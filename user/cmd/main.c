@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* pyuprof: the commands, as cli.c parses them, and what runs each. */
 #include <bpf/libbpf.h>
+#include "base/log.h"
 #include "cmd/cli.h"
 #include "cmd/dump.h"
-#include "base/log.h"
 #include "cmd/record.h"
 #include "cmd/report.h"
 

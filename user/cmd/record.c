@@ -11,20 +11,20 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "cmd/cli.h"
 #include "base/clock.h"
-#include "inject/launch.h"
 #include "base/log.h"
-#include "output/outputs.h"
-#include "record/probes.h"
 #include "base/proc.h"
-#include "profile/raw.h"
+#include "cmd/cli.h"
 #include "cmd/record.h"
+#include "inject/launch.h"
+#include "output/outputs.h"
+#include "output/top.h"
+#include "profile/raw.h"
 #include "profile/run_info.h"
+#include "record/probes.h"
 #include "record/seed.h"
 #include "record/session.h"
 #include "record/summary.h"
-#include "output/top.h"
 
 /* CAP_BPF and CAP_PERFMON (BPF programs, uprobes), CAP_SYS_PTRACE (the target's memory, and
  * stopping it around writes). Root has them all. */

@@ -3,13 +3,13 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "cmd/cli.h"
-#include "inject/hook.h"
 #include "base/log.h"
+#include "cmd/cli.h"
+#include "cmd/report.h"
+#include "inject/hook.h"
 #include "output/outputs.h"
 #include "profile/raw.h"
 #include "record/recorder.h"
-#include "cmd/report.h"
 #include "record/summary.h"
 
 static bool calibrated; /* the raw file held a calibration, and it is applied */

@@ -11,9 +11,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "inject/hook.h"
 #include "base/log.h"
 #include "base/proc.h"
+#include "inject/hook.h"
 
 
 static uint64_t first_interp(const struct py_target *t)

@@ -38,9 +38,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "inject/inject.h"
 #include "base/log.h"
 #include "base/proc.h"
+#include "inject/inject.h"
 
 /* How many stops that are not ours a call may meet before it is given up. */
 #define MAX_OTHER_STOPS 64

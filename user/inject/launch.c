@@ -18,9 +18,9 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "inject/launch.h"
 #include "base/log.h"
 #include "base/proc.h"
+#include "inject/launch.h"
 #include "target/py_image.h"
 
 /*

@@ -26,12 +26,12 @@
 #include <time.h>
 #include <unistd.h>
 #include "base/hashmap.h"
-#include "inject/hold_guard.h"
-#include "inject/inject.h"
 #include "base/log.h"
 #include "base/proc.h"
-#include "target/py_image.h"
+#include "inject/hold_guard.h"
+#include "inject/inject.h"
 #include "inject/ptrace_hold.h"
+#include "target/py_image.h"
 
 /* TRACESYSGOOD: system-call stops (the loader stepped, calls injected: inject.h) are told
  * from a SIGTRAP of the target's */

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "base/proc.h"
-#include "stage.h"
 #include "inject/staging.h"
 #include "inject/tsc.h"
+#include "stage.h"
 
 uint32_t staging__tid_offset(void)
 {

@@ -15,9 +15,9 @@
 #include <unistd.h>
 #include "base/log.h"
 #include "base/proc.h"
-#include "stage.h"
 #include "inject/staging.h"
 #include "inject/tramp.h"
+#include "stage.h"
 
 /* the page's identity, one more whenever what a page and its staging area mean to each other
  * changes (3: the batch's generation and STAGE_TOP; 4: records by their first word's tag): a

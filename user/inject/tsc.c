@@ -23,8 +23,8 @@
 #include <time.h>
 #include "base/clock.h"
 #include "base/log.h"
-#include "stage.h"
 #include "inject/tsc.h"
+#include "stage.h"
 
 /*
  * How far two CPUs' counters may differ. A thread that moves between CPUs shifts the times of

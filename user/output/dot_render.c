@@ -14,8 +14,8 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "output/dot_render.h"
 #include "base/log.h"
+#include "output/dot_render.h"
 
 #define DOT "dot"
 #define NOBODY 65534 /* Debian's nobody and nogroup, when the passwd file has none */

@@ -4,8 +4,8 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include "output/dot_render.h"
 #include "base/log.h"
+#include "output/dot_render.h"
 #include "output/marshal.h"
 #include "output/out_callgraph.h"
 #include "output/out_chrome.h"

@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <linux/types.h>
 #include <stdint.h>
-#include "profile/calltree.h"
 #include "base/hashmap.h"
+#include "profile/calltree.h"
 #include "pyuprof.h" /* CHAIN_LEN */
 
 #define NO_ID UINT32_MAX

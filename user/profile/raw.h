@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "base/outfile.h"
-#include "pyuprof.h"
 #include "profile/run_info.h"
+#include "pyuprof.h"
 
 #define RAW_MAGIC "PYUPROF\x01"
 /* 3: ev_code carries co_qualname, RAW_COMMAND, RAW_CALIB, the CPU clock; older readers

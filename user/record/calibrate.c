@@ -15,9 +15,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "record/calibrate.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "record/calibrate.h"
 
 #define EMPTY_NAME "_pyuprof_calib_empty"
 #define BODY_NAME "_pyuprof_calib_body"

@@ -25,8 +25,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "base/log.h"
-#include "record/probes.h"
 #include "inject/tramp.h"
+#include "record/probes.h"
 #include "record/uprobe_multi.h"
 #include "pyuprof.skel.h" /* after the shared headers it refers to */
 

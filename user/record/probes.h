@@ -5,9 +5,9 @@
 
 #include <bpf/libbpf.h>
 #include "inject/hook.h"
+#include "inject/staging.h"
 #include "pyuprof.h"
 #include "target/py_target.h"
-#include "inject/staging.h"
 
 struct probes;
 

@@ -12,10 +12,10 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "inject/inject.h"
 #include "base/log.h"
-#include "record/proc_rec.h"
+#include "inject/inject.h"
 #include "inject/tsc.h"
+#include "record/proc_rec.h"
 
 struct proc_rec *proc_rec__new(pid_t pid, pid_t parent, struct ptrace_hold *held)
 {

@@ -10,14 +10,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "record/recorder.h"
 #include "inject/hook.h"
-#include "target/py_target.h"
-#include "record/seed.h"
 #include "inject/ptrace_hold.h"
-#include "record/probes.h"
 #include "inject/staging.h"
 #include "inject/tramp.h"
+#include "record/probes.h"
+#include "record/recorder.h"
+#include "record/seed.h"
+#include "target/py_target.h"
 
 /* How a process comes to be recorded. */
 enum rec_start {

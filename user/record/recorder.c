@@ -11,16 +11,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "record/recorder.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/proc.h"
-#include "target/pystr.h"
-#include "pyuprof.h"
-#include "profile/raw.h"
-#include "stage.h"
-#include "target/thread_name.h"
 #include "inject/tsc.h"
+#include "profile/raw.h"
+#include "pyuprof.h"
+#include "record/recorder.h"
+#include "stage.h"
+#include "target/pystr.h"
+#include "target/thread_name.h"
 
 /* Once per code object: remembers threading's bootstrap code, forgets a reused address. */
 static void note_bootstrap(struct recorder *r, uint64_t code, bool bootstrap)

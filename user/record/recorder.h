@@ -7,14 +7,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
-#include "pyuprof.h"
-#include "inject/hook.h"
 #include "base/outfile.h"
-#include "profile/profile.h"
-#include "target/py_target.h"
-#include "profile/run_info.h"
+#include "inject/hook.h"
 #include "inject/ptrace_hold.h"
+#include "profile/profile.h"
+#include "profile/run_info.h"
+#include "pyuprof.h"
 #include "stage.h"
+#include "target/py_target.h"
 
 #define CODE_CHECKS 8 /* code objects whose type is checked: all must be "code" */
 #define BOOTSTRAP_CODES 8 /* threading's _bootstrap(_inner) code objects remembered */

@@ -9,9 +9,9 @@
 
 #include <linux/types.h>
 #include <stdint.h>
+#include "inject/ptrace_hold.h"
 #include "record/recorder.h"
 #include "target/py_target.h"
-#include "inject/ptrace_hold.h"
 
 #define SEED_MAX_FRAMES 512 /* per thread, from the innermost */
 

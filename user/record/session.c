@@ -13,21 +13,21 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "cmd/cli.h"
 #include "base/clock.h"
+#include "base/env.h"
+#include "base/log.h"
+#include "base/proc.h"
 #include "inject/hook.h"
 #include "inject/launch.h"
-#include "base/log.h"
-#include "output/outputs.h"
-#include "record/probes.h"
-#include "base/proc.h"
 #include "inject/ptrace_hold.h"
-#include "target/py_image.h"
+#include "output/outputs.h"
+#include "output/top.h"
+#include "record/probes.h"
 #include "record/reader_thread.h"
 #include "record/seed.h"
 #include "record/session.h"
 #include "record/summary.h"
-#include "output/top.h"
+#include "target/py_image.h"
 
 /* How often the loop reads the ring buffers without being woken (bpf/target.bpf.h: the BPF
  * side wakes it only when a quarter of a ring waits) */

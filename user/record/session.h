@@ -10,9 +10,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "profile/profile.h"
 #include "record/calibrate.h"
 #include "record/proc_rec.h"
-#include "profile/profile.h"
 #include "record/reader_thread.h"
 
 /* One recording: the target and, following subprocesses, the processes it starts. */

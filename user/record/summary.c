@@ -8,7 +8,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cmd/cli.h"
+#include "base/env.h"
 #include "base/log.h"
 #include "record/summary.h"
 

@@ -9,11 +9,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "record/calibrate.h"
 #include "inject/hook.h"
 #include "output/outputs.h"
-#include "record/proc_rec.h"
 #include "profile/profile.h"
+#include "record/calibrate.h"
+#include "record/proc_rec.h"
 
 /* Prints the top functions by cumtime as pstats.Stats(...).sort_stats("cumulative")
  * .print_stats(top) would. Returns 0 or -ENOMEM. */

@@ -16,9 +16,9 @@
 #include <linux/types.h>
 #include <stdbool.h>
 #include <string.h>
+#include "pyuprof.h"
 #include "target/inline_subscr.h"
 #include "target/probe_site.h"
-#include "pyuprof.h"
 #include "target/x86_regs.h"
 
 #define OPCODES 256

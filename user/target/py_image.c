@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "target/elf_syms.h"
 #include "base/proc.h"
+#include "target/elf_syms.h"
 #include "target/py_image.h"
 
 enum py_image_kind py_image__kind(pid_t pid)

@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "target/elf_syms.h"
 #include "base/log.h"
-#include "target/probe_site.h"
 #include "base/proc.h"
-#include "target/py_target.h"
 #include "pyuprof.h"
+#include "target/elf_syms.h"
+#include "target/probe_site.h"
+#include "target/py_target.h"
 
 #define EVAL_SYM "_PyEval_EvalFrameDefault"
 

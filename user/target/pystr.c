@@ -3,8 +3,8 @@
 #include <linux/types.h>
 #include <stdio.h>
 #include <string.h>
-#include "target/pystr.h"
 #include "pyuprof.h"
+#include "target/pystr.h"
 
 static size_t put_utf8(uint32_t c, char *o)
 {

@@ -10,8 +10,8 @@
 #include <linux/types.h>
 #include <string.h>
 #include "base/proc.h"
-#include "target/pystr.h"
 #include "pyuprof.h"
+#include "target/pystr.h"
 #include "target/thread_name.h"
 
 #define MAX_ATTRS 128	/* Thread has about 15 attributes; subclasses add a few */
