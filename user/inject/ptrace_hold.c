@@ -7,6 +7,7 @@
  * target, a group-stop) is passed on at once: signals are re-injected, group-stops are
  * LISTENed to. A new process is known from two stops, its parent's fork event and its own
  * first stop, which come in either order: it is handed to on_birth at the second of them.
+ * Stopping a held process and making system calls in it: ptrace_stop.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -25,11 +26,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "base/hashmap.h"
 #include "base/log.h"
 #include "base/proc.h"
 #include "inject/hold_guard.h"
 #include "inject/inject.h"
+#include "inject/ptrace_held.h"
 #include "inject/ptrace_hold.h"
 #include "target/py_image.h"
 
@@ -37,60 +38,8 @@
  * from a SIGTRAP of the target's */
 #define HOLD_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD)
 #define BIRTH_OPTIONS (PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK)
-#define STOP_TIMEOUT_MS 3000
-/* how long a system call to make waits for a thread left asleep to wake (and be stopped by
- * the guard) before one is interrupted: an idle event loop wakes within its timeout */
-#define WAKE_WAIT_MS 250
-#define MAX_QUEUED 1024
 
-enum hold_state {
-	HELD_RUNNING,
-	HELD_NEWBORN,	/* a new thread or process whose first stop has not been seen */
-	HELD_STOPPED,	/* in a ptrace-stop we keep, resumed with pending_sig */
-	HELD_BIRTH,	/* a new process stopped at its first instruction, not yet born() */
-	HELD_LISTENING, /* in a group-stop of the target's own (SIGSTOP, Ctrl-Z) */
-	HELD_ASLEEP,	/* left asleep in a system call during a stop of ours, armed (guard) */
-	HELD_GONE,
-};
-
-struct held {
-	pid_t tid;
-	pid_t pid; /* its process */
-	enum hold_state state;
-	int pending_sig;
-	bool expect;	 /* the BPF side sent it REQUEST_SIGNAL */
-	bool stepping;	 /* resumed with PTRACE_SYSCALL: its loader is watched */
-	bool in_syscall; /* stepping: between a syscall's entry and exit stops */
-	bool group_stop; /* HELD_STOPPED in the target's own group-stop: resumed by LISTEN */
-	bool armed;	 /* armed in the guard (HELD_ASLEEP, or woken from it in this stop) */
-	bool awaiting;	 /* HELD_STOPPED for a queued PROC_EXEC or PROC_LOADED not yet taken */
-	long sleep_nr;	 /* HELD_ASLEEP: the system call it sleeps in */
-	/* a new process: its parent's event seen (parent set), its own first stop seen */
-	bool announced, born, unfollowed, shared;
-	pid_t parent;
-};
-
-struct ptrace_hold {
-	pid_t pid; /* the first process: its end ends the recording */
-	long options;
-	int sfd;
-	sigset_t old_mask;
-	struct held *th;
-	int n, cap;
-	bool stopping; /* a stop is in progress: keep every stop of stop_pid (0: of all) */
-	bool serving;  /* in ptrace_hold__serve_during */
-	/* the first process is gone (exit or exec), seen by whichever drain saw it: reported by
-	 * every later ptrace_hold__handle, with its wait status if it exited */
-	bool first_gone, first_exited;
-	int first_status;
-	pid_t stop_pid;
-	struct proc_event queue[MAX_QUEUED];
-	int qhead, qlen;
-	struct hold_cfg cfg;
-	struct hold_guard *guard; /* cfg.guard, where possible */
-};
-
-static struct held *find(const struct ptrace_hold *t, pid_t tid)
+struct held *ptrace_held__find(const struct ptrace_hold *t, pid_t tid)
 {
 	for (int i = 0; i < t->n; i++)
 		if (t->th[i].tid == tid && t->th[i].state != HELD_GONE)
@@ -147,7 +96,7 @@ static bool keeps(const struct ptrace_hold *t, const struct held *h)
 	return t->stopping && (!t->stop_pid || t->stop_pid == h->pid);
 }
 
-static void resume(struct held *h, int sig)
+void ptrace_held__resume(struct held *h, int sig)
 {
 	if (h->group_stop) { /* stopped by the target's own SIGSTOP/Ctrl-Z: it stays so */
 		h->group_stop = false;
@@ -183,7 +132,7 @@ bool ptrace_hold__next_event(struct ptrace_hold *t, struct proc_event *ev)
 	t->qhead = (t->qhead + 1) % MAX_QUEUED;
 	t->qlen--;
 	if (ev->kind == PROC_EXEC || ev->kind == PROC_LOADED) {
-		struct held *h = find(t, ev->pid);
+		struct held *h = ptrace_held__find(t, ev->pid);
 
 		if (h)
 			h->awaiting = false;
@@ -246,7 +195,7 @@ int ptrace_hold__seize(struct ptrace_hold **out, pid_t pid, const struct hold_cf
 		while ((d = readdir(dir))) {
 			pid_t tid = (pid_t)atoi(d->d_name);
 
-			if (tid <= 0 || find(t, tid))
+			if (tid <= 0 || ptrace_held__find(t, tid))
 				continue;
 			if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)t->options)) {
 				int e = errno;
@@ -301,7 +250,7 @@ int ptrace_hold__adopt(struct ptrace_hold **out, pid_t pid, const struct hold_cf
 		ptrace_hold__release(t);
 		return err;
 	}
-	resume(h, 0);
+	ptrace_held__resume(h, 0);
 	*out = t;
 	return 0;
 }
@@ -313,7 +262,7 @@ int ptrace_hold__fd(const struct ptrace_hold *t)
 
 void ptrace_hold__expect_signal(struct ptrace_hold *t, pid_t tid)
 {
-	struct held *h = find(t, tid);
+	struct held *h = ptrace_held__find(t, tid);
 
 	if (h)
 		h->expect = true;
@@ -343,14 +292,14 @@ static void born(struct ptrace_hold *t, struct held *h)
 
 	if (!h->shared && t->cfg.on_birth)
 		t->cfg.on_birth(t->cfg.ctx, h->pid, h->parent, follow);
-	h = find(t, tid);
+	h = ptrace_held__find(t, tid);
 	if (!h)
 		return;
 	/* while ptrace_hold__serve_during runs, nobody starts recording a new process: one
 	 * that shares its parent's memory (vfork) runs on rather than keep its parent waiting
 	 * (its exec is still held and queued) */
 	if (follow && h->shared && t->serving && !keeps(t, h)) {
-		resume(h, h->pending_sig);
+		ptrace_held__resume(h, h->pending_sig);
 		h->pending_sig = 0;
 		return;
 	}
@@ -385,11 +334,11 @@ static int on_clone_event(struct ptrace_hold *t, struct held *h, int event)
 	child = (pid_t)msg;
 	/* a thread (CLONE_THREAD): of h's process */
 	if (event == PTRACE_EVENT_CLONE && proc__status_field(child, "Tgid", child) != child) {
-		if (!find(t, child) && !add(t, child, parent, HELD_NEWBORN))
+		if (!ptrace_held__find(t, child) && !add(t, child, parent, HELD_NEWBORN))
 			return -ENOMEM;
 		return 0;
 	}
-	c = find(t, child);
+	c = ptrace_held__find(t, child);
 	/* (one that died before its first stop was seen would never stop: nothing to wait for) */
 	if (!c && proc__alive(child))
 		return 0;
@@ -419,16 +368,16 @@ static void on_loader_step(struct ptrace_hold *t, struct held *h)
 		h->state = HELD_STOPPED;
 		h->awaiting = queue(t, (struct proc_event){ .kind = PROC_LOADED, .pid = h->pid });
 		if (!h->awaiting)
-			resume(h, 0);
+			ptrace_held__resume(h, 0);
 		return;
 	}
-	resume(h, 0);
+	ptrace_held__resume(h, 0);
 }
 
 /* One wait status. Returns -ESRCH when the first process is gone (exit or exec). */
 static int dispatch(struct ptrace_hold *t, pid_t tid, int st, int *status)
 {
-	struct held *h = find(t, tid);
+	struct held *h = ptrace_held__find(t, tid);
 	int sig, event, err;
 
 	if (WIFEXITED(st) || WIFSIGNALED(st)) {
@@ -471,7 +420,7 @@ static int dispatch(struct ptrace_hold *t, pid_t tid, int st, int *status)
 		if (keeps(t, h))
 			h->state = HELD_STOPPED;
 		else
-			resume(h, 0);
+			ptrace_held__resume(h, 0);
 		return 0;
 	}
 	switch (event) {
@@ -479,7 +428,7 @@ static int dispatch(struct ptrace_hold *t, pid_t tid, int st, int *status)
 		/* another program now: the probes were on the old one. The thread that exec'd
 		 * now has the leader's tid; the others are gone. */
 		forget_process(t, h->pid, h->pid);
-		h = find(t, h->pid);
+		h = ptrace_held__find(t, h->pid);
 		if (!h)
 			return 0;
 		h->state = HELD_STOPPED;
@@ -492,7 +441,7 @@ static int dispatch(struct ptrace_hold *t, pid_t tid, int st, int *status)
 		 * no room for it: on, unrecorded) */
 		h->awaiting = queue(t, (struct proc_event){ .kind = PROC_EXEC, .pid = h->pid });
 		if (!h->awaiting)
-			resume(h, 0);
+			ptrace_held__resume(h, 0);
 		return 0;
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
@@ -500,11 +449,11 @@ static int dispatch(struct ptrace_hold *t, pid_t tid, int st, int *status)
 		err = on_clone_event(t, h, event);
 		if (err)
 			return err;
-		h = find(t, tid); /* the table may have moved */
+		h = ptrace_held__find(t, tid); /* the table may have moved */
 		if (keeps(t, h))
 			h->state = HELD_STOPPED;
 		else
-			resume(h, 0);
+			ptrace_held__resume(h, 0);
 		return 0;
 	case PTRACE_EVENT_STOP:
 		if (is_stop_signal(sig) && keeps(t, h)) {
@@ -519,7 +468,7 @@ static int dispatch(struct ptrace_hold *t, pid_t tid, int st, int *status)
 		} else if (keeps(t, h)) {
 			h->state = HELD_STOPPED;
 		} else {
-			resume(h, 0);
+			ptrace_held__resume(h, 0);
 		}
 		return 0;
 	default:
@@ -538,7 +487,7 @@ static int dispatch(struct ptrace_hold *t, pid_t tid, int st, int *status)
 			h->state = HELD_STOPPED;
 			h->pending_sig = 0;
 		} else {
-			resume(h, 0);
+			ptrace_held__resume(h, 0);
 		}
 		return 0;
 	}
@@ -547,7 +496,7 @@ static int dispatch(struct ptrace_hold *t, pid_t tid, int st, int *status)
 		 * thread's requests are done while it stands here */
 		bool hold = t->cfg.on_request && t->cfg.on_request(t->cfg.ctx, h->pid, tid);
 
-		h = find(t, tid); /* the handler may have grown the table */
+		h = ptrace_held__find(t, tid); /* the handler may have grown the table */
 		if (!h)
 			return 0;
 		if (h->expect) {
@@ -560,7 +509,7 @@ static int dispatch(struct ptrace_hold *t, pid_t tid, int st, int *status)
 			return 0;
 		}
 	}
-	resume(h, sig);
+	ptrace_held__resume(h, sig);
 	/* during a stop of ours the signal is taken as it would be (a handler's frame is set up,
 	 * a default action done) and the thread is stopped again, in our interrupt: a thread
 	 * never stands in our stop with a signal of the target's held, which would keep it from
@@ -571,7 +520,7 @@ static int dispatch(struct ptrace_hold *t, pid_t tid, int st, int *status)
 	return 0;
 }
 
-static int drain(struct ptrace_hold *t, int *status)
+int ptrace_held__drain(struct ptrace_hold *t, int *status)
 {
 	struct signalfd_siginfo si;
 	int st, err = 0, e;
@@ -591,7 +540,7 @@ static int drain(struct ptrace_hold *t, int *status)
 
 int ptrace_hold__handle(struct ptrace_hold *t, int *status)
 {
-	int err = drain(t, status);
+	int err = ptrace_held__drain(t, status);
 
 	/* also when an earlier drain (a stop's) saw it go */
 	if (t->first_gone) {
@@ -650,7 +599,7 @@ int ptrace_hold__serve_during(struct ptrace_hold *t, int (*fn)(void *), void *ar
 
 		if (h->shared && h->born && h->state == HELD_STOPPED && h->tid == h->pid &&
 		    !h->awaiting && !keeps(t, h)) {
-			resume(h, h->pending_sig);
+			ptrace_held__resume(h, h->pending_sig);
 			h->pending_sig = 0;
 		}
 	}
@@ -674,358 +623,23 @@ int ptrace_hold__serve_during(struct ptrace_hold *t, int (*fn)(void *), void *ar
 	return job.err;
 }
 
-static bool all_stopped(const struct ptrace_hold *t, pid_t pid)
-{
-	for (int i = 0; i < t->n; i++)
-		if ((!pid || t->th[i].pid == pid) &&
-		    (t->th[i].state == HELD_RUNNING || t->th[i].state == HELD_NEWBORN))
-			return false;
-	return true;
-}
-
-/*
- * The system call tid sleeps in, or -1 if it does not sleep in one (it runs, or waits in the
- * kernel for something else, like a page fault).
- */
-static long asleep_in(pid_t pid, pid_t tid)
-{
-	char path[64], buf[32] = "";
-	long nr = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	if (fgets(buf, sizeof(buf), f) && buf[0] >= '0' && buf[0] <= '9')
-		nr = strtol(buf, NULL, 10);
-	fclose(f);
-	return nr;
-}
-
-/*
- * Whether tid sleeps inside a system call's own code (its kernel stack has the call's
- * __x64_sys_ frame), not in the work done on the way back to user mode after the call's exit
- * was traced (memory.high throttling, task work, a freezer): from there it would return to user
- * mode without another exit for the guard to see.
- */
-static bool asleep_in_call(pid_t pid, pid_t tid)
-{
-	char path[64], line[256];
-	bool in_call = false, leaving = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stack", pid, tid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		in_call |= strstr(line, "__x64_sys_") != NULL;
-		leaving |= strstr(line, "exit_to_user_mode") != NULL;
-	}
-	fclose(f);
-	return in_call && !leaving;
-}
-
-/*
- * A stop of ours leaves h asleep in its system call, armed, rather than interrupt it (see
- * hold_guard.h for why). Armed first, then looked at: should it wake in between, the guard
- * has it (it stops, or, seen awake here, it is interrupted as well: two stops, both ours), or
- * it is no longer armed (a system call of its ended unstopped: then it is interrupted). Never
- * a thread that blocks REQUEST_SIGNAL, now or once its call returns: it could not be stopped.
- */
-static bool leave_asleep(struct ptrace_hold *t, struct held *h)
-{
-	uint64_t fs_base, masks;
-	long nr;
-
-	if (!t->guard || h->state != HELD_RUNNING || h->stepping ||
-	    hold_guard__query(t->guard, h->tid, &fs_base, &masks) ||
-	    (masks & (1ULL << (REQUEST_SIGNAL - 1))) || hold_guard__arm(t->guard, h->pid, h->tid))
-		return false;
-	h->armed = true;
-	nr = asleep_in(h->pid, h->tid);
-	if (nr < 0 || !asleep_in_call(h->pid, h->tid) || !hold_guard__armed(t->guard, h->tid)) {
-		hold_guard__disarm(t->guard, h->tid);
-		h->armed = false;
-		return false;
-	}
-	h->state = HELD_ASLEEP;
-	h->sleep_nr = nr;
-	return true;
-}
-
-/* The threads of pid (0: all) that were armed are no longer. */
-static void disarm(struct ptrace_hold *t, pid_t pid)
-{
-	bool any = false;
-
-	for (int i = 0; t->guard && i < t->n; i++) {
-		struct held *h = &t->th[i];
-
-		if (h->armed && (!pid || h->pid == pid)) {
-			hold_guard__disarm(t->guard, h->tid);
-			h->armed = false;
-		}
-		if (h->state == HELD_ASLEEP && (!pid || h->pid == pid))
-			h->state = HELD_RUNNING;
-		any |= h->armed;
-	}
-	if (t->guard && !any)
-		hold_guard__detach(t->guard);
-}
-
-/* A thread left asleep that woke and could not be stopped by the guard (it changed its mask
- * meanwhile) runs: it is interrupted after all. */
-static void interrupt_missed(struct ptrace_hold *t, pid_t pid)
-{
-	for (int i = 0; t->guard && i < t->n; i++) {
-		struct held *h = &t->th[i];
-
-		if ((pid && h->pid != pid) || h->state != HELD_ASLEEP ||
-		    !hold_guard__missed(t->guard, h->tid))
-			continue;
-		dlog("pid %d: thread %d woke and could not be stopped by the guard: interrupted",
-		     h->pid, h->tid);
-		h->state = HELD_RUNNING;
-		if (ptrace(PTRACE_INTERRUPT, h->tid, NULL, NULL) && errno == ESRCH)
-			h->state = HELD_GONE;
-	}
-}
-
-/* Waits until no thread of pid (0: all) runs. Returns 0, -ESRCH or -ETIMEDOUT. */
-static int wait_stopped(struct ptrace_hold *t, pid_t pid)
-{
-	struct timespec ms = { 0, 1000000 };
-	int waited, err;
-
-	for (waited = 0; waited < STOP_TIMEOUT_MS; waited++) {
-		err = drain(t, NULL);
-		if (err == -ESRCH)
-			return err;
-		interrupt_missed(t, pid);
-		if (all_stopped(t, pid))
-			return 0;
-		nanosleep(&ms, NULL);
-	}
-	return -ETIMEDOUT;
-}
-
-int ptrace_hold__stop(struct ptrace_hold *t, pid_t pid)
-{
-	int i, err;
-
-	t->stopping = true;
-	t->stop_pid = pid;
-	for (i = 0; i < t->n; i++) {
-		struct held *h = &t->th[i];
-
-		if ((pid && h->pid != pid) ||
-		    (h->state != HELD_RUNNING && h->state != HELD_LISTENING) || leave_asleep(t, h))
-			continue;
-		/* a listening thread (the target stopped itself) traps again when interrupted,
-		 * into a stop that can be detached from */
-		if (ptrace(PTRACE_INTERRUPT, h->tid, NULL, NULL) && errno == ESRCH)
-			h->state = HELD_GONE;
-		else if (h->state == HELD_LISTENING)
-			h->state = HELD_RUNNING; /* until that trap is seen */
-	}
-	err = wait_stopped(t, pid);
-	if (err == -ESRCH) {
-		t->stopping = false; /* what is left runs on; the exit is kept for handle */
-		disarm(t, pid);
-		return err;
-	}
-	if (err) {
-		dlog("some threads of pid %d did not stop", pid ? pid : t->pid);
-		ptrace_hold__resume(t, pid);
-	}
-	return err;
-}
-
-int ptrace_hold__resume(struct ptrace_hold *t, pid_t pid)
-{
-	if (!pid || t->stop_pid == pid)
-		t->stopping = false;
-	/* first: a thread that wakes from here on runs on (a signal the guard sent meanwhile is
-	 * still taken as ours: dispatch) */
-	disarm(t, pid);
-	for (int i = 0; i < t->n; i++) {
-		struct held *h = &t->th[i];
-
-		/* (one that waits for the session to take its event is left: a vfork child let
-		 * run during ptrace_hold__serve_during may exec before its birth is taken) */
-		if (h->state == HELD_STOPPED && !h->awaiting && (!pid || h->pid == pid)) {
-			resume(h, h->pending_sig);
-			h->pending_sig = 0;
-		}
-	}
-	return 0;
-}
-
 bool ptrace_hold__holds(const struct ptrace_hold *t, pid_t pid)
 {
-	const struct held *h = find(t, pid);
+	const struct held *h = ptrace_held__find(t, pid);
 
 	return h && h->pid == pid;
 }
 
 int ptrace_hold__watch_loader(struct ptrace_hold *t, pid_t pid)
 {
-	struct held *h = find(t, pid);
+	struct held *h = ptrace_held__find(t, pid);
 
 	if (!h || h->state != HELD_STOPPED)
 		return -ESRCH;
 	h->stepping = true;
 	h->in_syscall = false;
-	resume(h, 0);
+	ptrace_held__resume(h, 0);
 	return h->state == HELD_GONE ? -ESRCH : 0;
-}
-
-int ptrace_hold__fs_bases(struct ptrace_hold *t, pid_t pid, pid_t *tids, uint64_t *bases, int max)
-{
-	struct user_regs_struct regs;
-	int i, n = 0;
-
-	for (i = 0; i < t->n && n < max; i++) {
-		if (t->th[i].pid != pid)
-			continue;
-		if (t->th[i].state == HELD_ASLEEP) {
-			uint64_t masks;
-
-			if (hold_guard__query(t->guard, t->th[i].tid, &bases[n], &masks))
-				continue;
-		} else if (t->th[i].state != HELD_STOPPED ||
-			   ptrace(PTRACE_GETREGS, t->th[i].tid, NULL, &regs)) {
-			continue;
-		} else {
-			bases[n] = regs.fs_base;
-		}
-		tids[n++] = t->th[i].tid;
-	}
-	return n;
-}
-
-/*
- * System calls that a stop of ours restarts as if nothing happened (they return ERESTART*: no
- * handler of the target's runs at our stop, so the kernel restarts them, with what is left of
- * a timeout). Not so epoll_wait and its kin, which return EINTR.
- */
-static bool restarts_itself(long nr)
-{
-	switch (nr) {
-	case SYS_futex:
-	case SYS_nanosleep:
-	case SYS_clock_nanosleep:
-	case SYS_poll:
-	case SYS_ppoll:
-	case SYS_select:
-	case SYS_pselect6:
-	case SYS_wait4:
-	case SYS_waitid:
-	case SYS_pause:
-		return true;
-	default:
-		return false;
-	}
-}
-
-static int count_state(const struct ptrace_hold *t, pid_t pid, enum hold_state state)
-{
-	int n = 0;
-
-	for (int i = 0; i < t->n; i++)
-		n += t->th[i].pid == pid && t->th[i].state == state;
-	return n;
-}
-
-/* Waits up to WAKE_WAIT_MS for a thread of pid left asleep to wake and be stopped by the
- * guard. Returns whether one was. */
-static bool wait_woken(struct ptrace_hold *t, pid_t pid)
-{
-	struct timespec ms = { 0, 1000000 };
-	int stopped = count_state(t, pid, HELD_STOPPED);
-
-	for (int waited = 0; waited < WAKE_WAIT_MS && count_state(t, pid, HELD_ASLEEP); waited++) {
-		nanosleep(&ms, NULL);
-		if (drain(t, NULL) == -ESRCH)
-			return false;
-		interrupt_missed(t, pid);
-		if (count_state(t, pid, HELD_STOPPED) > stopped)
-			return true;
-	}
-	return false;
-}
-
-/*
- * Every thread of pid is asleep (left so by the stop) but one is needed to make system calls
- * in: one is interrupted after all, one whose call restarts by itself if there is one.
- * Returns 0 or -errno.
- */
-static int wake_one(struct ptrace_hold *t, pid_t pid)
-{
-	struct held *pick = NULL;
-
-	for (int i = 0; i < t->n; i++) {
-		struct held *h = &t->th[i];
-
-		/* (inject cannot use one under seccomp: none is woken for nothing) */
-		if (h->pid == pid && h->state == HELD_ASLEEP &&
-		    !proc__status_field(h->tid, "Seccomp", 1) &&
-		    (!pick || (restarts_itself(h->sleep_nr) && !restarts_itself(pick->sleep_nr))))
-			pick = h;
-	}
-	if (!pick)
-		return -EAGAIN;
-	dlog("pid %d: interrupting thread %d (asleep in system call %ld) to make a call in it",
-	     pid, pick->tid, pick->sleep_nr);
-	hold_guard__disarm(t->guard, pick->tid);
-	pick->armed = false;
-	pick->state = HELD_RUNNING;
-	if (ptrace(PTRACE_INTERRUPT, pick->tid, NULL, NULL) && errno == ESRCH)
-		pick->state = HELD_GONE;
-	return wait_stopped(t, pid);
-}
-
-int ptrace_hold__inject(struct ptrace_hold *t, pid_t pid, uint64_t insn, struct inject_call *call)
-{
-	struct user_regs_struct regs;
-	int i, pass, err;
-	bool waited = false;
-	struct held *h;
-	pid_t tid;
-
-again:
-	err = -EAGAIN;
-	/* a thread stopped outside a system call first (nothing of its own to restart), then any;
-	 * never one in the target's own group-stop (it would run while the target is stopped),
-	 * one with a signal held in its stop, or one whose loader is stepped */
-	for (pass = 0; pass < 2 && err == -EAGAIN; pass++)
-		for (i = 0; i < t->n && err == -EAGAIN; i++) {
-			h = &t->th[i];
-			if (h->pid != pid || h->state != HELD_STOPPED || h->pending_sig ||
-			    h->stepping || h->group_stop ||
-			    ptrace(PTRACE_GETREGS, h->tid, NULL, &regs) ||
-			    ((int64_t)regs.orig_rax < 0) != !pass)
-				continue;
-			tid = h->tid;
-			err = inject__syscalls(tid, insn, call, 1);
-			if (err == -EBUSY) /* under seccomp or in vfork: another, if any */
-				err = -EAGAIN;
-			h = find(t, tid);
-			if (err == -ESRCH && h)
-				h->state = HELD_GONE;
-		}
-	/* every thread asleep: one that wakes is stopped by the guard, and used; failing that
-	 * (waited for once), one is interrupted */
-	if (err == -EAGAIN && !waited) {
-		waited = true;
-		if (wait_woken(t, pid))
-			goto again;
-	}
-	if (err == -EAGAIN && !wake_one(t, pid))
-		goto again;
-	return err;
 }
 
 /*
@@ -1040,12 +654,12 @@ static void settle_guard(struct ptrace_hold *t)
 
 	if (!t->guard)
 		return;
-	disarm(t, 0);
+	ptrace_held__disarm(t, 0);
 	t->stopping = true; /* (a thread stopped by it stays so, to be detached) */
 	t->stop_pid = 0;
 	for (int waited = 0; pending && waited < 100; waited++) {
 		nanosleep(&ms, NULL);
-		drain(t, NULL);
+		ptrace_held__drain(t, NULL);
 		pending = false;
 		for (int i = 0; i < t->n && !pending; i++)
 			pending = t->th[i].state != HELD_GONE &&

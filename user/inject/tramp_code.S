@@ -3,7 +3,8 @@
  * The probe trampoline's code and its parameters, as one position-independent block that
  * tramp.c copies into a page of the target and fills in (the p_* fields, the replayed first
  * instruction, the head's call). pyuprof never runs it: it sits in read-only data here. Layout
- * and the reasons for it: tramp.h.
+ * and the reasons for it: tramp.h. One file although long: the page is one block of code whose
+ * parts jump into each other, and its layout is one contract with tramp.c.
  */
 #include "stage.h"
 #define WALK_LEVELS 6	/* return addresses looked at above a call, at most */

@@ -5,14 +5,12 @@
  * before it; the event loop; and the one way back out, which leaves every process as it was.
  */
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <unistd.h>
 #include "base/clock.h"
 #include "base/env.h"
 #include "base/log.h"
@@ -21,21 +19,11 @@
 #include "inject/launch.h"
 #include "inject/ptrace_hold.h"
 #include "output/outputs.h"
-#include "output/top.h"
 #include "record/probes.h"
-#include "record/reader_thread.h"
-#include "record/seed.h"
 #include "record/session.h"
 #include "record/summary.h"
-#include "target/py_image.h"
 
-/* How often the loop reads the ring buffers without being woken (bpf/target.bpf.h: the BPF
- * side wakes it only when a quarter of a ring waits) */
-#define POLL_MS 10
 #define CALIB_TRIES 3 /* calibrations that measured no cost, at most */
-/* How often the main loop takes the lock with nothing to wake it: the status line, top, a
- * target that ended without a ptrace event */
-#define TURN_NS 100000000ull
 
 static volatile sig_atomic_t exiting;
 static volatile pid_t child_pid;
@@ -59,6 +47,11 @@ static void on_signal(int sig, siginfo_t *info, void *uctx)
 		kill(child_pid, sig);
 }
 
+bool session__exiting(void)
+{
+	return exiting;
+}
+
 void session__install_signals(void)
 {
 	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
@@ -80,7 +73,7 @@ static int exit_status_of(int st)
 }
 
 /* The recording of the live process pid (one that ended may have left its pid to another) */
-static struct proc_rec *find_proc(const struct session *s, pid_t pid)
+struct proc_rec *session__find_proc(const struct session *s, pid_t pid)
 {
 	for (uint32_t i = 0; i < s->nprocs; i++)
 		if (s->procs[i]->pid == pid && !s->procs[i]->gone)
@@ -88,7 +81,7 @@ static struct proc_rec *find_proc(const struct session *s, pid_t pid)
 	return NULL;
 }
 
-static struct proc_rec *add_proc(struct session *s, pid_t pid, pid_t parent)
+struct proc_rec *session__add_proc(struct session *s, pid_t pid, pid_t parent)
 {
 	struct proc_rec *pr;
 
@@ -109,7 +102,7 @@ static struct proc_rec *add_proc(struct session *s, pid_t pid, pid_t parent)
 static bool on_request(void *ctx, pid_t pid, pid_t tid)
 {
 	struct session *s = ctx;
-	struct proc_rec *pr = find_proc(s, pid);
+	struct proc_rec *pr = session__find_proc(s, pid);
 	int err;
 
 	if (!pr || !pr->tr)
@@ -137,7 +130,7 @@ static bool on_request(void *ctx, pid_t pid, pid_t tid)
 static void on_birth(void *ctx, pid_t child, pid_t parent, bool follow)
 {
 	struct session *s = ctx;
-	struct proc_rec *pr = find_proc(s, parent);
+	struct proc_rec *pr = session__find_proc(s, parent);
 	int fixed = tramp__restore(child);
 
 	if (fixed < 0)
@@ -321,7 +314,7 @@ static int attach_start(struct session *s, struct proc_rec *pr, char *why, size_
 
 int session__start(struct session *s)
 {
-	struct proc_rec *pr = add_proc(s, s->pid, 0);
+	struct proc_rec *pr = session__add_proc(s, s->pid, 0);
 	/* (the calibration snippet has no thread asleep to spare: no guard to load) */
 	struct hold_cfg cfg = { .on_request = on_request, .on_birth = on_birth,
 				.follow = s->follow, .guard = !s->calib, .ctx = s };
@@ -422,150 +415,12 @@ int session__start(struct session *s)
 	return 0;
 }
 
-/* Following: starts recording a process of the target's, stopped; it runs on either way. */
-static void follow_start(struct proc_rec *pr, enum rec_start how)
-{
-	char why[512] = "";
-	int err;
-
-	err = proc_rec__start(pr, how, env.ringbuf_mb, clock__mono_ns(), why, sizeof(why));
-	if (!err) {
-		err = seeds__apply(&pr->seeds, &pr->rec);
-		if (err)
-			snprintf(why, sizeof(why), "%s", strerror(-err));
-	}
-	if (err) {
-		wlog("pid %d (started by pid %d) is not recorded: %s", pr->pid, pr->parent, why);
-		proc_rec__unstage(pr);
-		proc_rec__end(pr, clock__mono_ns());
-		proc_rec__restore(pr);
-		return;
-	}
-	probes__signal_requests(pr->tr, true);
-	vlog("recording pid %d (Python %s), started by pid %d", pr->pid, pr->version, pr->parent);
-}
-
-/* Whether the first process has gone (its end ends the recording: a process started after it,
- * whose events may have queued up behind loads, is let go unrecorded). */
-static bool target_went(struct session *s)
-{
-	if (!s->target_gone && ptrace_hold__handle(s->held, &s->child_status) == -ESRCH)
-		s->target_gone = true;
-	return s->target_gone;
-}
-
-/* Following: a process of the target's was born, exec'd, loaded libpython or ended. It stands
- * stopped (but at its end) until it is resumed here. */
-static void on_proc_event(struct session *s, const struct proc_event *ev)
-{
-	struct proc_rec *pr = find_proc(s, ev->kind == PROC_FORK ? ev->child : ev->pid);
-	struct proc_rec *parent = find_proc(s, ev->pid);
-
-	switch (ev->kind) {
-	case PROC_FORK:
-		/* its first stop may not have come in yet: wait for it */
-		if (ptrace_hold__stop(s->held, ev->child) || !ptrace_hold__holds(s->held, ev->child))
-			return; /* gone already (or it ran on: then it is not followed) */
-		if (!pr)
-			pr = add_proc(s, ev->child, ev->pid);
-		/* a vfork child runs in its parent's memory until it execs: nothing to record
-		 * yet; a fork child of a recorded process runs on in its frames */
-		if (pr && !ev->vfork && parent && parent->tr && !s->stopping && !target_went(s))
-			follow_start(pr, REC_FORKED);
-		ptrace_hold__resume(s->held, ev->child);
-		return;
-	case PROC_EXEC:
-		if (!pr)
-			pr = add_proc(s, ev->pid, 0);
-		if (pr) {
-			/* (its staged records were copied out as it exec'd: stage.bpf.h) */
-			proc_rec__forget_stage(pr);
-			proc_rec__end(pr, clock__mono_ns());
-			proc_rec__drop_image(pr);
-		}
-		if (pr && !s->stopping && !target_went(s)) {
-			enum py_image_kind kind = py_image__kind(ev->pid);
-
-			if (kind == IMAGE_HAS_PYTHON) {
-				follow_start(pr, REC_LAUNCHED);
-			} else if (kind == IMAGE_NEEDS_LIBPYTHON) {
-				/* resumed, one system call at a time, until PROC_LOADED */
-				if (!ptrace_hold__watch_loader(s->held, ev->pid))
-					return;
-			}
-		}
-		ptrace_hold__resume(s->held, ev->pid);
-		return;
-	case PROC_LOADED:
-		if (pr && !s->stopping && !target_went(s))
-			follow_start(pr, REC_LAUNCHED);
-		ptrace_hold__resume(s->held, ev->pid);
-		return;
-	case PROC_EXIT:
-		if (pr) {
-			pr->gone = true;
-			proc_rec__end(pr, clock__mono_ns());
-		}
-		return;
-	}
-}
-
-static uint64_t total_calls(const struct session *s)
-{
-	uint64_t n = 0;
-
-	for (uint32_t i = 0; i < s->nprocs; i++)
-		n += s->procs[i]->rec.prof->n.calls;
-	return n;
-}
-
-/* What the BPF side of every recorded process counted so far (lost events above all). */
-static void live_counters(const struct session *s, struct pyuprof_stats *b)
-{
-	for (uint32_t i = 0; i < s->nprocs; i++) {
-		struct proc_rec *pr = s->procs[i];
-		struct pyuprof_stats live = { 0 };
-
-		if (pr->tr)
-			probes__counters(pr->tr, &live);
-		proc_rec__add_counters(b, &live);
-		proc_rec__add_counters(b, &pr->bstats);
-	}
-}
-
-/* The live line on a terminal: how the recording goes, redrawn in place once a second. */
-static void show_status(struct session *s, uint64_t start_ns, uint64_t *last_ns,
-			uint64_t *last_calls)
-{
-	uint64_t now = clock__mono_ns(), calls = total_calls(s), lost;
-	struct pyuprof_stats b = { 0 };
-	uint32_t funcs = 0, threads = 0, i;
-
-	if (now - *last_ns < 1000000000ull)
-		return;
-	live_counters(s, &b);
-	for (i = 0; i < s->nprocs; i++) {
-		funcs += s->procs[i]->rec.prof->nfuncs;
-		threads += s->procs[i]->rec.prof->nthreads;
-	}
-	lost = b.lost_calls + b.lost_returns + b.lost_codes + b.lost_requests;
-	fprintf(stderr, "\rpyuprof: %.0f s, %llu calls (%.0f/s), %u functions, %u threads, ",
-		(now - start_ns) / 1e9, (unsigned long long)calls,
-		(calls - *last_calls) / ((now - *last_ns) / 1e9), funcs, threads);
-	if (s->follow)
-		fprintf(stderr, "%u processes, ", s->nprocs);
-	fprintf(stderr, "%llu lost\033[K", (unsigned long long)lost);
-	*last_ns = now;
-	*last_calls = calls;
-	s->status_shown = true;
-}
-
 /*
  * pr stopped, its probes removed: its eval_frame hooks back where ours are still there, and its
  * trampoline page as it was written (the kernel's removal of a probe should have done that;
  * what it did not is put back here and said).
  */
-static void put_back(struct proc_rec *pr)
+void session__put_back(struct proc_rec *pr)
 {
 	int fixed;
 
@@ -578,188 +433,6 @@ static void put_back(struct proc_rec *pr)
 	else if (fixed < 0)
 		wlog("pid %d: cannot read back the trampoline page after the probes were removed: %s",
 		     pr->pid, strerror(-fixed));
-}
-
-/*
- * The reader thread's drain (reader_thread.c): what the probes of every recorded process sent.
- * Returns 1 when the main loop must look (a recording failed, requests wait), else 0.
- */
-static int drain_rings(void *ctx, bool *more)
-{
-	struct session *s = ctx;
-	int look = 0, err;
-	bool left;
-
-	for (uint32_t i = 0; i < s->nprocs; i++) {
-		struct proc_rec *pr = s->procs[i];
-
-		if (!pr->tr || pr->rec.err)
-			continue;
-		if (!pr->ring_watched) {
-			/* (if not, its ring is read every POLL_MS without being woken) */
-			err = reader__watch(&s->reader, probes__epoll_fd(pr->tr));
-			if (err)
-				dlog("pid %d: its ring buffer does not wake the reader: %s", pr->pid,
-				     strerror(-err));
-			pr->ring_watched = true;
-		}
-		err = probes__consume_upto(pr->tr, s->reader_turn, &left);
-		*more |= left;
-		if (err < 0) {
-			s->read_err = err;
-			return 1;
-		}
-		if (err > 0 && !s->t_first)
-			s->t_first = clock__mono_ns();
-		/* a failed recording, or requests the main loop does with the process stopped */
-		if (pr->rec.err || pr->hooks.npending)
-			look = 1;
-	}
-	return look;
-}
-
-/* With the lock held: a reading that failed ends the recording (the target's), or lets go the
- * subprocess whose recording failed (said where it failed). Returns 0 or -errno (fatal). */
-static int check_failed(struct session *s)
-{
-	if (s->read_err || s->reader.err) {
-		elog("reading events failed: %s", log__errstr(s->read_err ? s->read_err : s->reader.err));
-		return s->read_err ? s->read_err : s->reader.err;
-	}
-	for (uint32_t i = 0; i < s->nprocs; i++) {
-		struct proc_rec *pr = s->procs[i];
-
-		if (!pr->tr || !pr->rec.err)
-			continue;
-		if (i == 0)
-			return pr->rec.err;
-		wlog("pid %d is no longer recorded", pr->pid);
-		if (!ptrace_hold__stop(s->held, pr->pid)) {
-			proc_rec__unstage(pr);
-			proc_rec__end(pr, clock__mono_ns());
-			put_back(pr);
-			ptrace_hold__resume(s->held, pr->pid);
-		} else {
-			proc_rec__end(pr, clock__mono_ns());
-		}
-	}
-	return 0;
-}
-
-struct loop_state {
-	uint64_t deadline_ns, start_ns, last_ns, last_calls, turn_ns;
-	bool live; /* the status line is drawn */
-};
-
-/* One turn of the main loop, with the lock held. Returns 0 to go on, 1 to end, or -errno. */
-static int serve(struct session *s, struct loop_state *ls)
-{
-	struct proc_event ev;
-	int err = check_failed(s);
-
-	if (err)
-		return err;
-	if (s->held && ptrace_hold__handle(s->held, &s->child_status) == -ESRCH) {
-		s->target_gone = true;
-		return 1;
-	}
-	while (s->held && ptrace_hold__next_event(s->held, &ev))
-		on_proc_event(s, &ev);
-	/* requests whose thread could not be signalled, or that wait for the whole process (their
-	 * thread stands stopped meanwhile): do them with it stopped */
-	for (uint32_t i = 0; s->held && i < s->nprocs; i++) {
-		struct proc_rec *pr = s->procs[i];
-
-		if (!pr->tr || !pr->hooks.npending || ptrace_hold__stop(s->held, pr->pid))
-			continue;
-		err = hook__service(&pr->target, &pr->hooks, 0);
-		ptrace_hold__resume(s->held, pr->pid);
-		if (err)
-			wlog("cannot write into pid %d: %s", pr->pid, strerror(-err));
-	}
-	if (ls->live)
-		show_status(s, ls->start_ns, &ls->last_ns, &ls->last_calls);
-	if (s->view) { /* pyuprof top: its keys, and its screen once an interval */
-		struct pyuprof_stats b = { 0 };
-
-		if (top__keys(s->view))
-			return 1;
-		live_counters(s, &b);
-		top__draw(s->view, s->procs[0]->rec.prof, &b, clock__mono_ns());
-	}
-	if (!s->launched || s->held) {
-		if (!proc__alive(s->pid))
-			return 0;
-		/* its wait status, if a stop's drain reaped it meanwhile */
-		if (s->held)
-			ptrace_hold__handle(s->held, &s->child_status);
-		s->target_gone = true;
-		return 1;
-	}
-	return 0;
-}
-
-/* Without the lock: whether the recording ends here (a deadline, or a launched program not
- * held that has ended: its wait status is taken). */
-static bool loop_ends(struct session *s, const struct loop_state *ls, uint64_t now)
-{
-	if (ls->deadline_ns && now >= ls->deadline_ns)
-		return true;
-	if (s->launched && !s->held && waitpid(s->pid, &s->child_status, WNOHANG) == s->pid) {
-		s->target_gone = true;
-		return true;
-	}
-	return false;
-}
-
-int session__record(struct session *s, uint64_t deadline_ns)
-{
-	struct loop_state ls = {
-		.deadline_ns = deadline_ns,
-		/* attach mode only: a launched program writes to the same terminal */
-		.live = !s->launched && !env.quiet && log_level >= LOG_INFO &&
-			isatty(STDERR_FILENO) && !s->view,
-	};
-	struct pollfd pfd[3];
-	uint64_t now;
-	int err;
-
-	ls.start_ns = ls.last_ns = ls.turn_ns = clock__mono_ns();
-	/* bench/reader_stalls.sh: the reader as it was, all it finds in one turn */
-	s->reader_turn = getenv("PYUPROF_BENCH_READER_WHOLE") ? UINT64_MAX : READER_TURN_BYTES;
-	err = reader__start(&s->reader, drain_rings, s, POLL_MS);
-	if (err) {
-		elog("cannot start the thread that reads the events: %s", strerror(-err));
-		return err;
-	}
-	while (!exiting) {
-		pfd[0] = (struct pollfd){ .fd = s->held ? ptrace_hold__fd(s->held) : -1,
-					  .events = POLLIN };
-		pfd[1] = (struct pollfd){ .fd = s->view ? top__fd(s->view) : -1, .events = POLLIN };
-		pfd[2] = (struct pollfd){ .fd = reader__note_fd(&s->reader), .events = POLLIN };
-		if (poll(pfd, 3, POLL_MS) < 0 && errno != EINTR) {
-			err = -errno;
-			break;
-		}
-		now = clock__mono_ns();
-		if (loop_ends(s, &ls, now))
-			break;
-		/* the lock only for something to do: the reader runs at our priority meanwhile
-		 * (a target held or attached to that ended: serve sees to it) */
-		if (!pfd[0].revents && !pfd[1].revents && !pfd[2].revents &&
-		    now - ls.turn_ns < TURN_NS &&
-		    ((s->launched && !s->held) || !proc__alive(s->pid)))
-			continue;
-		ls.turn_ns = now;
-		reader__clear_note(&s->reader);
-		reader__lock(&s->reader);
-		err = serve(s, &ls);
-		reader__unlock(&s->reader);
-		if (err)
-			break;
-	}
-	reader__stop(&s->reader);
-	return err < 0 ? err : 0;
 }
 
 void session__stop(struct session *s, uint64_t stop_ns)
@@ -801,7 +474,7 @@ void session__stop(struct session *s, uint64_t stop_ns)
 					   "correctly, only without call inlining)"
 					 : "its trampoline page is not read back");
 		else
-			put_back(pr);
+			session__put_back(pr);
 	}
 	/* processes born meanwhile were seen to at their birth (on_birth): none is followed now */
 	while (ptrace_hold__next_event(s->held, &ev))

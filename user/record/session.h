@@ -42,7 +42,6 @@ struct session {
 	int read_err; /* -errno: reading a ring failed (the reader's drain) */
 };
 
-
 /* SIGINT, SIGTERM, SIGHUP and SIGQUIT end the recording (attach) or go to the program
  * (launch); SIGPIPE is ignored by pyuprof, not by the program it starts. */
 void session__install_signals(void);
@@ -63,6 +62,14 @@ void session__stop(struct session *s, uint64_t stop_ns);
  * them all (into *merged) is what the outputs show. Returns 0 or -errno. */
 int session__write_processes(struct session *s, const char *base, uint64_t stop_ns,
 			     struct profile **merged);
+
+/* Within the recording, for the loop (session_loop.c): whether a signal ended it; a process of
+ * the session's by pid (NULL: none), a new one added (NULL on ENOMEM); a stopped process whose
+ * probes were removed put back as it was written (its hooks, its page). */
+bool session__exiting(void);
+struct proc_rec *session__find_proc(const struct session *s, pid_t pid);
+struct proc_rec *session__add_proc(struct session *s, pid_t pid, pid_t parent);
+void session__put_back(struct proc_rec *pr);
 
 /* The one way out, whatever happened before: stops the session if it is not (every process
  * put back and let go), ends a launched program that never ran, waits for one that did, and

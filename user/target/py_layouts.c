@@ -5,7 +5,8 @@
  * rewrites it; the rest of this file is hand-written), which reads the DWARF of the pyenv builds
  * and checks it again against their machine code and Debian's; `gen-py-offsets.py --check` fails
  * when this file and the builds disagree. For 3.13 the target's own _Py_DebugOffsets can be
- * compared with its entry as well (py_layouts__check_debug_offsets).
+ * compared with its entry as well (py_layouts__check_debug_offsets). One file although long:
+ * the table is most of it, one entry per version read side by side.
  */
 #include <errno.h>
 #include <stdint.h>
