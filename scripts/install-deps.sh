@@ -40,8 +40,9 @@ install() {
 	fi
 	echo "pyuprof: installing $*" >&2
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+	# (another apt-get, e.g. unattended-upgrades, may hold the lock a while: wait for it)
+	apt-get -o DPkg::Lock::Timeout=600 update -qq
+	apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
 missing=()
