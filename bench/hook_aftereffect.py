@@ -10,7 +10,7 @@ FOR_ITER is specialised (FOR_ITER_GEN) and resumes them inline, taking none of 3
 recursion budget; under a hook the specialisation fails and backs off, and after the hook is
 gone the instruction stays generic until the back-off runs out: the same recursion now spends
 the budget and stops where a recursion through C does. pyuprof's hook has the same effect; it is
-CPython's, not pyuprof's (README, Limits). Prints the depths before and after.
+CPython's, not pyuprof's (docs/limits.md). Prints the depths before and after.
 """
 import os
 import sys

@@ -9,7 +9,7 @@
 # trampoline bytes that are not its page's (tests/tools/pages.py), and new `segfault`/`traps:`
 # kernel log lines; the fixture itself exits non-zero when a pool replaced a worker (one
 # died). Appends the counts to bench/SOAK.md. A CI run once saw a fork-pool worker compute a
-# wrong result after such a SIGKILL (README, Limits: a followed child's page, since repaired).
+# wrong result after such a SIGKILL (docs/limits.md: a followed child's page, since repaired).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD

@@ -6,7 +6,7 @@
 Sets the interpreter's eval_frame hook to CPython's own evaluator (it changes nothing but that
 CPython no longer runs Python-to-Python calls inline) and runs MODULE as `python -m` would. A
 test that fails recorded and fails here too fails because some hook is set, whoever sets it:
-CPython's behaviour, not pyuprof's (README, Limits).
+CPython's behaviour, not pyuprof's (docs/limits.md).
 """
 import ctypes
 import runpy

@@ -11,7 +11,7 @@ new class to compile) goes through:
     backend (TorchInductor); where that backend cannot run here (no C compiler), the
     "eager" backend, so that Dynamo's own work is still there to profile.
 Then each compiled form runs once on a small batch, and the outputs are checked against the
-plain model's. Made for `make demo-compile` (README: "Profiling a compilation"): nothing in
+plain model's. Made for `make demo-compile` (docs/usage.md: "Profiling a compilation"): nothing in
 it knows about pyuprof.
 """
 

@@ -5,7 +5,7 @@
 # compiling small models: TorchScript, FX, torch.compile where there is one) with Debian's
 # /usr/bin/python3, launch mode, no change to the script; writes the profile, its call graph
 # and its flame graph into build/demo-compile/, and PNG renders of both (headless Chromium,
-# if installed) for the README's "Profiling a compilation". Installs python3-torch (Debian's,
+# if installed) for the "Profiling a compilation" in docs/usage.md. Installs python3-torch (Debian's,
 # about 1 GB with its dependencies) when /usr/bin/python3 cannot import torch.
 set -euo pipefail
 

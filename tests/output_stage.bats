@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# What README says happens when writing an output fails at the end of a recording (issue 14):
+# What docs/usage.md says happens when writing an output fails at the end of a recording (issue 14):
 # that output is not written (no partial or temporary file), every other output is, one line
 # names the failure, and the exit status is 1 in attach mode (the program's own in launch
 # mode). The failure: the directory of one output is removed while recording, so its
