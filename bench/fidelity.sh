@@ -38,6 +38,9 @@ PYUPROF=build/pyuprof
 EVAL="python3 bench/fidelity/evaluate.py"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# the code and interpreters measured, taken before the runs
+# shellcheck disable=SC2086 # one word per label
+stamp=$(bench_stamp $PYTHONS)
 
 [[ $(id -u) -eq 0 ]] || { echo "bench-fidelity: run as root (probes)" >&2; exit 1; }
 [[ -x $PYUPROF ]] || { echo "bench-fidelity: build first (make)" >&2; exit 1; }
@@ -190,8 +193,7 @@ findings=""
 	echo
 	echo "Machine: $(nproc) vCPUs (a VM shared with other work), kernel $(uname -r)."
 	echo "Run $(date -u +%Y-%m-%dT%H:%MZ) by \`make bench-fidelity\` (bench/fidelity.sh);"
-	# shellcheck disable=SC2086 # one word per label
-	echo "$(bench_stamp $PYTHONS); record options: \`${PYUPROF_ARGS:-(default)}\`."
+	echo "$stamp; record options: \`${PYUPROF_ARGS:-(default)}\`."
 	echo
 	echo "Load average at the start: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared)."
 	echo
