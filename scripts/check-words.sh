@@ -7,7 +7,7 @@
 # ..., this, last, previous, next, earlier, later, prior (any case). pyuprof's own recording
 # session (struct session, "the recording session") is not such a phrase.
 #   scripts/check-words.sh            the project's files under README.md docs bench include bpf
-#                                     user scripts tests (in a git clone the tracked ones: not
+#                                     user scripts tests (in a git clone those not ignored: not
 #                                     node_modules/, bench/regrtest-logs/ or other output)
 #   scripts/check-words.sh PATH...    every text file under PATH
 set -euo pipefail
@@ -17,7 +17,8 @@ else
 	cd "$(dirname "$0")/.."
 	set -- README.md docs bench include bpf user scripts tests
 	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-		mapfile -t files < <(git ls-files -z -- "$@" | xargs -0r grep -lIi 'session' -- || true)
+		mapfile -t files < <(git ls-files -z --cached --others --exclude-standard -- "$@" |
+			xargs -0r grep -slIi 'session' -- || true)
 	else
 		mapfile -t files < <(grep -rlIi --exclude-dir=node_modules 'session' -- "$@" || true)
 	fi
