@@ -23,7 +23,7 @@ USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) \
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all check-layers deps demo demo-compile test test-asan asan fuzz fuzz-build unit bench bench-tools bench-soak \
+.PHONY: all check-layers check-words deps demo demo-compile test test-asan asan fuzz fuzz-build unit bench bench-tools bench-soak \
 	bench-soak-attach bench-soak-subprocesses bench-fidelity bench-soak-forks \
 	bench-regrtest bench-realjob vmlinux clean install
 all: $(OUTPUT)/pyuprof
@@ -144,7 +144,13 @@ check-layers:
 	    case ,$$ok, in *,$$x,*) ;; *) echo "user/$$d/ includes $$x/ (LAYERS in the Makefile)" >&2; exit 1;; esac; \
 	  done; done
 
-test: all unit asan fuzz-build check-layers
+# The project speaks of itself: results by date and commit, comments by why. Sessions counted
+# or placed in time (an ordinal, or this, last, next ... before the word) fail, one line per
+# file:line (scripts/check-words.sh).
+check-words:
+	$(Q)scripts/check-words.sh
+
+test: all unit asan fuzz-build check-layers check-words
 	$(Q)scripts/run-tests.sh
 
 test-asan: asan

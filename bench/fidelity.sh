@@ -15,9 +15,10 @@
 # callers) and against samplers: bench/fidelity/sigsample.py (in-process SIGPROF, every
 # interpreter, single-thread workloads) and Debian's austin 1.0.1 (3.8-3.10 only). Samplers run
 # a larger size of the same workload (shares, not times, are compared). Writes
-# bench/FIDELITY.md, or OUT: this run's table at the top, and every hand-written "## " section
-# after it kept (the earlier runs, each moved by hand under a heading of its own, and
-# "## Findings").
+# bench/FIDELITY.md, or OUT: this run's table at the top (its date, machine, commit and
+# interpreters first), and every hand-written "## " section after it kept ("## Findings", then
+# "## History": the earlier runs, newest first, each moved there by hand under its date and
+# commit).
 # Settings: PYTHONS (labels as tests/helpers.bash: "3.8 3.10 3.12 3.13 deb3.11"), WORKLOADS
 # ("fib generators compile recursion threads known"), REPS (5), RECS (5), PYUPROF_ARGS (extra
 # record options, e.g. "--exits uretprobe"), OUT, NOISY_PCT (10: a native spread that marks a
@@ -37,6 +38,9 @@ PYUPROF=build/pyuprof
 EVAL="python3 bench/fidelity/evaluate.py"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# the code and interpreters measured, taken before the runs
+# shellcheck disable=SC2086 # one word per label
+stamp=$(bench_stamp $PYTHONS)
 
 [[ $(id -u) -eq 0 ]] || { echo "bench-fidelity: run as root (probes)" >&2; exit 1; }
 [[ -x $PYUPROF ]] || { echo "bench-fidelity: build first (make)" >&2; exit 1; }
@@ -189,7 +193,7 @@ findings=""
 	echo
 	echo "Machine: $(nproc) vCPUs (a VM shared with other work), kernel $(uname -r)."
 	echo "Run $(date -u +%Y-%m-%dT%H:%MZ) by \`make bench-fidelity\` (bench/fidelity.sh);"
-	echo "pyuprof $(git rev-parse --short HEAD 2>/dev/null || echo '?'), record options: \`${PYUPROF_ARGS:-(default)}\`."
+	echo "$stamp; record options: \`${PYUPROF_ARGS:-(default)}\`."
 	echo
 	echo "Load average at the start: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared)."
 	echo

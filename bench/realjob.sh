@@ -10,13 +10,17 @@
 # instruction the kernel emulates (batch-single-step: user/target/probe_site.h). Per mode the median
 # wall time of REPS runs (the whole process, start-up included), the calls recorded, lost
 # events, and how often and how long the target waited for pyuprof (batch mode: a full ring
-# buffer). Writes bench/REALJOB.md (keeping its "## Findings" section), or OUT.
+# buffer). Writes bench/REALJOB.md, or OUT: this run's table under its date, commit, machine and
+# versions, then its hand-written "## Findings" section kept (earlier runs, newest first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS=${REPS:-3}
 OUT=${OUT:-bench/REALJOB.md}
 MODES=${MODES:-"native cprofile batch batch-single-step usdt trampoline"}
 PY=/usr/bin/python3.11
+# the code measured, taken before the runs
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo '?')
+git diff --quiet HEAD -- 2>/dev/null || commit="$commit with uncommitted changes"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 [[ $(id -u) -eq 0 ]] || { echo "bench-realjob: run as root (probes)" >&2; exit 1; }
@@ -77,7 +81,7 @@ native=$(tr ' ' '\n' <<<"${ms[native]}" | grep . | median)
 {
 	echo "# A real job recorded: sympy's core tests on Debian's python3.11"
 	echo
-	echo "\`make bench-realjob\` (bench/realjob.sh), $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) vCPUs," \
+	echo "\`make bench-realjob\` (bench/realjob.sh), $(date -u +%Y-%m-%dT%H:%MZ), pyuprof $commit, $(nproc) vCPUs," \
 		"kernel $(uname -r), $($PY -c 'import sys; print(sys.version.split()[0])')," \
 		"sympy $($PY -c 'import sympy; print(sympy.__version__)'); median of $REPS," \
 		"whole process wall time (start-up included)."

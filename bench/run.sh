@@ -17,13 +17,14 @@
 # more run of the floor and of pyuprof with kernel.bpf_stats_enabled, for the time spent in the
 # BPF programs themselves (not in the timed runs: the stats add two clock reads per probe).
 # Then the consumer alone on a replayed raw recording (bench/replay) and the attach latency
-# (bench/attach.sh). Writes bench/RESULTS.md (keeping its hand-written "## Findings"
-# section). REPS (3), PYS (all present), WORKLOADS (fib generators compile deep many), MODES,
-# CELLS_ONLY (set: the cells' table only) and
-# COMPILE_FILES (2: the stdlib modules
-# the compile workload compiles) and COMPILE_ROUNDS (1: the timed rounds in each run of the
-# compile workload, of which the median is the run's: bench/workloads/compile.py) can be set. The 10-minute memory run is separate: make
-# bench-soak (bench/soak.sh).
+# (bench/attach.sh). Writes bench/RESULTS.md: this run at the top (its date, machine, commit
+# and interpreters first), then everything from its hand-written "## Findings" on, kept (the
+# findings, and "## History": the runs before, each moved there by hand under its date and
+# commit). REPS (3), PYS (all present), WORKLOADS (fib generators compile deep many), MODES,
+# CELLS_ONLY (set: the cells' table only), COMPILE_FILES (2: the stdlib modules the compile
+# workload compiles) and COMPILE_ROUNDS (1: the timed rounds in each run of the compile
+# workload, of which the median is the run's: bench/workloads/compile.py) can be set. The
+# 10-minute memory run is separate: make bench-soak (bench/soak.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tests/helpers.bash 2>/dev/null || true
@@ -159,6 +160,8 @@ stats() { # values... -> "min median spread", the spread (max over min) in %
 	echo "Machine: $(nproc) vCPUs (a VM shared with other work), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo),"
 	echo "kernel $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')."
 	echo "Run $(date -u +%Y-%m-%dT%H:%MZ), $REPS repetitions per cell, min and median; compile.py $COMPILE_FILES, the median of $BENCH_COMPILE_ROUNDS round(s) in each run."
+	# shellcheck disable=SC2086 # one word per label
+	echo "$(bench_stamp $PYS)."
 	echo "The modes take turns: each repetition runs every mode once, one after the other."
 	if [[ -z ${SPEED_RAW:-} ]]; then
 		echo "Each run's time is scaled by the machine's speed next to its section: times the cell's"
@@ -350,7 +353,7 @@ fi
 	echo
 	REPS=5 bench/attach.sh
 } >>"$out.tmp"
-# the hand-written findings at the end of the file are kept from one run to the next
+# the hand-written findings and history at the end of the file are kept from one run to the next
 if [[ -f $out ]] && grep -q '^## Findings' "$out"; then
 	echo >>"$out.tmp"
 	sed -n '/^## Findings/,$p' "$out" >>"$out.tmp"

@@ -76,7 +76,7 @@ done
 
 {
 	echo
-	echo "## bench-soak-forks, $(date -u +%Y-%m-%d), kernel $(uname -r), $(nproc) CPUs"
+	echo "## bench-soak-forks, $(date -u +%Y-%m-%d), pyuprof $(git rev-parse --short HEAD 2>/dev/null || echo '?'), kernel $(uname -r), $(nproc) CPUs"
 	echo
 	echo "Launch: FORKS=$FORKS children in one recording; attach: a target forking for $SECS s"
 	echo "while pyuprof attaches for 1 s at a time. \"bad\": a child whose result or eval_frame"

@@ -43,7 +43,7 @@ peak=$(awk '/maxrss_kb/ {printf "%.1f", $2/1024}' "$tmp/time")
 {
 	echo
 	echo "### soak $(date -u +%Y-%m-%dT%H:%MZ): Python $PY, ${SECS} s," \
-		"$DISTINCT extra distinct functions"
+		"$DISTINCT extra distinct functions, pyuprof $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 	echo
 	echo "${summary#pyuprof: }; peak RSS $peak MB"
 	echo

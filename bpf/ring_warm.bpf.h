@@ -7,10 +7,10 @@
  * its direct map when it makes the map, but the programs write them through the ring's own
  * vmap; on a host that shadows the guest's page tables (PVM here) the first write to each
  * page through that mapping costs 5-12 µs, ~50 ns a Python call until the ring has wrapped
- * once (bench/RESULTS.md, fourteenth session). Run once by user space (BPF_PROG_TEST_RUN)
- * before anything is attached: each step reserves a record, writes all of it (a copy onto
- * itself) and discards it; it stops when the ring is full, and the consumer skips what was
- * discarded. Up to RING_WARM_MAX bytes: a bigger ring's start-up stays bounded.
+ * once (bench/RESULTS.md, History, 2026-11-27T18:30Z and 18:52Z). Run once by user space
+ * (BPF_PROG_TEST_RUN) before anything is attached: each step reserves a record, writes all of
+ * it (a copy onto itself) and discards it; it stops when the ring is full, and the consumer
+ * skips what was discarded. Up to RING_WARM_MAX bytes: a bigger ring's start-up stays bounded.
  */
 #define RING_WARM_MAX (64ULL << 20)
 

@@ -19,7 +19,7 @@
  * object's address, whose top bits no user address has. So the first word tells a record's
  * length (stage_rec_bytes), and the heads of records can be found among any words (a lost
  * range is counted so: bpf/stage.bpf.h). A call without a chain takes 40 bytes (64 in records
- * of 32 before: bench/RESULTS.md, tenth session):
+ * of 32 each: bench/RESULTS.md, History, 2026-11-27T03:10Z, ca7be10):
  *   entry (32): tsc | STAGE_TAG_ENTRY, frame [| STAGE_GEN_CREATE], code, chain[0]
  *   chain (32): chain_code[0] | STAGE_CHAIN [| STAGE_CHAIN_GEN0 | STAGE_CHAIN_GEN1], chain[1],
  *               chain_code[1], back      (right after its entry; none when chain[0] is

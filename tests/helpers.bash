@@ -48,6 +48,23 @@ py_path() {
 	fi
 }
 
+# For bench/'s result files (run from the repository): "pyuprof COMMIT; Pythons V, V, ..." for
+# the labels given, so that a run's numbers name the code and the interpreters they measured.
+bench_stamp() {
+	local label py v vs=()
+	for label in "$@"; do
+		py=$(py_path "$label") || continue
+		v=$("$py" -c 'import sys; print(sys.version.split()[0])')
+		[[ $label == deb3.11 ]] && v="Debian's $v (deb3.11)"
+		vs+=("$v")
+	done
+	local c
+	c=$(git rev-parse --short HEAD 2>/dev/null || echo '?')
+	git diff --quiet HEAD -- 2>/dev/null || c="$c with uncommitted changes"
+	local IFS=,
+	echo "pyuprof $c; Pythons ${vs[*]}" | sed 's/,/, /g'
+}
+
 # Skips the test with WHY; under CI=true fails it instead, because in CI a skipped test is a
 # test that cannot fail (the README lists no optional interpreter or tool).
 skip_unless_ci() {

@@ -10,7 +10,8 @@ With BENCH_COMPILE_ROUNDS=R the timed run is repeated R times, each between its 
 timings of the call-free loop, and the one whose time over its loop's is the median is printed,
 with its loop: a section of 200-400 ms changes speed inside itself on the test VM, which one
 loop before and one after cannot see, and the median of R such sections in each process is
-steadier than one (bench/RESULTS.md, sixteenth session). The calls counted are one round's."""
+steadier than one (bench/RESULTS.md, Findings: compile, the median of 7 rounds a run,
+2026-11-28). The calls counted are one round's."""
 import os
 import subprocess
 import sys

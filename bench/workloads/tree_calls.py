@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Benchmark workload: what a call costs by its shape (bench/tree_calls.sh). N calls of an empty
-function in a loop (the shape the calibration timed before the ninth session), then N calls in
-trees of calls of depth 2, 5 (the calibration's now) and 11, and fib's recursion. Each shape's
+function in a loop (the calibration's shape before 98d8511: bench/FIDELITY.md, History,
+2026-11-27T00:22Z), then N calls in trees of calls of depth 2, 5 (the calibration's) and 11,
+and fib's recursion. Each shape's
 loop is timed by the thread's CPU time, median of 7 rounds; prints "shape ns-per-call"."""
 import sys
 import time

@@ -264,10 +264,10 @@ int calibrate__figures(const struct calib_timings *plain, const struct calib_tim
 	 * plain one, over its calls: the trees' own work is in both). A loop of calls of an
 	 * empty function is the probes' cheapest shape, every branch predicted the same way
 	 * each time; calls nested in calls, the shape of programs, cost the same probes more.
-	 * Measured on the 2-vCPU test VM (bench/tree_calls.sh, bench/FIDELITY.md, ninth
-	 * session), ns a call over the empty loop's: 6-9 on 3.12 and 3.13, 4-6 on Debian's
-	 * 3.11, 1-3 on 3.8, about the same at depths 2 to 11 and in fib. Calibrated on the
-	 * loop, fib's section came out 1.30-1.42 of its native time on 3.11+ and compile's
+	 * Measured on the 2-vCPU test VM (bench/tree_calls.sh; bench/FIDELITY.md, History,
+	 * 2026-11-27T00:22Z), ns a call over the empty loop's: 6-9 on 3.12 and 3.13, 4-6 on
+	 * Debian's 3.11, 1-3 on 3.8, about the same at depths 2 to 11 and in fib. Calibrated on
+	 * the loop, fib's section came out 1.30-1.42 of its native time on 3.11+ and compile's
 	 * 1.09; a loop of calls of an empty function now comes out short (0.64-0.82 on 3.11+).
 	 */
 	call = ((double)loop_time(probed->trees, probed->rounds) -

@@ -19,7 +19,7 @@
 struct session {
 	pid_t pid; /* the target */
 	char **command; /* launch mode: its argv */
-	struct calib_run *calib; /* set when this session records the calibration snippet */
+	struct calib_run *calib; /* set when the session records the calibration snippet */
 	bool launched, released, target_gone, follow;
 	int child_status; /* launch mode: the program's wait status, -1 until known */
 	/* launch mode: the program, started by launch__fork in pyuprof's main thread, and its
