@@ -68,7 +68,7 @@ int proc_rec__exits_possible(const struct proc_rec *pr, char *why, size_t why_le
 	if (pr->want_exits == EXITS_RET && !t->nret) {
 		snprintf(why, why_len, "cannot find the ret instructions of _PyEval_EvalFrameDefault "
 				       "in %s (its code does not disassemble whole): --exits ret is not "
-				       "possible", t->path);
+				       "possible", t->shown);
 		return -ENOEXEC;
 	}
 	return 0;
@@ -211,7 +211,7 @@ int proc_rec__choose(struct proc_rec *pr, char *why, size_t why_len)
 		pr->has_target = true;
 	}
 	snprintf(pr->version, sizeof(pr->version), "%s", pr->target.version);
-	vlog("Python %s in %s (pid %d), %d return sites", pr->target.version, pr->target.path,
+	vlog("Python %s in %s (pid %d), %d return sites", pr->target.version, pr->target.shown,
 	     pr->pid, pr->target.nret);
 	pr->live_checked = false;
 	return choose_exits(pr, why, why_len);

@@ -15,6 +15,7 @@
 #include "pyuprof.h"
 #include "target/elf_syms.h"
 #include "target/probe_site.h"
+#include "target/proc_root.h"
 #include "target/py_target.h"
 
 #define EVAL_SYM "_PyEval_EvalFrameDefault"
@@ -107,15 +108,18 @@ static int check_debug_offsets(struct elf_file *ef, const struct py_target *t, c
 }
 
 /* Tries one mapped object; returns 0 if it holds the interpreter (and fills t), else -ENOEXEC. */
-static int try_object(struct py_target *t, const struct mapping *maps, int n, const char *path,
-		      char *why, size_t why_len)
+static int try_object(struct py_target *t, const struct mapping *maps, int n,
+		      const struct mapping *m, char *why, size_t why_len)
 {
 	uint64_t vaddr, size, start = UINT64_MAX;
+	const char *path = m->path;
 	struct inline_subscr getitem;
 	struct elf_file *ef;
 	int i, err;
 
-	snprintf(t->path, sizeof(t->path), "/proc/%d/root%s", t->pid, path);
+	/* the mapping itself: in another root (a chroot, a container) its path is not one here */
+	if (proc_root__mapped_file(t->pid, m->start, m->end, m->path, t->path, sizeof(t->path)))
+		return -ENOEXEC;
 	ef = elf_file__open(t->path);
 	if (!ef)
 		return -ENOEXEC;
@@ -123,6 +127,8 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n, co
 		elf_file__close(ef);
 		return -ENOEXEC;
 	}
+	proc_root__describe(t->pid, m->path, t->path, t->shown, sizeof(t->shown));
+	path = t->shown;
 	detect_version(ef, t);
 	t->offsets = py_layouts__find(t->major, t->minor, t->patch);
 	if (!t->offsets) {
@@ -132,7 +138,7 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n, co
 		goto out;
 	}
 	for (i = 0; i < n; i++)
-		if (!strcmp(maps[i].path, path) && maps[i].offset == 0 && maps[i].start < start)
+		if (!strcmp(maps[i].path, m->path) && maps[i].offset == 0 && maps[i].start < start)
 			start = maps[i].start;
 	if (start == UINT64_MAX) {
 		snprintf(why, why_len, "cannot find where %s is loaded", path);
@@ -269,10 +275,10 @@ int py_target__find(pid_t pid, struct py_target *t, char *why, size_t why_len)
 	/* the executable and libpython* first: big libraries (torch) are slow to scan */
 	for (pass = 0; pass < 2 && err == -ENOEXEC; pass++) {
 		for (i = 0; i < n && err == -ENOEXEC; i++) {
-			if (maps[i].offset || likely_first(maps[i].path, exe) != !pass ||
-			    strstr(maps[i].path, " (deleted)"))
+			/* (a file deleted since it was mapped is opened as mapped, too) */
+			if (maps[i].offset || likely_first(maps[i].path, exe) != !pass)
 				continue;
-			err = try_object(t, maps, n, maps[i].path, why, why_len);
+			err = try_object(t, maps, n, &maps[i], why, why_len);
 		}
 	}
 	free(maps);

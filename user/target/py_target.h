@@ -17,7 +17,9 @@
 
 struct py_target {
 	pid_t pid;
-	char path[PATH_MAX + 32]; /* how we open the interpreter object: /proc/PID/root/... */
+	char path[PATH_MAX + 32]; /* how we open the interpreter object (proc_root.h): the
+				   * mapping in /proc/PID/map_files, or /proc/PID/root/... */
+	char shown[PATH_MAX + 32]; /* what messages call it (proc_root__describe) */
 	uint64_t bias;		  /* load bias: runtime address = bias + vaddr */
 	unsigned major, minor, patch;
 	char version[32];
