@@ -70,7 +70,7 @@ int main(int argc, char **argv)
 		return 64;
 	}
 	mode = argv[1];
-	err = launch__start(argv + 3, &pid, &t, &st, why, sizeof(why));
+	err = launch__start(argv + 3, NULL, &pid, &t, &st, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "bare: %s\n", why);
 		return 1;

@@ -246,7 +246,7 @@ int record__run(void)
 	s.t_start = clock__mono_ns();
 	s.launched = env.command != NULL;
 	/* (the program's parent is this thread, which outlives the holding one: launch.h) */
-	if (s.launched && (err = launch__fork(env.command, &s.forked, &s.forked_fd))) {
+	if (s.launched && (err = launch__fork(env.command, NULL, &s.forked, &s.forked_fd))) {
 		elog("cannot start %s: %s", env.command[0], strerror(-err));
 		goto cleanup;
 	}

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -58,7 +59,20 @@ int launch__release(pid_t pid)
 	return ptrace(PTRACE_DETACH, pid, NULL, NULL) ? -errno : 0;
 }
 
-static void child(char **argv, int errfd, pid_t parent)
+int launch__become(const struct launch_as *as)
+{
+	if (!as)
+		return 0;
+	if (as->root && (chroot(as->root) || chdir("/")))
+		return -errno;
+	/* groups first, then the group, then the user: each needs the rights the next drops */
+	if (as->as_user && (setgroups(0, NULL) || setresgid(as->gid, as->gid, as->gid) ||
+			    setresuid(as->uid, as->uid, as->uid)))
+		return -errno;
+	return 0;
+}
+
+static void child(char **argv, const struct launch_as *as, int errfd, pid_t parent)
 {
 	int err;
 
@@ -70,14 +84,17 @@ static void child(char **argv, int errfd, pid_t parent)
 		_exit(127);
 	raise(SIGSTOP); /* until the parent has seized us */
 	prctl(PR_SET_PDEATHSIG, 0);
-	execvp(argv[0], argv);
-	err = errno;
+	err = -launch__become(as);
+	if (!err) {
+		execvp(argv[0], argv);
+		err = errno;
+	}
 	if (write(errfd, &err, sizeof(err)) < 0)
 		_exit(126);
 	_exit(127);
 }
 
-int launch__fork(char **argv, pid_t *pidp, int *errfd)
+int launch__fork(char **argv, const struct launch_as *as, pid_t *pidp, int *errfd)
 {
 	int fds[2];
 	pid_t pid, parent;
@@ -94,7 +111,7 @@ int launch__fork(char **argv, pid_t *pidp, int *errfd)
 		return err;
 	}
 	if (pid == 0)
-		child(argv, fds[1], parent);
+		child(argv, as, fds[1], parent);
 	close(fds[1]);
 	*pidp = pid;
 	*errfd = fds[0];
@@ -181,10 +198,10 @@ found:
 	return err;
 }
 
-int launch__start(char **argv, pid_t *pid, struct py_target *t, int *exit_status, char *why,
-		  size_t why_len)
+int launch__start(char **argv, const struct launch_as *as, pid_t *pid, struct py_target *t,
+		  int *exit_status, char *why, size_t why_len)
 {
-	int errfd, err = launch__fork(argv, pid, &errfd);
+	int errfd, err = launch__fork(argv, as, pid, &errfd);
 
 	if (err) {
 		*exit_status = -1;

@@ -7,8 +7,23 @@
 #ifndef __PYUPROF_LAUNCH_H
 #define __PYUPROF_LAUNCH_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 #include "target/py_target.h"
+
+/*
+ * Where and as whom a started program runs (the calibration's snippet: in the target's root,
+ * as the target's user). NULL for a launch_as, or root NULL and as_user false: as pyuprof.
+ */
+struct launch_as {
+	const char *root; /* a directory to chroot into first (/proc/PID/root), or NULL */
+	bool as_user;	  /* then run as uid and gid, with no supplementary groups */
+	uid_t uid;
+	gid_t gid;
+};
+
+/* In a child, before its exec: enters as->root and becomes as->uid. Returns 0 or -errno. */
+int launch__become(const struct launch_as *as);
 
 /*
  * Starts argv's program, stopped before its exec until launch__seize. The thread that calls
@@ -16,7 +31,7 @@
  * waits for the program (a program that asked for a signal at its parent's death must not get
  * it when a thread of pyuprof's ends). Returns 0 (*errfd for launch__seize) or -errno.
  */
-int launch__fork(char **argv, pid_t *pid, int *errfd);
+int launch__fork(char **argv, const struct launch_as *as, pid_t *pid, int *errfd);
 /*
  * Seizes the child launch__fork started and lets it run until its interpreter is mapped.
  * Returns 0 with the child seized, in a ptrace-stop, and t filled, or -errno with why set;
@@ -26,8 +41,8 @@ int launch__fork(char **argv, pid_t *pid, int *errfd);
 int launch__seize(pid_t pid, int errfd, char **argv, struct py_target *t, int *exit_status,
 		  char *why, size_t why_len);
 /* launch__fork, then launch__seize, in the calling thread. */
-int launch__start(char **argv, pid_t *pid, struct py_target *t, int *exit_status, char *why,
-		  size_t why_len);
+int launch__start(char **argv, const struct launch_as *as, pid_t *pid, struct py_target *t,
+		  int *exit_status, char *why, size_t why_len);
 
 /* Lets the stopped child run, no longer traced. Returns 0 or -errno. */
 int launch__release(pid_t pid);

@@ -182,10 +182,10 @@ static int read_timings(int fd, struct calib_timings *t, char *why, size_t why_l
 	return -ENODATA;
 }
 
-/* Starts argv plainly (no probes, output to /dev/null); it dies with pyuprof, whatever ends
- * pyuprof (SIGKILL included; run as another user, setpriv's switch clears that, and the
- * snippet ends by itself in well under a second). */
-static int spawn_plain(char **argv, pid_t *pid, char *why, size_t why_len)
+/* Starts argv plainly (no probes, output to /dev/null), where and as whom as says; it dies
+ * with pyuprof, whatever ends pyuprof (SIGKILL included). */
+static int spawn_plain(char **argv, const struct launch_as *as, pid_t *pid, char *why,
+		       size_t why_len)
 {
 	pid_t parent = getpid();
 	int err, fd;
@@ -197,7 +197,8 @@ static int spawn_plain(char **argv, pid_t *pid, char *why, size_t why_len)
 		return err;
 	}
 	if (*pid == 0) {
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		/* (the death signal after the switch of user, which clears it) */
+		if (launch__become(as) || prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
 			_exit(127);
 		fd = open("/dev/null", O_RDWR);
 		if (fd < 0 || dup2(fd, STDIN_FILENO) < 0 || dup2(fd, STDOUT_FILENO) < 0)
@@ -310,18 +311,14 @@ int calibrate__figures(const struct calib_timings *plain, const struct calib_tim
 	return 0;
 }
 
-int calibrate__run(const char *python, uid_t uid, gid_t gid, bool cpu_clock,
+int calibrate__run(const char *python, const struct launch_as *as, bool cpu_clock,
 		   calib_record_fn record, void *ctx, struct calibration *out, char *why, size_t why_len)
 {
 	char plain_path[] = "/tmp/pyuprof-calib-XXXXXX", probed_path[] = "/tmp/pyuprof-calib-XXXXXX";
-	char n_arg[16], r_arg[16], d_arg[16], uid_arg[16], gid_arg[16], plain_arg[16],
-		probed_arg[16];
-	/* as another user: setpriv (util-linux) drops to it first, then execs the interpreter */
-	char *argv[] = { "setpriv", "--reuid", uid_arg, "--regid", gid_arg, "--clear-groups", "--",
-			 (char *)python, "-I", "-S", "-c", (char *)snippet, plain_arg,
-			 cpu_clock ? "cpu" : "wall", n_arg, r_arg, d_arg, NULL };
-	const int as_is = 7, out_arg = 12; /* argv + as_is: the interpreter's own command */
-	char **cmd = uid == geteuid() ? argv + as_is : argv;
+	char n_arg[16], r_arg[16], d_arg[16], plain_arg[16], probed_arg[16];
+	char *cmd[] = { (char *)python, "-I", "-S", "-c", (char *)snippet, plain_arg,
+			cpu_clock ? "cpu" : "wall", n_arg, r_arg, d_arg, NULL };
+	const int out_arg = 5;
 	struct calib_run run = { .empty_id = NO_ID, .body_id = NO_ID };
 	struct calib_timings plain, probed;
 	uint64_t t0 = clock__mono_ns();
@@ -338,21 +335,19 @@ int calibrate__run(const char *python, uid_t uid, gid_t gid, bool cpu_clock,
 	unlink(probed_path);
 	snprintf(plain_arg, sizeof(plain_arg), "%d", fd1);
 	snprintf(probed_arg, sizeof(probed_arg), "%d", fd2);
-	snprintf(uid_arg, sizeof(uid_arg), "%d", (int)uid);
-	snprintf(gid_arg, sizeof(gid_arg), "%d", (int)gid);
 	snprintf(n_arg, sizeof(n_arg), "%d", CALIB_CALLS);
 	snprintf(r_arg, sizeof(r_arg), "%d", CALIB_ROUNDS);
 	snprintf(d_arg, sizeof(d_arg), "%d", CALIB_TREE_DEPTH);
 	/* one after the other: the session reaps any child of pyuprof's it sees end */
-	err = spawn_plain(cmd, &plain_pid, why, why_len);
+	err = spawn_plain(cmd, as, &plain_pid, why, why_len);
 	if (!err)
 		err = wait_plain(plain_pid, why, why_len);
 	if (!err)
 		err = read_timings(fd1, &plain, why, why_len);
 	if (err)
 		goto out;
-	argv[out_arg] = probed_arg;
-	err = record(ctx, cmd, &run);
+	cmd[out_arg] = probed_arg;
+	err = record(ctx, cmd, as, &run);
 	if (err) {
 		snprintf(why, why_len, "recording the calibration snippet failed: %s",
 			 strerror(-err));

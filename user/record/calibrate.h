@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "inject/launch.h"
 #include "profile/profile.h"
 
 /* each round: CALIB_CALLS calls in each of four loops (an await: two activations), ~0.1 ms
@@ -57,21 +58,22 @@ struct calibration {
 struct calib_run; /* one calibration under way: the recorded calls of its functions */
 
 /*
- * Records argv, a command to launch, as the session records its target (same probes, same
- * options), with calibrate__watch(run, its profile) called before its first event. Returns 0
- * when it ran and was recorded, else -errno.
+ * Records argv, a command to launch where and as whom as says, as the session records its
+ * target (same probes, same options), with calibrate__watch(run, its profile) called before
+ * its first event. Returns 0 when it ran and was recorded, else -errno.
  */
-typedef int (*calib_record_fn)(void *ctx, char **argv, struct calib_run *run);
+typedef int (*calib_record_fn)(void *ctx, char **argv, const struct launch_as *as,
+			       struct calib_run *run);
 
 /* Lets run see the calls p records (its on_call hook). */
 void calibrate__watch(struct calib_run *run, struct profile *p);
 
 /*
- * Calibrates for the interpreter binary python, run as uid/gid (the target's: through
- * setpriv if that is not pyuprof's own); cpu_clock: times are thread CPU times. Returns 0
+ * Calibrates for the interpreter binary python (its path in as->root, if any), run where and as
+ * whom as says (the target's root and user); cpu_clock: times are thread CPU times. Returns 0
  * with *out filled, or -errno with why set (then nothing is to be subtracted).
  */
-int calibrate__run(const char *python, uid_t uid, gid_t gid, bool cpu_clock,
+int calibrate__run(const char *python, const struct launch_as *as, bool cpu_clock,
 		   calib_record_fn record, void *ctx, struct calibration *out, char *why, size_t why_len);
 
 /*

@@ -22,6 +22,7 @@
 #include "record/probes.h"
 #include "record/session.h"
 #include "record/summary.h"
+#include "target/proc_root.h"
 
 #define CALIB_TRIES 3 /* calibrations that measured no cost, at most */
 
@@ -148,9 +149,11 @@ static void on_birth(void *ctx, pid_t child, pid_t parent, bool follow)
 }
 
 /* calib_record_fn: the snippet is launched and recorded as a target is, by this file's code */
-static int record_calibration(void *ctx, char **argv, struct calib_run *run)
+static int record_calibration(void *ctx, char **argv, const struct launch_as *as,
+			      struct calib_run *run)
 {
-	struct session c = { .child_status = -1, .launched = true, .command = argv, .calib = run };
+	struct session c = { .child_status = -1, .launched = true, .command = argv, .as = as,
+			     .calib = run };
 	pid_t target = child_pid, snippet;
 	uint64_t t0 = clock__mono_ns(), t1, t2;
 	int err;
@@ -192,36 +195,44 @@ static int record_calibration(void *ctx, char **argv, struct calib_run *run)
  */
 static void calibrate_for(pid_t pid, struct calibration *cal)
 {
-	char exe[PATH_MAX + 1], link[64], why[512] = "";
+	char exe[PATH_MAX + 1], root[64], why[512] = "";
+	struct launch_as as = { 0 };
 	const char *base;
 	struct stat st;
-	ssize_t n;
-	int err = -ENOENT;
+	int err;
 
-	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
-	n = readlink(link, exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = 0;
+	/* in another root (a chroot, a container): the file it runs there, run there, with
+	 * the libraries and the standard library it runs with */
+	if (!proc_root__is_ours(pid)) {
+		snprintf(root, sizeof(root), "/proc/%d/root", pid);
+		as.root = root;
+	}
+	err = proc_root__exe(pid, exe, sizeof(exe), why, sizeof(why));
+	if (!err) {
 		base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
 		/* an embedding program is not an interpreter to be run with -c */
-		if (strncmp(base, "python", 6))
+		if (strncmp(base, "python", 6)) {
 			snprintf(why, sizeof(why), "%.400s is not a python interpreter", exe);
-		else
-			err = 0;
-	} else {
-		snprintf(why, sizeof(why), "cannot read %s: %s", link, strerror(errno));
+			err = -ENOEXEC;
+		}
 	}
 	/* the process's owner, as /proc shows it */
-	snprintf(link, sizeof(link), "/proc/%d", pid);
-	if (!err && stat(link, &st))
+	snprintf(root, sizeof(root), "/proc/%d", pid);
+	if (!err && stat(root, &st))
 		err = -errno;
-	if (!err)
+	snprintf(root, sizeof(root), "/proc/%d/root", pid);
+	as.as_user = !err && st.st_uid != geteuid();
+	as.uid = st.st_uid;
+	as.gid = st.st_gid;
+	if (!err && as.root)
+		vlog("calibrating the probes' cost with %s in pid %d's root", exe, pid);
+	else if (!err)
 		vlog("calibrating the probes' cost with %s", exe);
 	/* a calibration that measured no cost (-ERANGE) met a machine whose speed moved by more
 	 * than the probes' cost between its runs (a busy VM): again, CALIB_TRIES in all */
 	for (int tries = 1; !err; tries++) {
-		err = calibrate__run(exe, st.st_uid, st.st_gid, env.cpu_clock, record_calibration,
-				     NULL, cal, why, sizeof(why));
+		err = calibrate__run(exe, &as, env.cpu_clock, record_calibration, NULL, cal, why,
+				     sizeof(why));
 		if (err != -ERANGE || tries == CALIB_TRIES || exiting)
 			break;
 		vlog("calibrating again: %s", why);
@@ -333,7 +344,7 @@ int session__start(struct session *s)
 			err = launch__seize(s->pid, s->forked_fd, s->command, &pr->target,
 					    &s->child_status, why, sizeof(why));
 		} else {
-			err = launch__start(s->command, &s->pid, &pr->target, &s->child_status,
+			err = launch__start(s->command, s->as, &s->pid, &pr->target, &s->child_status,
 					    why, sizeof(why));
 		}
 		if (err) {

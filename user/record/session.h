@@ -19,6 +19,7 @@
 struct session {
 	pid_t pid; /* the target */
 	char **command; /* launch mode: its argv */
+	const struct launch_as *as; /* launch mode: where and as whom it runs (NULL: as pyuprof) */
 	struct calib_run *calib; /* set when the session records the calibration snippet */
 	bool launched, released, target_gone, follow;
 	int child_status; /* launch mode: the program's wait status, -1 until known */
