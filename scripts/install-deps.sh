@@ -18,7 +18,13 @@ build=(clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libcapstone
 # tmux (pyuprof top, driven as a user types); clang's runtimes (make test's ASan build and
 # libFuzzer harnesses); Debian's 3.11 regression tests (tests/peer.bats: a peer's judgement)
 test=(bats python3.11 libxml2-utils chromium nodejs golang-go tmux libclang-rt-14-dev
-      libpython3.11-testsuite)
+      libpython3.11-testsuite debootstrap)
+# test, too: Debian roots that Pythons run in as in a chroot or a container (make-root.sh; the
+# tests find them in the same $PYUPROF_ROOTS, tests/helpers.bash). sid: python3.13 built
+# against a newer glibc than the machine's, so that it runs only inside its root
+# (tests/roots.bats)
+roots_dir=${PYUPROF_ROOTS:-/var/lib/pyuprof/roots}
+sid_packages=(python3.13)
 
 case $what in
 build) pkgs=("${build[@]}") ;;
@@ -50,6 +56,10 @@ for p in "${pkgs[@]}"; do
 	installed "$p" || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] || install "${missing[@]}"
+
+if [ "$what" = test ]; then
+	"$(dirname "$0")/make-root.sh" "$roots_dir/sid" sid "${sid_packages[@]}"
+fi
 
 # Debian's nodejs comes without npm, which is its own package there; NodeSource's nodejs
 # bundles npm and conflicts with Debian's. So: npm only where nodejs left it out.
