@@ -18,6 +18,19 @@ SUPPORTED_PYS=(3.8 3.9 3.10 3.11 3.12 3.13 deb3.11)
 # In pyenv only to be refused.
 UNSUPPORTED_PYS=(2.7 3.6 3.7)
 
+# Debian roots that Pythons run in as in a chroot or a container (scripts/make-root.sh; made
+# by `scripts/install-deps.sh test`, which reads the same variable).
+ROOTS_DIR=${PYUPROF_ROOTS:-/var/lib/pyuprof/roots}
+
+# require_root_py NAME PYTHON: sets ROOT to the root NAME and RPY to PYTHON's path in it
+# (/usr/bin/PYTHON), or skips the test when it is not there (fails it under CI=true).
+require_root_py() {
+	ROOT=$ROOTS_DIR/$1
+	RPY=/usr/bin/$2
+	[[ -x $ROOT$RPY ]] ||
+		skip_unless_ci "no $2 in $ROOT (scripts/install-deps.sh test makes that root)"
+}
+
 pyenv_root() {
 	if [[ -n "${PYENV_ROOT:-}" ]]; then
 		echo "$PYENV_ROOT"
