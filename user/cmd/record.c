@@ -123,6 +123,7 @@ static void *record_held(void *arg)
 	struct session *s = hp->s;
 	struct outputs *out = hp->out;
 	struct proc_rec *root;
+	char what[64];
 	uint32_t i;
 	int err;
 
@@ -141,7 +142,11 @@ static void *record_held(void *arg)
 	if (run_info__read_command(&out->run, s->pid)) /* none: the titles go without it */
 		vlog("cannot read the command line of pid %d", s->pid);
 	root->rec.prof->pid = (uint32_t)s->pid;
-	ilog("recording pid %d (Python %s)%s%s", s->pid, root->version,
+	if (root->has_target)
+		snprintf(what, sizeof(what), "Python %s", root->version);
+	else /* launched through a program that is not Python, followed (session.c) */
+		snprintf(what, sizeof(what), "%s", s->command[0]);
+	ilog("recording pid %d (%s)%s%s", s->pid, what,
 	     s->follow ? " and the processes it starts" : "",
 	     s->launched ? "" : env.live ? "; q to quit" : "; Ctrl-C to stop");
 	if (env.live) {
@@ -214,7 +219,7 @@ int record__run(void)
 	struct raw_end re = { .type = RAW_END };
 	char default_prof[64], tmp_prof[] = "pyuprof.prof";
 	struct profile *merged = NULL;
-	struct proc_rec *root = NULL;
+	struct proc_rec *root = NULL, *py;
 	struct outputs out;
 	struct held_part hp;
 	const char *failed = NULL;
@@ -265,6 +270,12 @@ int record__run(void)
 	root = s.nprocs ? s.procs[0] : NULL;
 	if (!hp.started)
 		goto cleanup;
+	/* the notes speak of the target's interpreter; launched through a program that is not
+	 * Python (following), of the first Python it ran */
+	py = root;
+	for (i = 0; i < s.nprocs && !py->has_target; i++)
+		if (s.procs[i]->has_target)
+			py = s.procs[i];
 	start_ns = hp.start_ns;
 	stop_ns = hp.stop_ns;
 	for (i = 0; i < s.nprocs; i++)
@@ -293,8 +304,8 @@ int record__run(void)
 	if (!err && s.follow)
 		err = session__write_processes(&s, out.paths.prof, stop_ns, &merged);
 	if (!err)
-		err = summary__conclude(&out, merged ? merged : root->rec.prof, &root->hooks,
-					&bstats, root->version, root->exits == EXITS_USDT,
+		err = summary__conclude(&out, merged ? merged : root->rec.prof, &py->hooks,
+					&bstats, py->version, py->exits == EXITS_USDT,
 					(stop_ns - start_ns) / 1e9, s.follow ? s.procs : NULL,
 					s.nprocs);
 	exit_code = err ? 1 : 0;

@@ -3,7 +3,8 @@
  * fork, PTRACE_SEIZE, exec. After each exec the new image is examined: if it defines the
  * interpreter (Debian's static python3.11) we are done; if it needs a libpython, the loader is
  * stepped one system call at a time until that library is mapped. Anything else (a shell
- * wrapper) is let run until its next exec. Signals meant for the child are passed on.
+ * wrapper) is let run until its next exec, or, when its child processes are followed, taken
+ * there as it is. Signals meant for the child are passed on.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -61,8 +62,13 @@ int launch__release(pid_t pid)
 
 int launch__become(const struct launch_as *as)
 {
+	sigset_t none;
+
 	if (!as)
 		return 0;
+	/* (started from a thread that blocks every signal: ptrace_hold__serve_during's job) */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (as->root && (chroot(as->root) || chdir("/")))
 		return -errno;
 	/* groups first, then the group, then the user: each needs the rights the next drops */
@@ -118,8 +124,8 @@ int launch__fork(char **argv, const struct launch_as *as, pid_t *pidp, int *errf
 	return 0;
 }
 
-int launch__seize(pid_t pid, int errfd, char **argv, struct py_target *t, int *exit_status,
-		  char *why, size_t why_len)
+int launch__seize(pid_t pid, int errfd, char **argv, bool any, struct py_target *t,
+		  int *exit_status, char *why, size_t why_len)
 {
 	const long options = PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL;
 	bool stepping = false, in_syscall = false, woken = false;
@@ -147,9 +153,11 @@ int launch__seize(pid_t pid, int errfd, char **argv, struct py_target *t, int *e
 					 strerror(exec_errno));
 				err = -exec_errno;
 			} else {
+				/* (it may have run one as a child process, unrecorded) */
 				*exit_status = st;
-				snprintf(why, why_len, "'%s' exited without starting a Python "
-					 "interpreter", argv[0]);
+				snprintf(why, why_len, "'%s' ran no Python interpreter itself: a "
+					 "Python it starts as a child process is recorded with "
+					 "--subprocesses", argv[0]);
 				err = -ENOEXEC;
 			}
 			close(errfd);
@@ -163,6 +171,10 @@ int launch__seize(pid_t pid, int errfd, char **argv, struct py_target *t, int *e
 
 			if (kind == IMAGE_HAS_PYTHON)
 				goto found;
+			if (kind == IMAGE_OTHER && any) {
+				close(errfd);
+				return 1;
+			}
 			stepping = kind == IMAGE_NEEDS_LIBPYTHON;
 			in_syscall = false;
 		} else if (WSTOPSIG(st) == (SIGTRAP | 0x80)) {
@@ -208,5 +220,5 @@ int launch__start(char **argv, const struct launch_as *as, pid_t *pid, struct py
 		snprintf(why, why_len, "cannot start %s: %s", argv[0], strerror(-err));
 		return err;
 	}
-	return launch__seize(*pid, errfd, argv, t, exit_status, why, why_len);
+	return launch__seize(*pid, errfd, argv, false, t, exit_status, why, why_len);
 }

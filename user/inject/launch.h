@@ -13,7 +13,8 @@
 
 /*
  * Where and as whom a started program runs (the calibration's snippet: in the target's root,
- * as the target's user). NULL for a launch_as, or root NULL and as_user false: as pyuprof.
+ * as the target's user, no signal blocked). NULL for a launch_as: as pyuprof, with the
+ * signal mask of the thread that starts it.
  */
 struct launch_as {
 	const char *root; /* a directory to chroot into first (/proc/PID/root), or NULL */
@@ -22,7 +23,8 @@ struct launch_as {
 	gid_t gid;
 };
 
-/* In a child, before its exec: enters as->root and becomes as->uid. Returns 0 or -errno. */
+/* In a child, before its exec: unblocks every signal, enters as->root and becomes as->uid.
+ * Returns 0 or -errno. */
 int launch__become(const struct launch_as *as);
 
 /*
@@ -36,10 +38,12 @@ int launch__fork(char **argv, const struct launch_as *as, pid_t *pid, int *errfd
  * Seizes the child launch__fork started and lets it run until its interpreter is mapped.
  * Returns 0 with the child seized, in a ptrace-stop, and t filled, or -errno with why set;
  * on error the child is gone (reaped), and *exit_status holds its status if it ran and
- * exited by itself (else -1). errfd is closed.
+ * exited by itself (else -1). With any (its child processes are to be followed), a program
+ * that is not Python (a shell, make) is taken at its exec: 1, seized and stopped there, t not
+ * filled. errfd is closed.
  */
-int launch__seize(pid_t pid, int errfd, char **argv, struct py_target *t, int *exit_status,
-		  char *why, size_t why_len);
+int launch__seize(pid_t pid, int errfd, char **argv, bool any, struct py_target *t,
+		  int *exit_status, char *why, size_t why_len);
 /* launch__fork, then launch__seize, in the calling thread. */
 int launch__start(char **argv, const struct launch_as *as, pid_t *pid, struct py_target *t,
 		  int *exit_status, char *why, size_t why_len);

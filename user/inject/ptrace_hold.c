@@ -433,7 +433,7 @@ static int dispatch(struct ptrace_hold *t, pid_t tid, int st, int *status)
 			return 0;
 		h->state = HELD_STOPPED;
 		h->shared = false; /* (a vfork child's memory is its own now) */
-		if (h->pid == t->pid) {
+		if (h->pid == t->pid && !(t->cfg.follow && t->cfg.first_execs)) {
 			t->first_gone = true;
 			return -ESRCH;
 		}
@@ -529,7 +529,9 @@ int ptrace_held__drain(struct ptrace_hold *t, int *status)
 	while (read(t->sfd, &si, sizeof(si)) == sizeof(si))
 		;
 	for (;;) {
-		tid = waitpid(-1, &st, __WALL | WNOHANG);
+		/* this thread's tracees only: another thread may hold processes of its own (the
+		 * calibration's snippet, run while this one serves: ptrace_hold__serve_during) */
+		tid = waitpid(-1, &st, __WALL | __WNOTHREAD | WNOHANG);
 		if (tid <= 0)
 			return tid < 0 && errno != ECHILD && errno != EINTR ? -errno : err;
 		e = dispatch(t, tid, st, status);

@@ -45,6 +45,9 @@ struct hold_cfg {
 	request_fn on_request; /* NULL: the BPF side sends no requests */
 	birth_fn on_birth;     /* NULL: forks are not traced (the child is not ours to see) */
 	bool follow;	       /* new processes are followed (needs on_birth) */
+	/* following: the first process's exec is a PROC_EXEC like any other's, not its end (a
+	 * program that is not Python, launched, which may run one) */
+	bool first_execs;
 	/*
 	 * A stop leaves a thread asleep in a system call asleep, guarded (hold_guard.h), where it
 	 * can: it would get EINTR from an interrupt in epoll_wait and a few other calls. Such a

@@ -323,6 +323,57 @@ static int attach_start(struct session *s, struct proc_rec *pr, char *why, size_
 	return err;
 }
 
+/*
+ * Following, launched through a program that is not Python (a shell, make, a launcher), taken
+ * at its exec: held, and followed as any process of the target's is; the Python it runs, itself
+ * or in a child process, is recorded from its exec, and calibrated for there
+ * (session__calibrate_for).
+ */
+static int start_other(struct session *s, struct proc_rec *pr, struct hold_cfg *cfg)
+{
+	int err;
+
+	cfg->first_execs = true;
+	err = ptrace_hold__adopt(&s->held, s->pid, cfg);
+
+	if (err) {
+		elog("cannot start %s: %s", s->command[0], strerror(-err));
+		return err;
+	}
+	s->released = true;
+	s->calibrate_later = !env.no_compensation;
+	pr->rec.held = s->held;
+	vlog("'%s' (pid %d) is not Python: it is followed, and so are the processes it starts",
+	     s->command[0], s->pid);
+	return 0;
+}
+
+/* The calibration as a job of the holding thread's (ptrace_hold__serve_during). */
+struct calib_job {
+	struct session *s;
+	pid_t pid;
+};
+
+static int calibrate_job(void *arg)
+{
+	struct calib_job *job = arg;
+
+	calibrate_for(job->pid, &job->s->cal);
+	return 0;
+}
+
+void session__calibrate_for(struct session *s, pid_t pid)
+{
+	struct calib_job job = { .s = s, .pid = pid };
+
+	if (!s->calibrate_later)
+		return;
+	s->calibrate_later = false;
+	/* in a thread of its own, which holds the snippet: this one serves the processes held
+	 * meanwhile (a shell that runs on, its other children) */
+	ptrace_hold__serve_during(s->held, calibrate_job, &job);
+}
+
 int session__start(struct session *s)
 {
 	struct proc_rec *pr = session__add_proc(s, s->pid, 0);
@@ -341,17 +392,19 @@ int session__start(struct session *s)
 		if (s->forked) { /* (handed over: launch__seize reaps it on error) */
 			s->pid = s->forked;
 			s->forked = 0;
-			err = launch__seize(s->pid, s->forked_fd, s->command, &pr->target,
-					    &s->child_status, why, sizeof(why));
+			err = launch__seize(s->pid, s->forked_fd, s->command, s->follow,
+					    &pr->target, &s->child_status, why, sizeof(why));
 		} else {
 			err = launch__start(s->command, s->as, &s->pid, &pr->target, &s->child_status,
 					    why, sizeof(why));
 		}
-		if (err) {
+		if (err < 0) {
 			elog("%s", why);
 			return err;
 		}
 		child_pid = pr->pid = pr->rec.live_pid = s->pid;
+		if (err == 1)
+			return start_other(s, pr, &cfg);
 	} else {
 		err = py_target__find(s->pid, &pr->target, why, sizeof(why));
 		if (err) {

@@ -22,6 +22,9 @@ struct session {
 	const struct launch_as *as; /* launch mode: where and as whom it runs (NULL: as pyuprof) */
 	struct calib_run *calib; /* set when the session records the calibration snippet */
 	bool launched, released, target_gone, follow;
+	/* launched through a program that is not Python (following): the calibration waits for
+	 * the first Python (session__calibrate_for) */
+	bool calibrate_later;
 	int child_status; /* launch mode: the program's wait status, -1 until known */
 	/* launch mode: the program, started by launch__fork in pyuprof's main thread, and its
 	 * launch__seize descriptor (forked 0: session__start starts it) */
@@ -50,6 +53,10 @@ void session__install_signals(void);
 /* Launches or finds the target, calibrates, attaches; on return the program runs and is
  * recorded. Returns 0 or -errno (said once). */
 int session__start(struct session *s);
+
+/* Following, a process stopped at its start as a Python: calibrates for its interpreter if
+ * the session waits for one to (calibrate_later); the held processes are served meanwhile. */
+void session__calibrate_for(struct session *s, pid_t pid);
 
 /* Consumes events until the program ends, a signal, deadline_ns (0: none) or an error.
  * Returns 0 or -errno. */

@@ -95,6 +95,7 @@ static void on_proc_event(struct session *s, const struct proc_event *ev)
 			enum py_image_kind kind = py_image__kind(ev->pid);
 
 			if (kind == IMAGE_HAS_PYTHON) {
+				session__calibrate_for(s, ev->pid);
 				follow_start(pr, REC_LAUNCHED);
 			} else if (kind == IMAGE_NEEDS_LIBPYTHON) {
 				/* resumed, one system call at a time, until PROC_LOADED */
@@ -105,8 +106,10 @@ static void on_proc_event(struct session *s, const struct proc_event *ev)
 		ptrace_hold__resume(s->held, ev->pid);
 		return;
 	case PROC_LOADED:
-		if (pr && !s->stopping && !target_went(s))
+		if (pr && !s->stopping && !target_went(s)) {
+			session__calibrate_for(s, ev->pid);
 			follow_start(pr, REC_LAUNCHED);
+		}
 		ptrace_hold__resume(s->held, ev->pid);
 		return;
 	case PROC_EXIT:
