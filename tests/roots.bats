@@ -110,3 +110,17 @@ attach_rounds() {
 	grep -q "^pyuprof: Python 3\.13\.[0-9]* in $RPY in pid $TARGET's root" ours.err ||
 		{ cat ours.err; return 1; }
 }
+
+@test "roots: a Python in a container's root, launched through the container's start with --subprocesses: exact (threads), calibrated" {
+	truth threads.py
+	"$PYUPROF" record -v --subprocesses --top 0 -o ours.prof -- \
+		"$TOOLS/container.sh" "$ROOT" "$RPY" "$INR/threads.py" >ours.out 2>ours.err ||
+		{ cat ours.err; return 1; }
+	cmp cprofile.out ours.out
+	same_as_truth ours.prof threads.py
+	calibrated ours.err
+	[[ $(summary_lost_events ours.err) == 0 ]]
+	# the Python, a child process of the wrapper, named with its threads
+	grep -q "^pyuprof: pid [0-9]* (Python 3\.13\.[0-9]*, started by [0-9]*): .* 5 threads; wrote " \
+		ours.err || { cat ours.err; return 1; }
+}

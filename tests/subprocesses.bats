@@ -287,3 +287,68 @@ print("child", pid, st, flush=True)
 	[[ $(python3 "$TOOLS/pstats_field.py" "out.$child.prof" tick ncalls) == 100 ]] ||
 		{ grep -v libbpf rec.err; return 1; }
 }
+
+# through_shell LABEL: launched through a shell that starts the Python as a child process and
+# exits 3 after it (`bash -c "python x.py; exit 3"`, as make or a script would), with
+# --subprocesses the Python is recorded, equal to cProfile, calibrated; pyuprof exits with the
+# shell's status.
+through_shell() {
+	local script="$TARGETS/mutual_recursion.py" status=0
+	require_py "$1"
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	"$PY" "$TOOLS/cprofile_run.py" -o cprofile.prof "$script" >cprofile.out
+	# shellcheck disable=SC2016 # (the inner shell's arguments)
+	"$PYUPROF" record --subprocesses --top 0 -o ours.prof -- \
+		bash -c '"$0" "$1"; exit 3' "$PY" "$script" >ours.out 2>ours.err || status=$?
+	[[ $status == 3 ]] || { echo "pyuprof exited with $status"; cat ours.err; return 1; }
+	cmp cprofile.out ours.out
+	"$PY" "$TOOLS/pstats_compare.py" ours.prof cprofile.prof --file "$script"
+	grep -q "^pyuprof: recording pid [0-9]* (bash) and the processes it starts" ours.err
+	grep -q "; calibrated: " ours.err || { cat ours.err; return 1; }
+	[[ $(summary_lost_events ours.err) == 0 ]]
+}
+
+@test "subprocesses: launched through a shell that runs the Python as a child, it is recorded (3.12)" {
+	through_shell 3.12
+}
+
+@test "subprocesses: launched through a shell that runs the Python as a child, it is recorded (Debian 3.11)" {
+	through_shell deb3.11
+}
+
+@test "subprocesses: launched through env, which execs the Python, it is recorded (3.8)" {
+	local script="$TARGETS/mutual_recursion.py"
+	require_py 3.8
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	"$PY" "$TOOLS/cprofile_run.py" -o cprofile.prof "$script" >cprofile.out
+	run_ok "$PYUPROF" record --subprocesses --top 0 -o ours.prof -- env "$PY" "$script"
+	[[ $output == "$(cat cprofile.out)" ]]
+	"$PY" "$TOOLS/pstats_compare.py" ours.prof cprofile.prof --file "$script"
+	[[ $stderr == *"; calibrated: "* ]]
+}
+
+@test "subprocesses: without --subprocesses, a shell that runs the Python as a child: one line naming --subprocesses, nothing written" {
+	require_some_py
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	# shellcheck disable=SC2016
+	run --separate-stderr "$PYUPROF" record -o ours.prof -- \
+		bash -c '"$0" -c "print(6 * 7)"; true' "$PY"
+	[[ $status == 1 ]] || { show_run; return 1; }
+	[[ $output == 42 ]] # the program ran, as it would have
+	assert_one_error_line
+	[[ $stderr == "pyuprof: 'bash' ran no Python interpreter itself"*"--subprocesses"* ]]
+	[[ ! -e ours.prof ]]
+}
+
+@test "subprocesses: launched through a shell that runs no Python: one line, the shell's status" {
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	run --separate-stderr "$PYUPROF" record -q --subprocesses -o ours.prof -- bash -c 'true; exit 5'
+	[[ $status == 5 ]] || { show_run; return 1; }
+	assert_one_error_line
+	[[ $stderr == "pyuprof: no Python calls were recorded; nothing written" ]]
+	[[ ! -e ours.prof ]]
+}
