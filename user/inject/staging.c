@@ -10,26 +10,6 @@
 #include "inject/tsc.h"
 #include "stage.h"
 
-uint32_t staging__tid_offset(void)
-{
-	static uint32_t found, done;
-	const uint8_t *self = (const uint8_t *)pthread_self();
-	int32_t tid = (int32_t)gettid(), v;
-
-	if (done)
-		return found;
-	done = 1;
-	/* glibc's struct pthread starts at the thread pointer (%fs:0 holds its own address) */
-	for (uint32_t off = 8; off < 2048; off += 4) {
-		memcpy(&v, self + off, sizeof(v));
-		if (v == tid) {
-			found = off;
-			break;
-		}
-	}
-	return found;
-}
-
 int staging__start(pid_t pid, uint64_t stage)
 {
 	enum { CHUNK = 64 << 10, PAGE = 4096 };

@@ -17,6 +17,7 @@
 #include "base/proc.h"
 #include "inject/staging.h"
 #include "inject/tramp.h"
+#include "target/thread_block.h"
 #include "stage.h"
 
 /* the page's identity, one more whenever what a page and its staging area mean to each other
@@ -92,7 +93,7 @@ static void batch_params(const struct py_target *t, uint64_t stage, struct tramp
 	const struct py_offsets *b = &o->bpf;
 
 	p->stage = stage;
-	p->tid_off = staging__tid_offset();
+	p->tid_off = thread_block__own()->tid_off;
 	/* 3.12+: an interpreter may have a GIL of its own; only the main one stages */
 	if (t->major == 3 && t->minor >= 12) {
 		p->interp_off = b->PyThreadState_interp;
@@ -143,7 +144,7 @@ int tramp__build(const struct py_target *t, enum tramp_kind kind, uint64_t stage
 		return -ENOTSUP;
 	}
 	/* the probes' offsets are fixed (probes.c), the parameters are tramp_code.S's */
-	if (kind == TRAMP_BATCH && !staging__tid_offset()) {
+	if (kind == TRAMP_BATCH && !thread_block__own()->tid_off) {
 		snprintf(why, why_len, "no thread key for the batch path (glibc's thread block "
 				       "does not hold the thread's tid where pyuprof looks)");
 		return -ENOTSUP;

@@ -276,6 +276,12 @@ int py_target__find(pid_t pid, struct py_target *t, char *why, size_t why_len)
 		}
 	}
 	free(maps);
+	if (!err) {
+		char libc_why[300];
+
+		t->libc = thread_block__libc(pid, libc_why, sizeof(libc_why));
+		thread_block__main_stack(pid, &t->main_stack_low, &t->main_stack_span);
+	}
 	if (err == -ENOEXEC && !*why)
 		snprintf(why, why_len, "pid %d is not a Python process (no CPython interpreter is "
 			 "loaded in it)", pid);
