@@ -37,6 +37,8 @@ const volatile __u32 spec_cache_init_off = 0, func_code_off = 0;
 const volatile __u32 getitem_frame_reg = 0;
 /* 3.12+: each activation of the eval function links its frame to a C-stack entry frame */
 const volatile __u32 entry_shim = 0;
+/* glibc's stackblock in the thread block (the stack guard's count: the thread's stack size) */
+const volatile __u32 stack_blk_off = 0;
 /* bench only (PYUPROF_BENCH_COUNT_ONLY): every probe only counts, the floor of its placement */
 const volatile __u32 count_only = 0;
 __u64 count_only_hits = 0;
@@ -425,6 +427,29 @@ static __noinline int frame_exit(struct pt_regs *ctx)
 }
 
 /*
+ * The trampoline's stack guard: a call with too little of its thread's C stack left raises
+ * RecursionError instead of running (user/inject/tramp.h). Counted, with the smallest stack
+ * of a thread it happened in (glibc's stack block; the main thread's is user space's to say).
+ */
+static __noinline int stack_low(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 fs = BPF_CORE_READ(task, thread.fsbase), blk[3] = {}, size;
+
+	if (!current_tid())
+		return 0;
+	__sync_fetch_and_add(&exit_stats.stack_low, 1);
+	if (!stack_blk_off || !fs ||
+	    bpf_probe_read_user(blk, sizeof(blk), (void *)(fs + stack_blk_off)) || !blk[0] ||
+	    blk[1] <= blk[2])
+		return 0;
+	size = blk[1] - blk[2];
+	if (!exit_stats.stack_low_size || size < exit_stats.stack_low_size)
+		exit_stats.stack_low_size = size;
+	return 0;
+}
+
+/*
  * The one program behind every probe; the attach cookie says which probe fired. One program
  * lets all probes share one uprobe_multi link, whose removal waits for one RCU grace period
  * instead of one per probe (about 0.1-0.25 s each).
@@ -448,6 +473,8 @@ int on_probe(struct pt_regs *ctx)
 		return eval_return(false);
 	case PROBE_EVAL_URETURN:
 		return eval_return(true);
+	case PROBE_STACK_LOW:
+		return stack_low();
 	case PROBE_FRAME_EXIT:
 		return frame_exit(ctx);
 	case PROBE_SETTER:

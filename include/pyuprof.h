@@ -50,6 +50,7 @@ enum probe_role {
 	PROBE_EVAL_URETURN = 10,
 	PROBE_STAGE_FLUSH = 11, /* the trampoline's flush nop (--exits batch) */
 	PROBE_INLINE_GETITEM = 12, /* 3.11's inline __getitem__ path (user/target/inline_subscr.h) */
+	PROBE_STACK_LOW = 13, /* the trampoline's stack guard: a call raises RecursionError */
 };
 
 /* The register that holds the frame at PROBE_INLINE_GETITEM (callee-saved in the eval loop) */
@@ -218,6 +219,8 @@ struct pyuprof_exit_stats {
 	__u64 direct_calls; /* entries that bypassed the trampoline (PROBE_EVAL_DIRECT) */
 	__u64 uret_lost;    /* of those, entered past URETPROBE_DEPTH_MAX: no return probe */
 	__u64 signal_blocked; /* requests of a thread that blocks REQUEST_SIGNAL: not stopped */
+	__u64 stack_low;      /* calls that raised RecursionError at the trampoline's guard */
+	__u64 stack_low_size; /* the smallest C stack of a thread where one did (0: the main) */
 };
 
 #endif /* __PYUPROF_H */

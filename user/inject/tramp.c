@@ -32,7 +32,7 @@
 /* tramp_code.S: the code and parameters copied into the page (never run in pyuprof) */
 extern const uint8_t tramp_code[], tramp_code_end[], tramp_head_call[], tramp_return_nop[],
 	tramp_body_budget[], tramp_body_plain[], tramp_replay[], tramp_params[], tramp_batch[],
-	tramp_batch_call[], tramp_batch_budget[], tramp_flush[];
+	tramp_batch_call[], tramp_batch_budget[], tramp_flush[], tramp_guard[], tramp_stack_nop[];
 
 /* tramp_code.S's parameter block, field for field */
 struct tramp_params {
@@ -42,6 +42,10 @@ struct tramp_params {
 	char ident[16];
 	uint64_t ident_eval;
 	uint64_t pad2;
+	/* the stack guard's */
+	uint64_t margin, main_low, main_span, exc, seterr;
+	uint32_t blk_off, stk_mode;
+	char msg[40];
 	/* the batch path's (TRAMP_BATCH) */
 	uint64_t stage, main_interp, none;
 	uint32_t interp_off, frame_arg, tid_off, code_off, back_off, owner_off, mode, cframe_off,
@@ -49,7 +53,6 @@ struct tramp_params {
 		data_off, chains;
 	int32_t gen_state;
 	uint32_t version_off;
-	uint32_t pad5[2];
 	struct inline_site walk[INLINE_SITES_MAX + 1];
 };
 
@@ -81,9 +84,60 @@ bool tramp__wanted(const struct py_target *t, enum tramp_kind kind)
 	return kind != TRAMP_PASS || (t->offsets && t->offsets->eval_c_units);
 }
 
+uint64_t tramp__hook_offset(enum tramp_kind kind)
+{
+	return kind == TRAMP_BATCH ? at(tramp_batch) : at(tramp_guard);
+}
+
 uint64_t tramp__flush_offset(void)
 {
 	return at(tramp_flush);
+}
+
+uint64_t tramp__stack_offset(void)
+{
+	return at(tramp_stack_nop);
+}
+
+enum tramp_stack_mode tramp__stack_mode(const struct py_target *t, const char **why)
+{
+	const struct py_offsets_entry *o = t->offsets;
+
+	*why = NULL;
+	if (!o)
+		return TRAMP_STACK_NONE;
+	if (t->major > 3 || t->minor >= 14) {
+		*why = "CPython checks its C stack itself";
+		return TRAMP_STACK_NONE;
+	}
+	if (!t->main_stack_span && !t->thread_blocks) {
+		*why = "no thread's stack bounds are known";
+		return TRAMP_STACK_NONE;
+	}
+	if (o->eval_c_units)
+		return TRAMP_STACK_BUDGET;
+	if (!t->seterr_addr || !t->recursion_error_addr) {
+		*why = "PyErr_SetString or PyExc_RecursionError is not in its symbols";
+		return TRAMP_STACK_NONE;
+	}
+	return TRAMP_STACK_RAISE;
+}
+
+/* The stack guard's parameters (tramp.h). */
+static void guard_params(const struct py_target *t, struct tramp_params *p)
+{
+	const char *why;
+
+	p->stk_mode = tramp__stack_mode(t, &why);
+	if (p->stk_mode != TRAMP_STACK_NONE) {
+		p->margin = TRAMP_STACK_MARGIN;
+		p->main_low = t->main_stack_low;
+		p->main_span = t->main_stack_span;
+		p->blk_off = t->thread_blocks ? thread_block__own()->stack_off : 0;
+		p->exc = t->recursion_error_addr;
+		p->seterr = t->seterr_addr;
+		snprintf(p->msg, sizeof(p->msg), "maximum recursion depth exceeded");
+	}
 }
 
 /* The batch path's parameters: where it reads the target (include/py_offsets.h's fields). */
@@ -187,6 +241,7 @@ int tramp__build(const struct py_target *t, enum tramp_kind kind, uint64_t stage
 	}
 	memcpy(p.ident, IDENT, sizeof(IDENT));
 	p.ident_eval = t->eval_addr;
+	guard_params(t, &p);
 	if (kind == TRAMP_BATCH)
 		batch_params(t, stage, &p);
 	/* make bench: a flush nop the kernel cannot turn into a call (4 + 1 bytes), whose probe
@@ -492,7 +547,7 @@ int tramp__get(pid_t pid, const struct py_target *t, enum tramp_kind kind, tramp
 	}
 found:
 	out->stage = stage;
-	out->hook = out->addr + (kind == TRAMP_BATCH ? at(tramp_batch) : 0);
+	out->hook = out->addr + tramp__hook_offset(kind);
 out:
 	free(page);
 	return err;

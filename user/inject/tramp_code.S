@@ -13,6 +13,8 @@
 #define FRAME_OWNED_BY_GENERATOR 1	/* 3.11+: _PyInterpreterFrame.owner */
 #define FRAME_COMPLETED 1	/* 3.12, 3.13: a generator's gi_frame_state once it returned (or 4,
 				 * FRAME_CLEARED); below it when suspended or running */
+#define STACK_RAISE 1		/* tramp.h's enum tramp_stack_mode */
+#define STACK_BUDGET 2
 
 /* eax: the running thread's key for the batch path: glibc's tid in its thread block (%fs) */
 .macro thread_key
@@ -38,6 +40,88 @@ tramp_return_nop:
 	ret
 
 /*
+ * rax: the bytes of C stack left below rsp on the running thread's stack, ~0 where its bounds
+ * are not known. The main thread's stack, [p_main_low, + p_main_span), is read from the
+ * target's maps and its stack limit (tramp.c); any other thread's is in glibc's thread block
+ * (p_blk_off: stackblock, stackblock_size, guardsize, one after the other; 0: the target's libc
+ * is not known to be glibc, and the block is not read). A stack pointer outside the block it
+ * describes (a stack of some C code's own, or a block that is not glibc's after all) is not
+ * judged. Uses rcx and r8.
+ */
+.macro stack_left
+	mov %rsp, %rax
+	sub p_main_low(%rip), %rax
+	cmp p_main_span(%rip), %rax
+	jb 99f
+	mov $-1, %rax
+	mov p_blk_off(%rip), %ecx
+	test %ecx, %ecx
+	jz 99f
+	mov %rsp, %r8
+	sub %fs:(%rcx), %r8		/* rsp - stackblock (the main thread's block is 0) */
+	cmp %fs:8(%rcx), %r8
+	jae 99f
+	sub %fs:16(%rcx), %r8		/* less the guard at its bottom: what is left */
+	mov %r8, %rax
+	jnb 99f
+	xor %eax, %eax
+99:
+.endm
+
+/*
+ * The hook of a page without the batch path (--exits trampoline, usdt; 3.12+ with uretprobe or
+ * ret: a pass-through). A call with less than p_margin of its thread's C stack left raises
+ * RecursionError (.Llow) rather than run into the stack's end; any other goes to the head.
+ */
+	.globl tramp_guard
+tramp_guard:
+	stack_left
+	cmp p_margin(%rip), %rax
+	jb .Llow
+	jmp tramp_code
+
+/*
+ * Less than p_margin of the C stack is left (rax: how much; the stack nop's probe counts it):
+ * each Python call through the hook is a C activation of its own, which natively it is not
+ * (3.11+) or is with less C stack (before), so the call ends in RecursionError, as CPython
+ * ends a call whose C stack runs out, where it would otherwise crash. 3.12, 3.13: CPython's
+ * own check raises it, with the thread's C budget at 0 for the call (the budget the function
+ * takes and gives back on its way out is its own; what was there is put back after). Before:
+ * the function is not called; PyErr_SetString(PyExc_RecursionError, p_msg) and NULL, as the
+ * eval function does when its recursion check fails at its entry, before it touches the frame
+ * (3.11: its caller clears the frame, either way). No probe sees the call: CPython's profiler
+ * hooks do not see one that fails so either.
+ */
+.Llow:
+	.globl tramp_stack_nop
+tramp_stack_nop:
+	/* the stack probe's 5-byte nop: rax the bytes left */
+	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00
+	cmpl $STACK_BUDGET, p_stk_mode(%rip)
+	je 1f
+	sub $8, %rsp
+	mov p_exc(%rip), %rdi
+	mov (%rdi), %rdi
+	lea p_msg(%rip), %rsi
+	call *p_seterr(%rip)
+	add $8, %rsp
+	xor %eax, %eax
+	ret
+1:	mov p_c_off(%rip), %ecx
+	push %rdi			/* the thread state */
+	mov (%rdi,%rcx), %eax
+	push %rax			/* its budget */
+	movl $0, (%rdi,%rcx)
+	sub $8, %rsp
+	call tramp_body_plain
+	add $8, %rsp
+	pop %rcx
+	pop %rdx
+	mov p_c_off(%rip), %r8d
+	add %ecx, (%rdx,%r8)
+	ret
+
+/*
  * 3.12+: the C recursion budget handed back around the call (tramp.h), entered as a function
  * with the thread state in %rdi. It is handed back when the call is one CPython would have run
  * inline: the return addresses above it lead, through call sites of CPython's own call
@@ -47,8 +131,13 @@ tramp_return_nop:
  * the function's arguments are in rdi, rsi and rdx.
  */
 /* The walk (above): eax, what to hand back (0: nothing), with the hook's caller's return
- * address at \at(%rsp). Uses rcx and r8-r11. */
+ * address at \at(%rsp). On a stack whose bounds are known the page guards its end (.Llow);
+ * on any other, nothing is handed back past a Python depth of p_depth_cap, where the C stack
+ * each hooked call uses is what the budget protects. Uses rcx and r8-r11. */
 .macro budget_walk at
+	stack_left
+	cmp $-1, %rax
+	jne 97f
 	xor %eax, %eax
 	/* depth = py_recursion_limit - py_recursion_remaining; at or past the bound: nothing */
 	mov p_limit_off(%rip), %ecx
@@ -57,7 +146,7 @@ tramp_return_nop:
 	sub (%rdi,%rcx), %r8d
 	cmp p_depth_cap(%rip), %r8d
 	jae 95f
-	lea \at(%rsp), %r8
+97:	lea \at(%rsp), %r8
 	mov $WALK_LEVELS, %r9d
 	xor %r11d, %r11d		/* budget held by the functions walked through */
 91:	mov (%r8), %r10
@@ -128,9 +217,13 @@ tramp_replay:
  * 3.12+ the frame if it is a generator's or coroutine's own, whose exit record then says
  * whether it returned rather than yielded (stage.h). An entry whose caller is STAGE_TOP has no
  * chain record: the reader has that frame on top, and its entry sent the chain's code objects.
+ * A call with too little C stack left raises RecursionError instead (.Llow).
  */
 	.globl tramp_batch
 tramp_batch:
+	stack_left
+	cmp p_margin(%rip), %rax
+	jb .Llow
 	mov b_stage(%rip), %r10
 	xor %r11d, %r11d		/* the STAGE_TOP to put back: none */
 	cmpl $0, STAGE_ON(%r10)
@@ -676,6 +769,15 @@ p_depth_cap:	.long 0		/* TRAMP_HANDBACK_DEPTH */
 	.long 0
 	.globl tramp_ident
 tramp_ident:	.zero 32	/* IDENT (tramp.c), the function's address */
+/* the guard of the C stack's end (tramp_guard, tramp_batch) */
+p_margin:	.quad 0		/* bytes left below which a call raises (0: no guard) */
+p_main_low:	.quad 0		/* the main thread's stack: its lowest usable address, */
+p_main_span:	.quad 0		/* and its size up to its top */
+p_exc:		.quad 0		/* before 3.12: &PyExc_RecursionError, */
+p_seterr:	.quad 0		/* PyErr_SetString */
+p_blk_off:	.long 0		/* glibc's struct pthread: stackblock (then its size, its guard) */
+p_stk_mode:	.long 0		/* STACK_RAISE or STACK_BUDGET */
+p_msg:		.zero 40	/* RecursionError's text, as CPython words it */
 /* the batch path's: the stage (0: no batch path), and where it reads the target */
 b_stage:	.quad 0
 b_main_interp:	.quad 0		/* 3.12+: the interpreter that stages (its GIL is the stage's) */

@@ -500,6 +500,15 @@ void proc_rec__end(struct proc_rec *pr, uint64_t now_ns)
 		     "times one could not be stopped when pyuprof had to act (it acted later, with "
 		     "the process stopped; records with no room in the ring buffer were counted as "
 		     "lost instead of waited for)", pr->pid, (unsigned long long)xs.signal_blocked);
+	if (xs.stack_low)
+		wlog("pid %d: %llu calls raised RecursionError, their thread's C stack (%llu KiB) "
+		     "down to its last %d KiB: recorded, each Python call is a C activation of its "
+		     "own (natively, from 3.11, not), and a crash there is what CPython's check "
+		     "would give natively on a C stack that runs out (docs/limits.md)",
+		     pr->pid, (unsigned long long)xs.stack_low,
+		     (unsigned long long)((xs.stack_low_size ? xs.stack_low_size
+							     : pr->target.main_stack_span) >> 10),
+		     TRAMP_STACK_MARGIN >> 10);
 	if (!probes__run_time(pr->tr, &run_ns, &runs)) {
 		pr->bpf_run_ns += run_ns;
 		pr->bpf_runs += runs;

@@ -195,6 +195,10 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n, co
 		t->runtime_addr = t->bias + vaddr;
 	if (!elf_file__sym(ef, "_Py_NoneStruct", &vaddr, NULL))
 		t->none_addr = t->bias + vaddr;
+	if (!elf_file__sym(ef, "PyErr_SetString", &vaddr, NULL))
+		t->seterr_addr = t->bias + vaddr;
+	if (!elf_file__sym(ef, "PyExc_RecursionError", &vaddr, NULL))
+		t->recursion_error_addr = t->bias + vaddr;
 	if (t->setter_offset && !elf_file__sym(ef, "_PyPerfTrampoline_Init", &vaddr, &size) &&
 	    !elf_file__vaddr_to_offset(ef, vaddr, &t->perf_init_offset)) {
 		t->nperf_ret = elf_file__ret_sites(ef, vaddr, size, &t->perf_ret_offsets);

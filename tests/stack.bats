@@ -1,0 +1,126 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# No harm (issue 38): a program whose C stack suffices natively never crashes recorded. Any
+# PEP 523 hook makes each Python call a C activation (natively none from 3.11, a smaller one
+# before), so a thread with a small stack (threading.stack_size; musl's default is 128 KiB)
+# or a deep recursion on the main thread with a raised limit can run out of C stack only while
+# recorded. Where the hook's stack use cannot keep the native depth, the call that would go
+# past the stack's end raises RecursionError instead (the page's guard: user/inject/tramp.h),
+# and pyuprof says so in one line; where it can, the result is the native one. The truth is
+# the program run natively.
+
+load helpers
+
+# small_stack.py in a 256 KiB thread at depths that run natively: the native result, or a
+# RecursionError said in pyuprof's line, never a signal. [EXITS] for --exits.
+check_small_stack() {
+	local depth native nstatus n=0 exits=()
+	require_py "$1"
+	require_bpf
+	[[ -z ${2:-} ]] || exits=(--exits "$2")
+	cd "$BATS_TEST_TMPDIR"
+	for depth in 300 500 900; do
+		nstatus=0
+		native=$("$PY" "$TARGETS/small_stack.py" thread 256 "$depth") || nstatus=$?
+		# (before 3.11 such a thread crashes natively too, past some depth)
+		[[ $nstatus == 0 ]] || { echo "# depth $depth: crashes natively ($nstatus)"; continue; }
+		echo "# depth $depth: natively $native"
+		run_ok "$PYUPROF" record "${exits[@]}" -o "out$depth.prof" -- \
+			"$PY" "$TARGETS/small_stack.py" thread 256 "$depth"
+		if [[ $output == "RecursionError: "* ]]; then
+			grep -q "calls raised RecursionError, their thread's C stack (256 KiB)" <<<"$stderr" ||
+				{ show_run; return 1; }
+			# the shallowest runs recorded as natively
+			[[ $depth != 300 ]] || { show_run; return 1; }
+		elif [[ $output != "$native" ]]; then
+			show_run
+			return 1
+		fi
+		! grep -q "died of" <<<"$stderr" || { show_run; return 1; }
+		n=$((n + 1))
+	done
+	((n > 0))
+}
+
+@test "stack: a thread with a small stack: the native result or RecursionError, never a crash (3.8)" {
+	check_small_stack 3.8
+}
+
+@test "stack: a thread with a small stack: the native result or RecursionError, never a crash (3.11)" {
+	check_small_stack 3.11
+}
+
+@test "stack: a thread with a small stack: the native result or RecursionError, never a crash (3.12)" {
+	check_small_stack 3.12
+}
+
+@test "stack: a thread with a small stack: the native result or RecursionError, never a crash (3.13)" {
+	check_small_stack 3.13
+}
+
+@test "stack: a thread with a small stack: the native result or RecursionError, never a crash (Debian 3.11)" {
+	check_small_stack deb3.11
+}
+
+@test "stack: a thread with a small stack, recorded per call: never a crash (3.12)" {
+	check_small_stack 3.12 trampoline
+}
+
+# Attached before the thread starts: the same, the thread's stack read from its glibc block.
+check_small_stack_attach() {
+	local native
+	require_py "$1"
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	native=$("$PY" "$TARGETS/small_stack.py" thread 256 900)
+	start_bg target.out target.err "$PY" "$TARGETS/small_stack.py" thread 256 900 go
+	TARGET=$BG_PID
+	wait_for_line target.out '^ready' 20 "$TARGET"
+	start_bg rec.out rec.err "$PYUPROF" record -p "$TARGET" -o out.prof
+	wait_for_line rec.err '^pyuprof: recording pid' 30 "$BG_PID"
+	touch go
+	wait_exit "$TARGET" 60
+	wait_exit "$BG_PID" 60
+	cat target.out rec.err
+	[[ $(sed -n 2p target.out) == "$native" || $(sed -n 2p target.out) == "RecursionError: "* ]]
+	[[ $EXIT_STATUS == 0 ]]
+	if [[ $(sed -n 2p target.out) == "RecursionError: "* ]]; then
+		grep -q "calls raised RecursionError, their thread's C stack (256 KiB)" rec.err
+	fi
+}
+
+@test "stack: a small stack's thread started while attached: never a crash (3.12)" {
+	check_small_stack_attach 3.12
+}
+
+@test "stack: a small stack's thread started while attached: never a crash (Debian 3.11)" {
+	check_small_stack_attach deb3.11
+}
+
+# The main thread, its limit raised past 60,000: natively (3.11+) the recursion runs inline on
+# the heap; recorded it may end in RecursionError near the end of the 8 MiB stack, never in
+# a crash.
+check_main_deep() {
+	local native
+	require_py "$1"
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	native=$("$PY" "$TARGETS/small_stack.py" main 60000)
+	[[ $native == "depth 60000" ]]
+	run_ok "$PYUPROF" record -o out.prof -- "$PY" "$TARGETS/small_stack.py" main 60000
+	[[ $output == "$native" ]] ||
+		{ [[ $output == "RecursionError: "* ]] && grep -q "calls raised RecursionError" <<<"$stderr"; } ||
+		{ show_run; return 1; }
+}
+
+@test "stack: a deep recursion on the main thread: the native result or RecursionError, never a crash (3.11)" {
+	check_main_deep 3.11
+}
+
+@test "stack: a deep recursion on the main thread: the native result or RecursionError, never a crash (3.13)" {
+	check_main_deep 3.13
+}
+
+@test "stack: a deep recursion on the main thread: the native result or RecursionError, never a crash (Debian 3.11)" {
+	check_main_deep deb3.11
+}
