@@ -7,7 +7,7 @@
 # recorded. Where the hook's stack use cannot keep the native depth, the call that would go
 # past the stack's end raises RecursionError instead (the page's guard: user/inject/tramp.h),
 # and pyuprof says so in one line; where it can, the result is the native one. The truth is
-# the program run natively.
+# the program run natively. And the summary line says when the program died of a signal.
 
 load helpers
 
@@ -123,4 +123,17 @@ check_main_deep() {
 
 @test "stack: a deep recursion on the main thread: the native result or RecursionError, never a crash (Debian 3.11)" {
 	check_main_deep deb3.11
+}
+
+@test "stack: the summary line says the program died of a signal, and pyuprof exits as it did (3.12)" {
+	require_py 3.12
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	run --separate-stderr "$PYUPROF" record -o out.prof -- \
+		"$PY" -c 'import os, signal; os.kill(os.getpid(), signal.SIGTERM)'
+	[[ $status == 143 ]] || { show_run; return 1; }
+	grep -Eq '^pyuprof: .* calls, .*; pid [0-9]+ died of SIGTERM; wrote out.prof$' <<<"$stderr" ||
+		{ show_run; return 1; }
+	run --separate-stderr "$PYUPROF" record -o out.prof -- "$PY" -c 'print("ok")'
+	[[ $status == 0 ]] && ! grep -q "died of" <<<"$stderr" || { show_run; return 1; }
 }
