@@ -13,8 +13,10 @@
  * version counter wrapped); a set of the table keeping as many code objects as it has ways,
  * and a loop over one more not missing on every call; no chain record under the frame
  * entered last, which the call puts back, a flush of the same owner keeps and a switch
- * forgets; a full buffer flushed; staging off, another interpreter and an entry-shim caller
- * stage nothing; and a flush nop found unprobed (pyuprof gone) switches staging off.
+ * forgets; a full buffer flushed; staging off, another interpreter and an
+ * entry-shim caller stage nothing; and a flush nop found unprobed (pyuprof gone) switches
+ * staging off, after which the interpreter's eval_frame hook is put back if it is still the
+ * page's, and left if it is not.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -43,10 +45,11 @@ __asm__(".text\n"
 	" flush_log: .zero 64 * 64\n .text\n");
 
 #define OBJ 256
+#define INTERP_OBJ 16384 /* (its eval_frame hook is far into it) */
 /* the fake objects: a thread state and its interpreter, a _PyCFrame, the frame entered, its
  * caller and the caller's entry shim, two code objects, their names and filename */
 struct world {
-	uint8_t tstate[OBJ], interp[OBJ], other_interp[OBJ], cframe[OBJ];
+	uint8_t tstate[OBJ], interp[INTERP_OBJ], other_interp[OBJ], cframe[OBJ];
 	uint8_t frame[OBJ], caller[OBJ], shim[OBJ], code[OBJ], caller_code[OBJ];
 	uint8_t name[OBJ], caller_name[OBJ], file[OBJ];
 } __attribute__((aligned(64)));
@@ -541,6 +544,40 @@ TEST(an_unprobed_flush_nop_switches_staging_off)
 	rig_down(&r);
 }
 
+TEST(pyuprof_gone_the_hook_is_put_back)
+{
+	static const uint8_t nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	uint64_t hook_off, ours, theirs = 0x7f0000123450, *hook;
+	struct rig r;
+
+	REQUIRE(!rig_up(&r));
+	hook_off = r.o->PyInterpreterState_hook;
+	ours = addr(r.page) + tramp__hook_offset(TRAMP_BATCH);
+	hook = (uint64_t *)(r.w->interp + hook_off);
+	REQUIRE(hook_off && hook_off + 8 <= INTERP_OBJ);
+	/* staging off with the flush nop probed (pyuprof stopped, or not yet on): left */
+	*hook = ours;
+	*(uint32_t *)(r.stage + STAGE_ON) = 0;
+	CHECK(call(&r) == addr(r.w->frame));
+	CHECK(*hook == ours);
+	/* unprobed: the first call through finds it and stops staging, the next puts back what
+	 * the hook was before pyuprof (3.12: none) */
+	REQUIRE(!mprotect(r.page, TRAMP_PAGE, PROT_READ | PROT_WRITE));
+	memcpy(r.page + tramp__flush_offset(), nop5, sizeof(nop5));
+	REQUIRE(!mprotect(r.page, TRAMP_PAGE, PROT_READ | PROT_EXEC));
+	*(uint32_t *)(r.stage + STAGE_ON) = 1;
+	CHECK(call(&r) == addr(r.w->frame));
+	CHECK(*(uint32_t *)(r.stage + STAGE_ON) == 0);
+	CHECK(*hook == ours);
+	CHECK(call(&r) == addr(r.w->frame));
+	CHECK(*hook == 0);
+	/* someone else's hook is theirs */
+	*hook = theirs;
+	CHECK(call(&r) == addr(r.w->frame));
+	CHECK(*hook == theirs);
+	rig_down(&r);
+}
+
 int main(void)
 {
 	static const struct test_case cases[] = {
@@ -553,6 +590,7 @@ int main(void)
 		TEST_CASE(a_full_buffer_is_flushed),
 		TEST_CASE(stages_nothing_off_elsewhere_or_from_a_shim),
 		TEST_CASE(an_unprobed_flush_nop_switches_staging_off),
+		TEST_CASE(pyuprof_gone_the_hook_is_put_back),
 	};
 
 	return test_run(cases, TEST_COUNT(cases));

@@ -13,7 +13,8 @@
  * left raises RecursionError (3.12+: the function called with the C budget at 0, the budget
  * put back after; before: PyErr_SetString and NULL, the function not called), on the main
  * thread's stack as its bounds say and on a thread's as glibc's block says; a call with room,
- * or on a stack whose bounds are not known, runs. And the ret finder
+ * or on a stack whose bounds are not known, runs. With its entry nop unprobed (pyuprof gone)
+ * the guard puts the interpreter's hook back where it is still the page's. And the ret finder
  * (user/target/elf_syms.c) refuses a function it cannot disassemble whole rather than guess
  * past the gap.
  */
@@ -60,7 +61,7 @@ __asm__(".text\n"
 typedef uint64_t (*chain_fn)(void *tstate, void *page);
 extern uint64_t call_direct(void *, void *), call_via(void *, void *),
 	call_other_via(void *, void *), other(void *, void *);
-extern const uint8_t loop_start[], loop_end[], mach_ra[];
+extern const uint8_t loop_start[], loop_end[], mach_ra[], tramp_code[], tramp_params[];
 /* reads tstate->c_recursion_remaining (offset 36) in the call, starting with push %r15 */
 extern uint64_t budget_in_call(void *tstate);
 
@@ -252,7 +253,8 @@ TEST(no_budget_before_3_12)
 	REQUIRE(!tramp__build(&t, TRAMP_PROBED, 0, without, why, sizeof(why)));
 	t.offsets = py_layouts__find(3, 11, 7);
 	REQUIRE(!tramp__build(&t, TRAMP_PROBED, 0, with, why, sizeof(why)));
-	CHECK(!memcmp(with, without, TRAMP_PAGE));
+	/* the code (the parameters differ: the hook's) */
+	CHECK(!memcmp(with, without, (size_t)(tramp_params - tramp_code)));
 	CHECK(!tramp__wanted(&t, TRAMP_PASS));
 	t.offsets = py_layouts__find(3, 13, 0);
 	CHECK(tramp__wanted(&t, TRAMP_PASS));
@@ -404,6 +406,29 @@ TEST(the_guard_reads_a_threads_stack_from_its_block)
 	munmap((void *)((uintptr_t)f & ~(uintptr_t)(TRAMP_PAGE - 1)), TRAMP_PAGE);
 }
 
+TEST(the_guard_puts_the_hook_back_when_pyuprof_is_gone)
+{
+	const struct py_offsets_entry *o = py_layouts__find(3, 12, 1);
+	static uint8_t interp[16384];
+	uint8_t tstate[256] = { 0 };
+	uint64_t *hook = (uint64_t *)(interp + o->PyInterpreterState_hook), ip = (uint64_t)(uintptr_t)interp;
+	uint64_t (*f)(void *, uint64_t, uint64_t);
+
+	REQUIRE(o->PyInterpreterState_hook + 8 <= sizeof(interp));
+	memcpy(tstate + o->bpf.PyThreadState_interp, &ip, sizeof(ip));
+	f = guarded((void *)sum3, o, 0, 0, false);
+	REQUIRE(f);
+	/* its entry nop is a nop here: unprobed. Our value: put back (3.12: none) */
+	*hook = (uint64_t)(uintptr_t)f;
+	CHECK(f(tstate, 20, 300) == (uint64_t)(uintptr_t)tstate + 320);
+	CHECK(*hook == 0);
+	/* someone else's: left */
+	*hook = 0x7f0000001230;
+	f(tstate, 20, 300);
+	CHECK(*hook == 0x7f0000001230);
+	munmap((void *)((uintptr_t)f & ~(uintptr_t)(TRAMP_PAGE - 1)), TRAMP_PAGE);
+}
+
 /* A shared object with function f: nop, a byte no x86-64 decoder accepts, ret. */
 static char *build_gap_so(void)
 {
@@ -459,6 +484,7 @@ int main(void)
 		TEST_CASE(the_guard_raises_near_the_stack_end_before_3_12),
 		TEST_CASE(the_guard_takes_the_budget_away_near_the_stack_end_3_12),
 		TEST_CASE(the_guard_reads_a_threads_stack_from_its_block),
+		TEST_CASE(the_guard_puts_the_hook_back_when_pyuprof_is_gone),
 		TEST_CASE(ret_finder_refuses_a_gap),
 	};
 

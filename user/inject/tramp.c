@@ -42,9 +42,9 @@ struct tramp_params {
 	char ident[16];
 	uint64_t ident_eval;
 	uint64_t pad2;
-	/* the stack guard's */
-	uint64_t margin, main_low, main_span, exc, seterr;
-	uint32_t blk_off, stk_mode;
+	/* the stack guard's, the hook's */
+	uint64_t margin, main_low, main_span, exc, seterr, hook_unset;
+	uint32_t blk_off, stk_mode, hook_interp_off, hook_slot;
 	char msg[40];
 	/* the batch path's (TRAMP_BATCH) */
 	uint64_t stage, main_interp, none;
@@ -123,9 +123,11 @@ enum tramp_stack_mode tramp__stack_mode(const struct py_target *t, const char **
 	return TRAMP_STACK_RAISE;
 }
 
-/* The stack guard's parameters (tramp.h). */
-static void guard_params(const struct py_target *t, struct tramp_params *p)
+/* The stack guard's parameters (tramp.h), and the hook's, which the page puts back once
+ * pyuprof is gone (never for a pass-through page: nothing probes it). */
+static void guard_params(const struct py_target *t, enum tramp_kind kind, struct tramp_params *p)
 {
+	const struct py_offsets_entry *o = t->offsets;
 	const char *why;
 
 	p->stk_mode = tramp__stack_mode(t, &why);
@@ -137,6 +139,12 @@ static void guard_params(const struct py_target *t, struct tramp_params *p)
 		p->exc = t->recursion_error_addr;
 		p->seterr = t->seterr_addr;
 		snprintf(p->msg, sizeof(p->msg), "maximum recursion depth exceeded");
+	}
+	/* 3.9+: the thread state is the hook's first argument */
+	if (o && kind != TRAMP_PASS && o->bpf.has_tstate_arg && o->PyInterpreterState_hook) {
+		p->hook_interp_off = o->bpf.PyThreadState_interp;
+		p->hook_slot = o->PyInterpreterState_hook;
+		p->hook_unset = o->bpf.PyInterpreterState_eval_frame ? 0 : t->eval_addr;
 	}
 }
 
@@ -241,7 +249,7 @@ int tramp__build(const struct py_target *t, enum tramp_kind kind, uint64_t stage
 	}
 	memcpy(p.ident, IDENT, sizeof(IDENT));
 	p.ident_eval = t->eval_addr;
-	guard_params(t, &p);
+	guard_params(t, kind, &p);
 	if (kind == TRAMP_BATCH)
 		batch_params(t, stage, &p);
 	/* make bench: a flush nop the kernel cannot turn into a call (4 + 1 bytes), whose probe

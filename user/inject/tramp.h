@@ -6,7 +6,8 @@
  * kernel turns a probe on such a nop into a call, with no trap and no single step, about a
  * tenth of the cost of a probe on the function's ret instruction.
  *
- *   guard: the hook of a page without the batch path: the stack guard (below); then +0
+ *   guard: the hook of a page without the batch path: the stack guard (below), and the hook
+ *         put back if pyuprof is gone (below); then +0
  *   +0   nopl 0(%rax,%rax)   entry probe: registers exactly as at _PyEval_EvalFrameDefault
  *   +5   sub  $8,%rsp
  *   +9   call <body>
@@ -21,7 +22,7 @@
  *         does not stage (3.12+: another interpreter's; one from an entry shim) goes to +0.
  *   then the parameters: the slot (the function's second instruction; for a pass-through page,
  *   the function), the hand-back's, the identity (IDENT, tramp.c) and the function's address,
- *   the guard's, the batch path's (its staging area, where it reads frames, code
+ *   the guard's and the hook's, the batch path's (its staging area, where it reads frames, code
  *   objects and strings).
  *
  * The code and its parameters are tramp_code.S, copied and filled in by tramp__build.
@@ -47,6 +48,12 @@
  * main thread's mapping down to its stack limit (thread_block.h); 3.14+ check the C stack by
  * its address themselves, and the page does not. A probe on the guard's nop counts the calls
  * that raise.
+ *
+ * If pyuprof is gone (SIGKILL: the kernel removed its probes), the page finds its nops no
+ * longer probed (the batch path at its next flush, then at each call; the guard at each call)
+ * and puts the interpreter's eval_frame hook back as pyuprof does when it stops: the calls
+ * after run natively (inline), the activations still on the stack return through the page.
+ * 3.8 passes no thread state to the hook: there the page stays the hook.
  *
  * The call skips the function's first instruction, where pyuprof's probe for calls that
  * bypass the trampoline sits. The page is a memfd named pyuprof-tramp mapped private and

@@ -71,13 +71,22 @@ tramp_return_nop:
 /*
  * The hook of a page without the batch path (--exits trampoline, usdt; 3.12+ with uretprobe or
  * ret: a pass-through). A call with less than p_margin of its thread's C stack left raises
- * RecursionError (.Llow) rather than run into the stack's end; any other goes to the head.
+ * RecursionError (.Llow) rather than run into the stack's end; any other goes to the head. If
+ * pyuprof is gone (the head's entry nop is no longer probed) the thread's interpreter gets its
+ * hook back first (.Lunhook), so that the calls after run natively again.
  */
 	.globl tramp_guard
 tramp_guard:
 	stack_left
 	cmp p_margin(%rip), %rax
 	jb .Llow
+	lea tramp_guard(%rip), %r8
+.Lhead:	/* r8: this page's hook value */
+	cmpb $0x0f, tramp_code(%rip)
+	jne tramp_code
+	cmpl $0, p_hook_slot(%rip)
+	je tramp_code
+	call .Lunhook
 	jmp tramp_code
 
 /*
@@ -120,6 +129,24 @@ tramp_stack_nop:
 	mov p_c_off(%rip), %r8d
 	add %ecx, (%rdx,%r8)
 	ret
+
+/*
+ * pyuprof is gone (its probes are off the page): the running thread's interpreter (rdi: its
+ * thread state, 3.9+) gets back the eval_frame hook it had before pyuprof, if the hook is
+ * still this page's (r8), as pyuprof puts it back when it stops. The thread holds the
+ * interpreter's GIL. Uses rax and rcx.
+ */
+.Lunhook:
+	mov p_interp_off(%rip), %eax
+	mov (%rdi,%rax), %rax
+	test %rax, %rax
+	jz 1f
+	mov p_hook_slot(%rip), %ecx
+	cmp %r8, (%rax,%rcx)
+	jne 1f
+	mov p_hook_unset(%rip), %r8
+	mov %r8, (%rax,%rcx)
+1:	ret
 
 /*
  * 3.12+: the C recursion budget handed back around the call (tramp.h), entered as a function
@@ -486,8 +513,15 @@ tramp_batch_budget:
 	sub %ecx, (%rdx,%r8)
 	jmp .Lb_back
 
-.Lb_off:	/* staging off: a pass-through */
-	xor %r10d, %r10d
+.Lb_off:	/* staging off: a pass-through; if pyuprof is gone (the flush nop unprobed), the
+		 * interpreter gets its own hook back first */
+	cmpb $0x0f, tramp_flush(%rip)
+	jne 1f
+	cmpl $0, p_hook_slot(%rip)
+	je 1f
+	lea tramp_batch(%rip), %r8
+	call .Lunhook
+1:	xor %r10d, %r10d
 	jmp .Lb_call
 
 .Lb_head:	/* not staged: the head's probes see this call */
@@ -775,8 +809,12 @@ p_main_low:	.quad 0		/* the main thread's stack: its lowest usable address, */
 p_main_span:	.quad 0		/* and its size up to its top */
 p_exc:		.quad 0		/* before 3.12: &PyExc_RecursionError, */
 p_seterr:	.quad 0		/* PyErr_SetString */
+/* the hook put back once pyuprof is gone (.Lunhook) */
+p_hook_unset:	.quad 0		/* what the hook was before pyuprof */
 p_blk_off:	.long 0		/* glibc's struct pthread: stackblock (then its size, its guard) */
 p_stk_mode:	.long 0		/* STACK_RAISE or STACK_BUDGET */
+p_interp_off:	.long 0		/* PyThreadState.interp (3.9+) */
+p_hook_slot:	.long 0		/* PyInterpreterState: the eval_frame hook; 0: not put back */
 p_msg:		.zero 40	/* RecursionError's text, as CPython words it */
 /* the batch path's: the stage (0: no batch path), and where it reads the target */
 b_stage:	.quad 0
