@@ -28,6 +28,10 @@ enum ev_type {
 	 * batch mode, 3.12+: from STAGE_EXIT_DONE), and of one that returned None */
 	EV_RETURN_DONE = 9,
 	EV_RETURN_DONE_NONE = 10,
+	/* struct ev_resume: the frame the thread's next return is of, where its stack switched
+	 * since that frame's last event (greenlet): a staged resume record, or a return probe's
+	 * frame (the head keeps it) that is not the one the thread entered or returned to last */
+	EV_RESUME = 11,
 };
 
 /* Which probe fired: the attach cookie of each probe (one program serves them all). */
@@ -116,6 +120,14 @@ struct ev_return {
 	__u64 ts_ns;
 };
 _Static_assert(sizeof(struct ev_return) == 16, "ev_return layout");
+
+/* The frame a thread's next return is of (EV_RESUME). */
+struct ev_resume {
+	__u32 type;
+	__u32 tid;
+	__u64 frame;
+};
+_Static_assert(sizeof(struct ev_resume) == 16, "ev_resume layout");
 
 /* The Thread object (self) of a frame of threading's _bootstrap(_inner), sent on entry. */
 struct ev_thread {

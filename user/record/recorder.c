@@ -383,7 +383,8 @@ int recorder__handle(void *ctx, void *data, size_t size)
 		if (err)
 			return err;
 	}
-	if (r->stop_ns && c->ts_ns > r->stop_ns && c->type != EV_CODE && c->type != RAW_THREAD)
+	if (r->stop_ns && c->ts_ns > r->stop_ns && c->type != EV_CODE && c->type != RAW_THREAD &&
+	    c->type != EV_RESUME) /* (no time: a frame where ts_ns would be) */
 		return 0; /* made while the probes were being removed; not in the raw record */
 	if (c->type != EV_CODE && c->type != EV_REQUEST && c->type != RAW_THREAD &&
 	    c->type != RAW_COMMAND) {
@@ -416,6 +417,9 @@ int recorder__handle(void *ctx, void *data, size_t size)
 	case EV_RETURN_DONE:
 	case EV_RETURN_DONE_NONE:
 		err = profile__gen_return(r->prof, c->tid, c->ts_ns, c->type == EV_RETURN_DONE_NONE);
+		break;
+	case EV_RESUME:
+		err = profile__resume(r->prof, c->tid, ((const struct ev_resume *)data)->frame);
 		break;
 	case EV_CODE:
 		err = on_code(r, data);
