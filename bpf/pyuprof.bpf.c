@@ -37,6 +37,8 @@ const volatile __u32 spec_cache_init_off = 0, func_code_off = 0;
 const volatile __u32 getitem_frame_reg = 0;
 /* 3.12+: each activation of the eval function links its frame to a C-stack entry frame */
 const volatile __u32 entry_shim = 0;
+/* the return probe is the trampoline head's: the frame that returns is at the stack pointer */
+const volatile __u32 return_frame_at_sp = 0;
 /* glibc's stackblock in the thread block (the stack guard's count: the thread's stack size) */
 const volatile __u32 stack_blk_off = 0;
 /* bench only (PYUPROF_BENCH_COUNT_ONLY): every probe only counts, the floor of its placement */
@@ -229,6 +231,8 @@ static __noinline int eval_entry(struct pt_regs *ctx, bool direct)
 emit:
 	/* a frame whose chain could not be read is not used as a caller: read it again then */
 	shadow_push(sh, chain_ok ? frame : 0, code, next, chain, chain_code, back);
+	if (sh)
+		sh->top = frame;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		if (!(flags & CALL_GEN_CREATE)) /* (not a call: cProfile counts none) */
@@ -254,7 +258,34 @@ unread:
 	return 0;
 }
 
-static __noinline int eval_return(bool uret)
+/*
+ * The frame returning at the head's return nop (its slot, at the stack pointer), named in an
+ * EV_RESUME where it is not the one the reader has on top: the thread's stack switched since
+ * its last event (greenlet), or the frame was entered before recording. Then the shadow's top
+ * is its caller, as the reader's will be.
+ */
+static __always_inline void note_return_frame(struct pt_regs *ctx, struct shadow *sh, __u32 tid)
+{
+	struct shadow_frame *f = shadow_top(sh);
+	struct ev_resume *e;
+	__u64 frame = 0;
+
+	if (bpf_probe_read_user(&frame, sizeof(frame), (void *)PT_REGS_SP(ctx)) || !frame)
+		return;
+	if (!sh || sh->top != frame) {
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+		if (e) {
+			e->type = EV_RESUME;
+			e->tid = tid;
+			e->frame = frame;
+			bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+		}
+	}
+	if (sh)
+		sh->top = f && f->frame == frame ? f->caller : 0;
+}
+
+static __noinline int eval_return(struct pt_regs *ctx, bool uret)
 {
 	struct ev_return *e;
 	struct shadow *sh;
@@ -269,6 +300,10 @@ static __noinline int eval_return(bool uret)
 			(*depth)--;
 	}
 	sh = get_shadow();
+	if (return_frame_at_sp && !uret)
+		note_return_frame(ctx, sh, tid);
+	else if (sh)
+		sh->top = 0;
 	if (sh && sh->depth) /* 0: an activation entered before recording */
 		sh->depth--;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -470,9 +505,9 @@ int on_probe(struct pt_regs *ctx)
 	case PROBE_EVAL_DIRECT:
 		return eval_entry(ctx, true);
 	case PROBE_EVAL_RETURN:
-		return eval_return(false);
+		return eval_return(ctx, false);
 	case PROBE_EVAL_URETURN:
-		return eval_return(true);
+		return eval_return(ctx, true);
 	case PROBE_STACK_LOW:
 		return stack_low();
 	case PROBE_FRAME_EXIT:

@@ -12,8 +12,10 @@
  * the version map, or past it in the table) and by its names where not (before, or once the
  * version counter wrapped); a set of the table keeping as many code objects as it has ways,
  * and a loop over one more not missing on every call; no chain record under the frame
- * entered last, which the call puts back, a flush of the same owner keeps and a switch
- * forgets; a full buffer flushed; staging off, another interpreter and an
+ * entered last, which the call puts back if it was the caller (else none: another stack's
+ * frame, a greenlet's), a flush of the same owner keeps and a switch forgets; an exit whose
+ * frame is not the one entered last (its thread switched stacks during the call) naming its
+ * frame in a resume record; a full buffer flushed; staging off, another interpreter and an
  * entry-shim caller stage nothing; and a flush nop found unprobed (pyuprof gone) switches
  * staging off, after which the interpreter's eval_frame hook is put back if it is still the
  * page's, and left if it is not.
@@ -31,18 +33,26 @@
 
 /* the eval function: returns its frame argument (rsi), starting with push %r15 */
 extern uint64_t frame_id(uint64_t tstate, uint64_t frame, uint64_t throwflag);
+/* the same, with a switch of stacks (greenlet's) in the call: switch_to becomes the frame
+ * entered last (STAGE_TOP of the staging area at switch_stage) */
+extern uint64_t frame_switch(uint64_t tstate, uint64_t frame, uint64_t throwflag);
+extern uint64_t switch_stage, switch_to;
 /* the flush nop's stand-in: logs rdi, rsi, rdx, rcx, r8, r9, rax; clobbers rax and rcx only */
 extern void flush_shim(void);
 extern uint64_t flush_n, flush_log[64][8];
 __asm__(".text\n"
 	".globl frame_id\n frame_id:\n push %r15\n mov %rsi,%rax\n pop %r15\n ret\n"
+	".globl frame_switch\n frame_switch:\n push %r15\n mov switch_stage(%rip),%rax\n"
+	" mov switch_to(%rip),%rcx\n mov %rcx," "48" "(%rax)\n mov %rsi,%rax\n pop %r15\n ret\n"
 	".globl flush_shim\n flush_shim:\n push %rcx\n push %rax\n mov flush_n(%rip),%rax\n"
 	" and $63,%rax\n shl $6,%rax\n lea flush_log(%rip),%rcx\n add %rax,%rcx\n"
 	" mov %rdi,(%rcx)\n mov %rsi,8(%rcx)\n mov %rdx,16(%rcx)\n pop %rax\n mov %rax,48(%rcx)\n"
 	" pop %rax\n mov %rax,24(%rcx)\n mov %r8,32(%rcx)\n mov %r9,40(%rcx)\n"
 	" incq flush_n(%rip)\n ret\n"
-	".data\n .globl flush_n, flush_log\n .balign 8\n flush_n: .quad 0\n"
-	" flush_log: .zero 64 * 64\n .text\n");
+	".data\n .globl flush_n, flush_log, switch_stage, switch_to\n .balign 8\n"
+	" flush_n: .quad 0\n flush_log: .zero 64 * 64\n"
+	" switch_stage: .quad 0\n switch_to: .quad 0\n .text\n");
+_Static_assert(STAGE_TOP == 48, "frame_switch: the offset");
 
 #define OBJ 256
 #define INTERP_OBJ 16384 /* (its eval_frame hook is far into it) */
@@ -87,9 +97,9 @@ struct rig {
 	uint8_t *stage, *page;
 };
 
-/* The world, a staging area (on, empty) and a batch page for it whose flush nop jumps to
- * flush_shim through an island in the page after it. */
-static int rig_up(struct rig *r)
+/* The world, a staging area (on, empty) and a batch page for it, in front of fn, whose flush
+ * nop jumps to flush_shim through an island in the page after it. */
+static int rig_up_with(struct rig *r, void *fn)
 {
 	static const uint8_t nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 	const struct py_offsets *b;
@@ -117,8 +127,8 @@ static int rig_up(struct rig *r)
 	t.minor = 12;
 	t.offsets = r->o;
 	t.runtime_addr = addr(r->w->interp) - r->o->PyRuntime_main_interpreter;
-	t.eval_addr = addr(frame_id);
-	memcpy(t.eval_head, (void *)frame_id, sizeof(t.eval_head));
+	t.eval_addr = addr(fn);
+	memcpy(t.eval_head, fn, sizeof(t.eval_head));
 	if (tramp__build(&t, TRAMP_BATCH, addr(r->stage), r->page, why, sizeof(why)))
 		return -1;
 	if (memcmp(r->page + tramp__flush_offset(), nop5, sizeof(nop5)))
@@ -154,7 +164,13 @@ static int rig_up(struct rig *r)
 	*(uint32_t *)(r->stage + STAGE_ON) = 1;
 	*(uint64_t *)(r->stage + STAGE_BOUND) = UINT64_MAX; /* no time bound here */
 	flush_n = 0;
+	switch_stage = addr(r->stage);
 	return 0;
+}
+
+static int rig_up(struct rig *r)
+{
+	return rig_up_with(r, (void *)frame_id);
 }
 
 static void rig_down(struct rig *r)
@@ -446,12 +462,13 @@ TEST(no_chain_record_under_the_frame_entered_last)
 	CHECK(e[3] == addr(r.w->caller));
 	CHECK(tag(e[4]) == STAGE_TAG_EXIT);
 	CHECK(*top == addr(r.w->caller));
-	/* another frame on top: the chain again */
+	/* another frame on top (one of another stack, a greenlet's): the chain again, and after
+	 * the call none on top, so that the next call from the caller names it again */
 	*top = addr(r.w->shim);
 	call(&r);
 	CHECK(staged_bytes(&r) == P + 2 * CALL_CHAIN + E + X);
 	CHECK(staged(&r, P + CALL_CHAIN + E + X)[4] == (addr(r.w->caller_code) | STAGE_CHAIN));
-	CHECK(*top == addr(r.w->shim));
+	CHECK(*top == 0);
 	/* a flush of the same owner keeps it: one for a code object at the entry, before the
 	 * call takes the value to put back */
 	put_str(&r.o->bpf, r.w->name, "leaf", 0x4321);
@@ -481,6 +498,34 @@ TEST(no_chain_record_under_the_frame_entered_last)
 	REQUIRE(staged_bytes(&r) == CALL_CHAIN);
 	CHECK(staged(&r, 0)[4] == (addr(r.w->caller_code) | STAGE_CHAIN));
 	CHECK(*top == 0); /* what the call found, after the switch */
+	rig_down(&r);
+}
+
+TEST(an_exit_after_a_stack_switch_names_its_frame)
+{
+	struct rig r;
+	uint64_t *e, *top;
+
+	REQUIRE(!rig_up_with(&r, (void *)frame_switch));
+	top = (uint64_t *)(r.stage + STAGE_TOP);
+	/* no switch in the call: a plain exit (the first call: its flushes, a pause record) */
+	switch_to = addr(r.w->frame);
+	call(&r);
+	REQUIRE(staged_bytes(&r) == P + CALL_CHAIN);
+	CHECK(tag(staged(&r, P + 2 * E)[0]) == STAGE_TAG_EXIT);
+	/* in the call the thread switches to another stack, whose frame was entered last: the
+	 * exit names the frame that returns */
+	switch_to = addr(r.w->shim);
+	*top = addr(r.w->caller);
+	call(&r);
+	REQUIRE(staged_bytes(&r) == P + CALL_CHAIN + E + STAGE_RESUME_BYTES + X);
+	e = staged(&r, P + CALL_CHAIN);
+	CHECK(tag(e[0]) == STAGE_TAG_ENTRY && e[1] == addr(r.w->frame));
+	CHECK(e[4] == (uint64_t)STAGE_TAG_RESUME << STAGE_TAG_SHIFT && e[5] == addr(r.w->frame));
+	CHECK(stage_rec_bytes(e[4]) == STAGE_RESUME_BYTES);
+	CHECK(tag(e[6]) == STAGE_TAG_EXIT);
+	/* the caller runs on after it: it was on top at the entry, and is again */
+	CHECK(*top == addr(r.w->caller));
 	rig_down(&r);
 }
 
@@ -587,6 +632,7 @@ int main(void)
 		TEST_CASE(a_set_keeps_as_many_code_objects_as_it_has_ways),
 		TEST_CASE(flags_generator_frames),
 		TEST_CASE(no_chain_record_under_the_frame_entered_last),
+		TEST_CASE(an_exit_after_a_stack_switch_names_its_frame),
 		TEST_CASE(a_full_buffer_is_flushed),
 		TEST_CASE(stages_nothing_off_elsewhere_or_from_a_shim),
 		TEST_CASE(an_unprobed_flush_nop_switches_staging_off),

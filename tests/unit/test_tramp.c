@@ -8,8 +8,8 @@
  * budget back for a call made by the eval loop through the call machinery (fake ones here, with
  * frames of known sizes, and a fake thread state), below the depth bound only where the
  * thread's stack bounds are not known, at any depth where they are, and takes exactly that
- * back after it; a call from anywhere else gets nothing. The guard: a call with less than
- * TRAMP_STACK_MARGIN of its stack
+ * back after it; a call from anywhere else gets nothing. The head keeps the frame where the
+ * return probe reads it. The guard: a call with less than TRAMP_STACK_MARGIN of its stack
  * left raises RecursionError (3.12+: the function called with the C budget at 0, the budget
  * put back after; before: PyErr_SetString and NULL, the function not called), on the main
  * thread's stack as its bounds say and on a thread's as glibc's block says; a call with room,
@@ -260,6 +260,50 @@ TEST(no_budget_before_3_12)
 	CHECK(tramp__wanted(&t, TRAMP_PASS));
 }
 
+/* where the return probe reads the frame, as it reads it: the head's call made by an island
+ * that notes (%rsp) at the return nop, then returns (the result kept) */
+static uint64_t seen_frame;
+
+static void *tramp_noting_frames(const struct py_offsets_entry *o)
+{
+	uint8_t *page = tramp_with((void *)sum3, o), *m, *island;
+	uint64_t at = (uint64_t)(uintptr_t)&seen_frame;
+	int32_t rel;
+
+	m = mmap(NULL, 2 * TRAMP_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!page || m == MAP_FAILED)
+		return NULL;
+	memcpy(m, page, TRAMP_PAGE);
+	munmap(page, TRAMP_PAGE);
+	island = m + TRAMP_PAGE;
+	/* push %rax; mov 16(%rsp),%rax; movabs %rax,seen_frame; pop %rax; ret */
+	memcpy(island, "\x50\x48\x8b\x44\x24\x10\x48\xa3", 8);
+	memcpy(island + 8, &at, 8);
+	memcpy(island + 16, "\x58\xc3", 2);
+	m[TRAMP_RETURN_OFFSET] = 0xe8;
+	rel = (int32_t)(TRAMP_PAGE - (TRAMP_RETURN_OFFSET + 5));
+	memcpy(m + TRAMP_RETURN_OFFSET + 1, &rel, sizeof(rel));
+	return mprotect(m, 2 * TRAMP_PAGE, PROT_READ | PROT_EXEC) ? NULL : m;
+}
+
+TEST(the_return_probe_finds_the_frame)
+{
+	uint64_t (*f)(uint64_t, uint64_t, uint64_t);
+
+	/* 3.9+: the frame is the second argument */
+	f = tramp_noting_frames(py_layouts__find(3, 10, 13));
+	REQUIRE(f);
+	CHECK(f(1, 0x5000, 300) == 0x5000 + 301);
+	CHECK(seen_frame == 0x5000);
+	munmap((void *)f, 2 * TRAMP_PAGE);
+	/* 3.8: the first */
+	f = tramp_noting_frames(py_layouts__find(3, 8, 18));
+	REQUIRE(f);
+	CHECK(f(0x6000, 2, 0) == 0x6002);
+	CHECK(seen_frame == 0x6000);
+	munmap((void *)f, 2 * TRAMP_PAGE);
+}
+
 /* The guard's page for fn: t's layout o, the main thread's stack as [low, low + span) */
 static void *guarded(void *fn, const struct py_offsets_entry *o, uint64_t low, uint64_t span,
 		     bool blocks)
@@ -481,6 +525,7 @@ int main(void)
 		TEST_CASE(refuses_what_it_cannot_replay),
 		TEST_CASE(hands_the_budget_back_below_the_bound),
 		TEST_CASE(no_budget_before_3_12),
+		TEST_CASE(the_return_probe_finds_the_frame),
 		TEST_CASE(the_guard_raises_near_the_stack_end_before_3_12),
 		TEST_CASE(the_guard_takes_the_budget_away_near_the_stack_end_3_12),
 		TEST_CASE(the_guard_reads_a_threads_stack_from_its_block),

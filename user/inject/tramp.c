@@ -21,18 +21,20 @@
 #include "stage.h"
 
 /* the page's identity, one more whenever what a page and its staging area mean to each other
- * changes (3: the batch's generation and STAGE_TOP; 4: records by their first word's tag): a
+ * changes (3: the batch's generation and STAGE_TOP; 4: records by their first word's tag; 5:
+ * the resume record, STAGE_TOP put back only if it was the caller): a
  * staging area is shared only with a page of the same identity (find_stage) */
-#define IDENT "pyuprof-tramp 4"
+#define IDENT "pyuprof-tramp 5"
 /* the scratch page: our `syscall; ud2` stub, the memfd's name, the page's bytes */
 #define SCRATCH_STUB 0
 #define SCRATCH_NAME 16
 #define SCRATCH_PAGE 64
 
 /* tramp_code.S: the code and parameters copied into the page (never run in pyuprof) */
-extern const uint8_t tramp_code[], tramp_code_end[], tramp_head_call[], tramp_return_nop[],
-	tramp_body_budget[], tramp_body_plain[], tramp_replay[], tramp_params[], tramp_batch[],
-	tramp_batch_call[], tramp_batch_budget[], tramp_flush[], tramp_guard[], tramp_stack_nop[];
+extern const uint8_t tramp_code[], tramp_code_end[], tramp_head_push[], tramp_head_call[],
+	tramp_return_nop[], tramp_body_budget[], tramp_body_plain[], tramp_replay[], tramp_params[],
+	tramp_batch[], tramp_batch_call[], tramp_batch_budget[], tramp_flush[], tramp_guard[],
+	tramp_stack_nop[];
 
 /* tramp_code.S's parameter block, field for field */
 struct tramp_params {
@@ -232,6 +234,9 @@ int tramp__build(const struct py_target *t, enum tramp_kind kind, uint64_t stage
 		rel = (int32_t)(at(tramp_batch_budget) - (call + 5));
 		memcpy(page + call + 1, &rel, sizeof(rel));
 	}
+	/* 3.8: the frame is the hook's first argument */
+	if (o && !o->bpf.eval_frame_arg)
+		page[at(tramp_head_push)] = 0x57; /* push %rdi */
 	memcpy(page + at(tramp_replay), t->eval_head, (size_t)len); /* nops after it */
 	memset(&p, 0, sizeof(p));
 	p.slot = t->eval_addr + (uint64_t)len;

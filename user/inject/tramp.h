@@ -9,11 +9,10 @@
  *   guard: the hook of a page without the batch path: the stack guard (below), and the hook
  *         put back if pyuprof is gone (below); then +0
  *   +0   nopl 0(%rax,%rax)   entry probe: registers exactly as at _PyEval_EvalFrameDefault
- *   +5   sub  $8,%rsp
- *   +9   call <body>
- *   +14  add  $8,%rsp
- *   +18  nopl 0(%rax,%rax)   return probe: rax is the result
- *   +23  ret
+ *   +5   push %rsi           the frame (3.8: push %rdi), and the function's stack alignment
+ *   +6   call <body>
+ *   +11  nopl 0(%rax,%rax)   return probe: rax is the result, (%rsp) the frame that returns
+ *   +16  pop  %rcx; ret
  *   body: 3.12+, the C recursion budget handed back around a call of what follows (below);
  *         then <the function's first instruction, replayed>; jmp *<slot>(%rip)
  *   batch: the stack guard; then stages an entry record and its chain, calls <body> as the
@@ -73,7 +72,7 @@
 
 #define TRAMP_PAGE 4096
 #define TRAMP_ENTRY_OFFSET 0
-#define TRAMP_RETURN_OFFSET 18
+#define TRAMP_RETURN_OFFSET 11
 #define TRAMP_NAME "pyuprof-tramp"
 /* Python depth below which a call's C budget is handed back on a stack of unknown bounds */
 #define TRAMP_HANDBACK_DEPTH 4000

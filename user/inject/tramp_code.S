@@ -28,15 +28,18 @@
 tramp_code:
 	/* +0: the entry probe's 5-byte nop; registers exactly as at the function's entry */
 	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00
-	sub $8, %rsp			/* the function's own stack alignment */
+	.globl tramp_head_push
+tramp_head_push:
+	push %rsi			/* the frame (3.8: push %rdi, tramp.c), and the function's
+					 * own stack alignment */
 	.globl tramp_head_call
 tramp_head_call:
 	call tramp_body_plain		/* or tramp_body_budget: tramp.c points it */
-	add $8, %rsp
 	.globl tramp_return_nop
 tramp_return_nop:
-	/* +18: the return probe's 5-byte nop; rax holds the result */
+	/* +11: the return probe's 5-byte nop; rax holds the result, (%rsp) the frame */
 	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00
+	pop %rcx
 	ret
 
 /*
@@ -240,11 +243,13 @@ tramp_replay:
  * through. While it stages, the function's arguments and the callee-saved registers it uses
  * wait on the stack (rax, rcx, rdx, r8-r11 are scratch); at the call three slots are above the
  * hook's return address (the hand-back's walk of return addresses starts past them): the
- * STAGE_TOP it found (0 when it did not stage), put back when the function returns, and on
- * 3.12+ the frame if it is a generator's or coroutine's own, whose exit record then says
- * whether it returned rather than yielded (stage.h). An entry whose caller is STAGE_TOP has no
- * chain record: the reader has that frame on top, and its entry sent the chain's code objects.
- * A call with too little C stack left raises RecursionError instead (.Llow).
+ * STAGE_TOP to put back when the function returns (the one it found if that was the caller,
+ * else 0), on 3.12+ the frame if it is a generator's or coroutine's own, whose exit record then
+ * says whether it returned rather than yielded (stage.h), and the frame. An entry whose caller
+ * is STAGE_TOP has no chain record: the reader has that frame on top, and its entry sent the
+ * chain's code objects. An exit whose frame is not STAGE_TOP (its thread ran frames of another
+ * stack meanwhile: a greenlet's, switched to without an exit) names its frame first, in a
+ * resume record. A call with too little C stack left raises RecursionError instead (.Llow).
  */
 	.globl tramp_batch
 tramp_batch:
@@ -421,8 +426,14 @@ tramp_batch:
 	mov %rdx, (%r11)
 	add %r9, %rcx
 	mov %rcx, STAGE_W(%r10)		/* the records are whole before they count */
+	/* what its return makes the top again: the frame found there if that is the caller;
+	 * if not (another frame was entered last: one of another stack, a greenlet's; or none
+	 * is known), none, so that the next call from the caller names it in a chain */
 	mov STAGE_TOP(%r10), %r11	/* (.Lafter keeps r11) */
-	mov %rbx, STAGE_TOP(%r10)
+	cmp %rsi, %r11
+	je 19f
+	xor %r11d, %r11d
+19:	mov %rbx, STAGE_TOP(%r10)
 	call .Lafter
 	/* r10: the frame if it is a generator's or coroutine's own (3.12+), else 0 */
 	xor %r10d, %r10d
@@ -431,7 +442,8 @@ tramp_batch:
 	mov b_owner_off(%rip), %eax
 	cmpb $FRAME_OWNED_BY_GENERATOR, (%rbx,%rax)
 	cmove %rbx, %r10
-18:	pop %r13
+18:	mov %rbx, %r8			/* the frame */
+	pop %r13
 	pop %r12
 	pop %rbx
 	pop %rdx
@@ -440,12 +452,12 @@ tramp_batch:
 .Lb_call:
 	push %r11			/* the STAGE_TOP to put back */
 	push %r10			/* the generator's frame, or 0 */
-	push %r10			/* (the stack's alignment) */
+	push %r8			/* the frame */
 	.globl tramp_batch_call
 tramp_batch_call:
 	call tramp_body_plain		/* 3.12+: a jmp to tramp_batch_budget (tramp.c) */
 .Lb_back:
-	pop %r9
+	pop %r8
 	pop %r9				/* (the generator's frame, or 0: .Lflush keeps r9) */
 	pop %r11
 	mov b_stage(%rip), %r10
@@ -455,7 +467,7 @@ tramp_batch_call:
 	push %rbx
 	push %r12
 	push %r13
-	xor %ebx, %ebx
+	mov %r8, %rbx			/* the frame (.Lflush's frame, read only with a code) */
 	xor %r12d, %r12d
 	xor %r13d, %r13d
 	thread_key
@@ -478,8 +490,19 @@ tramp_batch_call:
 	cmp b_none(%rip), %rsi
 	jne 3f
 	mov $STAGE_TAG_EXIT_NONE, %edx
-3:	mov %r11, STAGE_TOP(%r10)	/* (this thread's: after any switch) */
-	mov STAGE_W(%r10), %rcx
+3:	mov STAGE_W(%r10), %rcx
+	cmp STAGE_TOP(%r10), %rbx
+	je 4f
+	/* not the frame the reader has on top: since its last event the thread ran frames of
+	 * another stack (a greenlet's, switched to without an exit), or another thread took the
+	 * batch. The exit names its frame first. */
+	lea STAGE_BUF(%r10,%rcx), %rsi
+	mov $STAGE_TAG_RESUME, %eax
+	shl $STAGE_TAG_SHIFT, %rax
+	mov %rax, (%rsi)
+	mov %rbx, 8(%rsi)
+	add $STAGE_RESUME_BYTES, %rcx
+4:	mov %r11, STAGE_TOP(%r10)	/* (this thread's: after any switch) */
 	lea STAGE_BUF(%r10,%rcx), %r11
 	mov %edx, %esi			/* (the tag: rdtsc takes rdx) */
 	shl $STAGE_TAG_SHIFT, %rsi
@@ -521,7 +544,10 @@ tramp_batch_budget:
 	je 1f
 	lea tramp_batch(%rip), %r8
 	call .Lunhook
-1:	xor %r10d, %r10d
+1:	mov %rdi, %r8			/* the frame, should staging be on at its exit */
+	cmpl $0, b_frame_arg(%rip)
+	cmovne %rsi, %r8
+	xor %r10d, %r10d
 	jmp .Lb_call
 
 .Lb_head:	/* not staged: the head's probes see this call */

@@ -216,6 +216,12 @@ static int staged_record(struct recorder *r, uint32_t tid, const uint64_t *w)
 		err = staged_entry_out(r);
 		return err ? err : recorder__handle(r, &ret, sizeof(struct ev_return));
 	}
+	if (tag == STAGE_TAG_RESUME) {
+		struct ev_resume res = { .type = EV_RESUME, .tid = tid, .frame = w[1] };
+
+		err = staged_entry_out(r);
+		return err ? err : recorder__handle(r, &res, sizeof(res));
+	}
 	if (tag == STAGE_TAG_PAUSE) {
 		struct raw_pause pause = { .type = RAW_FLUSH, .tid = tid };
 		uint64_t t0 = staged_ns(w[0]), t1 = tsc__to_ns(w[1]);
