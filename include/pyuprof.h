@@ -202,6 +202,9 @@ enum request_kind {
 	/* the batch mode: the ring had no room for the records a thread staged; it waits while
 	 * user space reads them from the target (include/stage.h, STAGE_REST_*) */
 	REQ_STAGE_REST = 5,
+	/* the batch mode: the thread's key (its tid in glibc's thread block) is not its tid; it
+	 * waits while user space sends every call to the per-call probes (STAGE_ON_PERCALL) */
+	REQ_STAGE_KEY = 6,
 };
 
 struct ev_request {
@@ -233,6 +236,8 @@ struct pyuprof_exit_stats {
 	__u64 signal_blocked; /* requests of a thread that blocks REQUEST_SIGNAL: not stopped */
 	__u64 stack_low;      /* calls that raised RecursionError at the trampoline's guard */
 	__u64 stack_low_size; /* the smallest C stack of a thread where one did (0: the main) */
+	__u64 key_bad;	      /* batch flushes by a thread whose key is not its tid */
+	__u32 key_bad_tid, key_bad_key; /* the first such thread, and what its key held */
 };
 
 #endif /* __PYUPROF_H */

@@ -36,7 +36,12 @@
 #define __PYUPROF_STAGE_H
 
 /* the control block, at the mapping's start */
-#define STAGE_ON 0	/* u32: 1 while pyuprof consumes; 0: the page only passes calls through */
+#define STAGE_ON 0	/* u32: STAGE_ON_STAGING while pyuprof consumes; STAGE_ON_PASS: the page
+			 * only passes calls through; STAGE_ON_PERCALL: the head's probes see each
+			 * call (a thread key that did not check out: bpf/stage.bpf.h) */
+#define STAGE_ON_PASS 0
+#define STAGE_ON_STAGING 1
+#define STAGE_ON_PERCALL 2
 #define STAGE_OWNER 8	/* u32: the thread whose records are staged (glibc's tid) */
 #define STAGE_W 16	/* u64: bytes staged */
 #define STAGE_FIRST 24	/* u64: TSC of the batch's start */

@@ -16,9 +16,10 @@
  * frame, a greenlet's), a flush of the same owner keeps and a switch forgets; an exit whose
  * frame is not the one entered last (its thread switched stacks during the call) naming its
  * frame in a resume record; a full buffer flushed; staging off, another interpreter and an
- * entry-shim caller stage nothing; and a flush nop found unprobed (pyuprof gone) switches
- * staging off, after which the interpreter's eval_frame hook is put back if it is still the
- * page's, and left if it is not.
+ * entry-shim caller stage nothing; a thread key found not to check out at a flush
+ * (STAGE_ON_PERCALL) sends the call, and every later one, to the head; and a flush nop found
+ * unprobed (pyuprof gone) switches staging off, after which the interpreter's eval_frame hook
+ * is put back if it is still the page's, and left if it is not.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -37,9 +38,12 @@ extern uint64_t frame_id(uint64_t tstate, uint64_t frame, uint64_t throwflag);
  * entered last (STAGE_TOP of the staging area at switch_stage) */
 extern uint64_t frame_switch(uint64_t tstate, uint64_t frame, uint64_t throwflag);
 extern uint64_t switch_stage, switch_to;
-/* the flush nop's stand-in: logs rdi, rsi, rdx, rcx, r8, r9, rax; clobbers rax and rcx only */
+/* the flush nop's stand-in: logs rdi, rsi, rdx, rcx, r8, r9, rax; clobbers rax and rcx only;
+ * sets STAGE_ON of the area flushed to flush_sets_on, if not 0 (pyuprof acting on a request
+ * while the thread stands at the flush) */
 extern void flush_shim(void);
 extern uint64_t flush_n, flush_log[64][8];
+extern uint32_t flush_sets_on;
 __asm__(".text\n"
 	".globl frame_id\n frame_id:\n push %r15\n mov %rsi,%rax\n pop %r15\n ret\n"
 	".globl frame_switch\n frame_switch:\n push %r15\n mov switch_stage(%rip),%rax\n"
@@ -48,11 +52,12 @@ __asm__(".text\n"
 	" and $63,%rax\n shl $6,%rax\n lea flush_log(%rip),%rcx\n add %rax,%rcx\n"
 	" mov %rdi,(%rcx)\n mov %rsi,8(%rcx)\n mov %rdx,16(%rcx)\n pop %rax\n mov %rax,48(%rcx)\n"
 	" pop %rax\n mov %rax,24(%rcx)\n mov %r8,32(%rcx)\n mov %r9,40(%rcx)\n"
-	" incq flush_n(%rip)\n ret\n"
-	".data\n .globl flush_n, flush_log, switch_stage, switch_to\n .balign 8\n"
-	" flush_n: .quad 0\n flush_log: .zero 64 * 64\n"
+	" incq flush_n(%rip)\n push %rax\n mov flush_sets_on(%rip),%eax\n test %eax,%eax\n"
+	" jz 1f\n mov %eax,(%rdi)\n 1: pop %rax\n ret\n"
+	".data\n .globl flush_n, flush_log, flush_sets_on, switch_stage, switch_to\n .balign 8\n"
+	" flush_n: .quad 0\n flush_log: .zero 64 * 64\n flush_sets_on: .quad 0\n"
 	" switch_stage: .quad 0\n switch_to: .quad 0\n .text\n");
-_Static_assert(STAGE_TOP == 48, "frame_switch: the offset");
+_Static_assert(STAGE_TOP == 48 && STAGE_ON == 0, "frame_switch, flush_shim: the offsets");
 
 #define OBJ 256
 #define INTERP_OBJ 16384 /* (its eval_frame hook is far into it) */
@@ -164,6 +169,7 @@ static int rig_up_with(struct rig *r, void *fn)
 	*(uint32_t *)(r->stage + STAGE_ON) = 1;
 	*(uint64_t *)(r->stage + STAGE_BOUND) = UINT64_MAX; /* no time bound here */
 	flush_n = 0;
+	flush_sets_on = 0;
 	switch_stage = addr(r->stage);
 	return 0;
 }
@@ -529,6 +535,28 @@ TEST(an_exit_after_a_stack_switch_names_its_frame)
 	rig_down(&r);
 }
 
+TEST(a_key_that_did_not_check_out_sends_calls_to_the_head)
+{
+	struct rig r;
+
+	REQUIRE(!rig_up(&r));
+	/* pyuprof sets STAGE_ON_PERCALL while the thread stands at its first flush: the call
+	 * goes on through the head (whose probes see it), nothing of it staged */
+	flush_sets_on = STAGE_ON_PERCALL;
+	CHECK(call(&r) == addr(r.w->frame));
+	CHECK(flush_n == 1);
+	CHECK(staged_bytes(&r) == P); /* (the code flush's time only) */
+	flush_sets_on = 0;
+	/* and every call after */
+	CHECK(call(&r) == addr(r.w->frame));
+	CHECK(flush_n == 1 && staged_bytes(&r) == P);
+	/* staging on again: staged again */
+	*(uint32_t *)(r.stage + STAGE_ON) = STAGE_ON_STAGING;
+	call(&r);
+	CHECK(staged_bytes(&r) > P);
+	rig_down(&r);
+}
+
 TEST(a_full_buffer_is_flushed)
 {
 	struct rig r;
@@ -602,7 +630,7 @@ TEST(pyuprof_gone_the_hook_is_put_back)
 	REQUIRE(hook_off && hook_off + 8 <= INTERP_OBJ);
 	/* staging off with the flush nop probed (pyuprof stopped, or not yet on): left */
 	*hook = ours;
-	*(uint32_t *)(r.stage + STAGE_ON) = 0;
+	*(uint32_t *)(r.stage + STAGE_ON) = STAGE_ON_PASS;
 	CHECK(call(&r) == addr(r.w->frame));
 	CHECK(*hook == ours);
 	/* unprobed: the first call through finds it and stops staging, the next puts back what
@@ -610,9 +638,9 @@ TEST(pyuprof_gone_the_hook_is_put_back)
 	REQUIRE(!mprotect(r.page, TRAMP_PAGE, PROT_READ | PROT_WRITE));
 	memcpy(r.page + tramp__flush_offset(), nop5, sizeof(nop5));
 	REQUIRE(!mprotect(r.page, TRAMP_PAGE, PROT_READ | PROT_EXEC));
-	*(uint32_t *)(r.stage + STAGE_ON) = 1;
+	*(uint32_t *)(r.stage + STAGE_ON) = STAGE_ON_STAGING;
 	CHECK(call(&r) == addr(r.w->frame));
-	CHECK(*(uint32_t *)(r.stage + STAGE_ON) == 0);
+	CHECK(*(uint32_t *)(r.stage + STAGE_ON) == STAGE_ON_PASS);
 	CHECK(*hook == ours);
 	CHECK(call(&r) == addr(r.w->frame));
 	CHECK(*hook == 0);
@@ -633,6 +661,7 @@ int main(void)
 		TEST_CASE(flags_generator_frames),
 		TEST_CASE(no_chain_record_under_the_frame_entered_last),
 		TEST_CASE(an_exit_after_a_stack_switch_names_its_frame),
+		TEST_CASE(a_key_that_did_not_check_out_sends_calls_to_the_head),
 		TEST_CASE(a_full_buffer_is_flushed),
 		TEST_CASE(stages_nothing_off_elsewhere_or_from_a_shim),
 		TEST_CASE(an_unprobed_flush_nop_switches_staging_off),

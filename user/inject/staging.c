@@ -15,7 +15,7 @@ int staging__start(pid_t pid, uint64_t stage)
 	enum { CHUNK = 64 << 10, PAGE = 4096 };
 	uint8_t *zero = calloc(1, CHUNK), *got = malloc(CHUNK);
 	uint64_t bound = tsc__ticks(STAGING_BOUND_NS);
-	uint32_t on = 1;
+	uint32_t on = STAGE_ON_STAGING;
 	uint64_t at, n, p;
 	int err = zero && got ? 0 : -ENOMEM;
 
@@ -37,6 +37,13 @@ int staging__start(pid_t pid, uint64_t stage)
 	if (!err)
 		err = proc__write(pid, stage + STAGE_ON, &on, sizeof(on));
 	return err;
+}
+
+int staging__per_call(pid_t pid, uint64_t stage)
+{
+	uint32_t on = STAGE_ON_PERCALL;
+
+	return proc__write(pid, stage + STAGE_ON, &on, sizeof(on));
 }
 
 int staging__stop(pid_t pid, uint64_t stage, const struct staging_pos *pos,

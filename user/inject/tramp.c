@@ -22,7 +22,7 @@
 
 /* the page's identity, one more whenever what a page and its staging area mean to each other
  * changes (3: the batch's generation and STAGE_TOP; 4: records by their first word's tag; 5:
- * the resume record, STAGE_TOP put back only if it was the caller): a
+ * STAGE_ON_PERCALL, the resume record, STAGE_TOP put back only if it was the caller): a
  * staging area is shared only with a page of the same identity (find_stage) */
 #define IDENT "pyuprof-tramp 5"
 /* the scratch page: our `syscall; ud2` stub, the memfd's name, the page's bytes */

@@ -240,7 +240,8 @@ tramp_replay:
  * may hold a GIL of its own) or one entered from an activation's entry shim (3.12+: made while
  * that activation's frame is cleared after it returned), which the BPF side reads in full.
  * With staging off (pyuprof not recording, a forked child, pyuprof gone) it only passes the call
- * through. While it stages, the function's arguments and the callee-saved registers it uses
+ * through; with STAGE_ON_PERCALL (a thread key that does not check out) every call goes to the
+ * head. While it stages, the function's arguments and the callee-saved registers it uses
  * wait on the stack (rax, rcx, rdx, r8-r11 are scratch); at the call three slots are above the
  * hook's return address (the hand-back's walk of return addresses starts past them): the
  * STAGE_TOP to put back when the function returns (the one it found if that was the caller,
@@ -258,8 +259,9 @@ tramp_batch:
 	jb .Llow
 	mov b_stage(%rip), %r10
 	xor %r11d, %r11d		/* the STAGE_TOP to put back: none */
-	cmpl $0, STAGE_ON(%r10)
-	je .Lb_off
+	mov STAGE_ON(%r10), %eax
+	cmp $STAGE_ON_STAGING, %eax
+	jne .Lb_notstaging
 	mov b_interp_off(%rip), %eax
 	test %eax, %eax
 	jz 1f
@@ -294,6 +296,8 @@ tramp_batch:
 	mov 40(%rsp), %r9		/* the thread state: which interpreter the thread runs */
 	or $STAGE_FLUSH_TSTATE, %r13d
 3:	call .Lflush
+	cmpl $STAGE_ON_STAGING, STAGE_ON(%r10)	/* (a thread key that did not check out) */
+	jne .Lb_head
 5:	/* the chain: the caller (rsi) as the BPF side finds it, then its caller */
 	mov 40(%rsp), %rdi		/* the thread state (3.9+) */
 	mov b_back_off(%rip), %ecx
@@ -388,6 +392,8 @@ tramp_batch:
 	pop %r9
 	pop %rdi
 	pop %rdx
+	cmpl $STAGE_ON_STAGING, STAGE_ON(%r10)
+	jne .Lb_head
 16:	or $STAGE_CHAIN, %r8
 	mov STAGE_W(%r10), %rcx
 	lea STAGE_BUF(%r10,%rcx), %r11
@@ -461,8 +467,8 @@ tramp_batch_call:
 	pop %r9				/* (the generator's frame, or 0: .Lflush keeps r9) */
 	pop %r11
 	mov b_stage(%rip), %r10
-	cmpl $0, STAGE_ON(%r10)
-	je 1f
+	cmpl $STAGE_ON_STAGING, STAGE_ON(%r10)
+	jne 1f
 	push %rax			/* the result */
 	push %rbx
 	push %r12
@@ -535,6 +541,12 @@ tramp_batch_budget:
 	mov p_c_off(%rip), %r8d
 	sub %ecx, (%rdx,%r8)
 	jmp .Lb_back
+
+.Lb_notstaging:
+	test %eax, %eax
+	jz .Lb_off
+	lea tramp_batch(%rip), %r8	/* STAGE_ON_PERCALL: the head, as tramp_guard does */
+	jmp .Lhead
 
 .Lb_off:	/* staging off: a pass-through; if pyuprof is gone (the flush nop unprobed), the
 		 * interpreter gets its own hook back first */

@@ -284,6 +284,7 @@ static int load(struct probes *tr, const struct py_target *t, enum exits exits, 
 	skel->rodata->use_shadow = exits != EXITS_USDT && exits != EXITS_BATCH;
 	/* batch: (its calls are not in the shadow: it would be stale for the others) */
 	skel->rodata->stage_addr = exits == EXITS_BATCH ? stage : 0;
+	skel->rodata->key_off = exits == EXITS_BATCH ? thread_block__own()->tid_off : 0;
 	/* the head keeps the frame that returns where its return probe reads it */
 	skel->rodata->return_frame_at_sp = exits == EXITS_BATCH || exits == EXITS_TRAMPOLINE;
 	skel->rodata->stack_blk_off = t->thread_blocks ? thread_block__own()->stack_off : 0;

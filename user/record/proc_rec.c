@@ -440,6 +440,27 @@ void proc_rec__add_counters(struct pyuprof_stats *sum, const struct pyuprof_stat
 	sum->foreign_hook += s->foreign_hook;
 }
 
+void proc_rec__stage_per_call(struct proc_rec *pr)
+{
+	struct pyuprof_exit_stats xs;
+	int err;
+
+	if (!pr->rec.key_bad || !pr->staging || pr->per_call || !pr->tr || pr->gone)
+		return;
+	err = staging__per_call(pr->pid, pr->tramp.stage);
+	if (err) {
+		wlog("pid %d: a thread's key does not hold its id, and its calls cannot be sent to "
+		     "the per-call probes: %s", pr->pid, strerror(-err));
+		return;
+	}
+	pr->per_call = true;
+	probes__exit_counters(pr->tr, &xs);
+	log__msg(pr->batch_asked ? LOG_WARN : LOG_VERBOSE,
+		 "pid %d: no batch mode from now on (thread %u's key in its thread block holds %u, "
+		 "not its id: its C library is not glibc, or keeps the id elsewhere): every call "
+		 "enters the kernel", pr->pid, xs.key_bad_tid, xs.key_bad_key);
+}
+
 void proc_rec__unstage(struct proc_rec *pr)
 {
 	struct staging_pos pos;

@@ -460,7 +460,10 @@ int recorder__handle(void *ctx, void *data, size_t size)
 	case EV_REQUEST: {
 		const struct ev_request *q = data;
 
-		hook__request(r->hooks, q);
+		if (q->what == REQ_STAGE_KEY)
+			r->key_bad = true;
+		else
+			hook__request(r->hooks, q);
 		if (q->signalled && r->held)
 			ptrace_hold__expect_signal(r->held, (pid_t)q->tid);
 		break;
