@@ -45,7 +45,7 @@ struct tramp_params {
 	uint64_t ident_eval;
 	uint64_t pad2;
 	/* the stack guard's, the hook's */
-	uint64_t margin, main_low, main_span, exc, seterr, hook_unset;
+	uint64_t margin, main_floor, main_room, main_low, main_span, exc, seterr, hook_unset;
 	uint32_t blk_off, stk_mode, hook_interp_off, hook_slot;
 	char msg[40];
 	/* the batch path's (TRAMP_BATCH) */
@@ -133,10 +133,19 @@ static void guard_params(const struct py_target *t, enum tramp_kind kind, struct
 	const char *why;
 
 	p->stk_mode = tramp__stack_mode(t, &why);
+	/* no guard: every stack pointer has room, in one compare; but where a budget is handed
+	 * back (3.12, 3.13), one whose stack's bounds are not known is told so (the hand-back's
+	 * depth bound) */
+	if (p->stk_mode == TRAMP_STACK_NONE && !(o && o->eval_c_units))
+		p->main_room = ~0ULL;
 	if (p->stk_mode != TRAMP_STACK_NONE) {
 		p->margin = TRAMP_STACK_MARGIN;
 		p->main_low = t->main_stack_low;
 		p->main_span = t->main_stack_span;
+		if (p->main_span > p->margin) {
+			p->main_floor = p->main_low + p->margin;
+			p->main_room = p->main_span - p->margin;
+		}
 		p->blk_off = t->thread_blocks ? thread_block__own()->stack_off : 0;
 		p->exc = t->recursion_error_addr;
 		p->seterr = t->seterr_addr;

@@ -43,32 +43,18 @@ tramp_return_nop:
 	ret
 
 /*
- * rax: the bytes of C stack left below rsp on the running thread's stack, ~0 where its bounds
- * are not known. The main thread's stack, [p_main_low, + p_main_span), is read from the
- * target's maps and its stack limit (tramp.c); any other thread's is in glibc's thread block
- * (p_blk_off: stackblock, stackblock_size, guardsize, one after the other; 0: the target's libc
- * is not known to be glibc, and the block is not read). A stack pointer outside the block it
- * describes (a stack of some C code's own, or a block that is not glibc's after all) is not
- * judged. Uses rcx and r8.
+ * To \room where rsp is on the main thread's stack with more than p_margin of it left below
+ * (one compare: p_main_floor is the stack's bottom and the margin, p_main_room what lies above
+ * it; with no guard at all, every stack pointer has room); else on, with rax the bytes left
+ * below rsp on the running thread's stack, ~0 where its bounds are not known (.Lstack_left).
+ * Uses rcx and r8.
  */
-.macro stack_left
+.macro stack_room room
 	mov %rsp, %rax
-	sub p_main_low(%rip), %rax
-	cmp p_main_span(%rip), %rax
-	jb 99f
-	mov $-1, %rax
-	mov p_blk_off(%rip), %ecx
-	test %ecx, %ecx
-	jz 99f
-	mov %rsp, %r8
-	sub %fs:(%rcx), %r8		/* rsp - stackblock (the main thread's block is 0) */
-	cmp %fs:8(%rcx), %r8
-	jae 99f
-	sub %fs:16(%rcx), %r8		/* less the guard at its bottom: what is left */
-	mov %r8, %rax
-	jnb 99f
-	xor %eax, %eax
-99:
+	sub p_main_floor(%rip), %rax
+	cmp p_main_room(%rip), %rax
+	jb \room
+	call .Lstack_left
 .endm
 
 /*
@@ -80,10 +66,10 @@ tramp_return_nop:
  */
 	.globl tramp_guard
 tramp_guard:
-	stack_left
+	stack_room 98f
 	cmp p_margin(%rip), %rax
 	jb .Llow
-	lea tramp_guard(%rip), %r8
+98:	lea tramp_guard(%rip), %r8
 .Lhead:	/* r8: this page's hook value */
 	cmpb $0x0f, tramp_code(%rip)
 	jne tramp_code
@@ -104,6 +90,34 @@ tramp_guard:
  * (3.11: its caller clears the frame, either way). No probe sees the call: CPython's profiler
  * hooks do not see one that fails so either.
  */
+/*
+ * rax: the bytes of C stack left below the caller's stack pointer on the running thread's
+ * stack, ~0 where its bounds are not known. The main thread's stack, [p_main_low,
+ * + p_main_span), is read from the target's maps and its stack limit (tramp.c); any other
+ * thread's is in glibc's thread block (p_blk_off: stackblock, stackblock_size, guardsize, one
+ * after the other; 0: the target's libc is not known to be glibc, and the block is not read).
+ * A stack pointer outside the block it describes (a stack of some C code's own, or a block
+ * that is not glibc's after all) is not judged. Uses rcx and r8.
+ */
+.Lstack_left:
+	lea 8(%rsp), %r8
+	mov %r8, %rax
+	sub p_main_low(%rip), %rax
+	cmp p_main_span(%rip), %rax
+	jb 99f
+	mov $-1, %rax
+	mov p_blk_off(%rip), %ecx
+	test %ecx, %ecx
+	jz 99f
+	sub %fs:(%rcx), %r8		/* rsp - stackblock (the main thread's block is 0) */
+	cmp %fs:8(%rcx), %r8
+	jae 99f
+	sub %fs:16(%rcx), %r8		/* less the guard at its bottom: what is left */
+	mov %r8, %rax
+	jnb 99f
+	xor %eax, %eax
+99:	ret
+
 .Llow:
 	.globl tramp_stack_nop
 tramp_stack_nop:
@@ -165,7 +179,7 @@ tramp_stack_nop:
  * on any other, nothing is handed back past a Python depth of p_depth_cap, where the C stack
  * each hooked call uses is what the budget protects. Uses rcx and r8-r11. */
 .macro budget_walk at
-	stack_left
+	stack_room 97f
 	cmp $-1, %rax
 	jne 97f
 	xor %eax, %eax
@@ -254,13 +268,12 @@ tramp_replay:
  */
 	.globl tramp_batch
 tramp_batch:
-	stack_left
+	stack_room 98f
 	cmp p_margin(%rip), %rax
 	jb .Llow
-	mov b_stage(%rip), %r10
+98:	mov b_stage(%rip), %r10
 	xor %r11d, %r11d		/* the STAGE_TOP to put back: none */
-	mov STAGE_ON(%r10), %eax
-	cmp $STAGE_ON_STAGING, %eax
+	cmpl $STAGE_ON_STAGING, STAGE_ON(%r10)
 	jne .Lb_notstaging
 	mov b_interp_off(%rip), %eax
 	test %eax, %eax
@@ -543,8 +556,8 @@ tramp_batch_budget:
 	jmp .Lb_back
 
 .Lb_notstaging:
-	test %eax, %eax
-	jz .Lb_off
+	cmpl $STAGE_ON_PASS, STAGE_ON(%r10)
+	je .Lb_off
 	lea tramp_batch(%rip), %r8	/* STAGE_ON_PERCALL: the head, as tramp_guard does */
 	jmp .Lhead
 
@@ -843,6 +856,9 @@ p_depth_cap:	.long 0		/* TRAMP_HANDBACK_DEPTH */
 tramp_ident:	.zero 32	/* IDENT (tramp.c), the function's address */
 /* the guard of the C stack's end (tramp_guard, tramp_batch) */
 p_margin:	.quad 0		/* bytes left below which a call raises (0: no guard) */
+p_main_floor:	.quad 0		/* the main thread's stack: its lowest usable address and the
+				 * margin (0 and ~0 for room: no guard, no budget to guard), */
+p_main_room:	.quad 0		/* and what lies above it, up to the stack's top */
 p_main_low:	.quad 0		/* the main thread's stack: its lowest usable address, */
 p_main_span:	.quad 0		/* and its size up to its top */
 p_exc:		.quad 0		/* before 3.12: &PyExc_RecursionError, */
