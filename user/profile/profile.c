@@ -311,6 +311,9 @@ int profile__merge(struct profile *dst, const struct profile *src)
 	dst->n.open_at_stop += src->n.open_at_stop;
 	dst->n.seeded += src->n.seeded;
 	dst->n.no_return += src->n.no_return;
+	dst->n.switches += src->n.switches;
+	if (src->n.most_parked > dst->n.most_parked)
+		dst->n.most_parked = src->n.most_parked;
 	if (src->first_ns && (!dst->first_ns || src->first_ns < dst->first_ns))
 		dst->first_ns = src->first_ns;
 	if (src->last_ns > dst->last_ns)

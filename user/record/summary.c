@@ -161,6 +161,10 @@ void summary__notes(const struct profile *p, const struct hook_state *h,
 	if (p->n.unknown_code)
 		wlog("%llu calls have no function name (identity lost)",
 		     (unsigned long long)p->n.unknown_code);
+	if (p->n.switches)
+		vlog("%llu times a thread went on with the frames of another of its stacks (greenlet), "
+		     "each stack's calls kept apart (at most %u waiting at once)",
+		     (unsigned long long)p->n.switches, p->n.most_parked);
 	if (p->n.closed_unseen || p->n.unmatched_returns)
 		vlog("%llu frames returned without an event, %llu returns of frames entered before "
 		     "recording", (unsigned long long)p->n.closed_unseen,
