@@ -21,7 +21,7 @@
 #include "target/thread_block.h"
 #include "test.h"
 
-static uint64_t here(void)
+static __attribute__((noinline)) uint64_t here(void)
 {
 	return (uint64_t)(uintptr_t)__builtin_frame_address(0);
 }

@@ -319,7 +319,9 @@ static void *guarded(void *fn, const struct py_offsets_entry *o, uint64_t low, u
 	return m ? m + tramp__hook_offset(TRAMP_PROBED) : NULL;
 }
 
-static uint64_t here(void)
+/* (not inlined: its frame lies just below its caller's stack pointer, however big the
+ * caller's own frame is, as with ASan's redzones) */
+static __attribute__((noinline)) uint64_t here(void)
 {
 	return (uint64_t)(uintptr_t)__builtin_frame_address(0);
 }
