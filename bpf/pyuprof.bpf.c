@@ -37,6 +37,10 @@ const volatile __u32 spec_cache_init_off = 0, func_code_off = 0;
 const volatile __u32 getitem_frame_reg = 0;
 /* 3.12+: each activation of the eval function links its frame to a C-stack entry frame */
 const volatile __u32 entry_shim = 0;
+/* the return probe is the trampoline head's: the frame that returns is at the stack pointer */
+const volatile __u32 return_frame_at_sp = 0;
+/* glibc's stackblock in the thread block (the stack guard's count: the thread's stack size) */
+const volatile __u32 stack_blk_off = 0;
 /* bench only (PYUPROF_BENCH_COUNT_ONLY): every probe only counts, the floor of its placement */
 const volatile __u32 count_only = 0;
 __u64 count_only_hits = 0;
@@ -227,6 +231,8 @@ static __noinline int eval_entry(struct pt_regs *ctx, bool direct)
 emit:
 	/* a frame whose chain could not be read is not used as a caller: read it again then */
 	shadow_push(sh, chain_ok ? frame : 0, code, next, chain, chain_code, back);
+	if (sh)
+		sh->top = frame;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		if (!(flags & CALL_GEN_CREATE)) /* (not a call: cProfile counts none) */
@@ -252,7 +258,34 @@ unread:
 	return 0;
 }
 
-static __noinline int eval_return(bool uret)
+/*
+ * The frame returning at the head's return nop (its slot, at the stack pointer), named in an
+ * EV_RESUME where it is not the one the reader has on top: the thread's stack switched since
+ * its last event (greenlet), or the frame was entered before recording. Then the shadow's top
+ * is its caller, as the reader's will be.
+ */
+static __always_inline void note_return_frame(struct pt_regs *ctx, struct shadow *sh, __u32 tid)
+{
+	struct shadow_frame *f = shadow_top(sh);
+	struct ev_resume *e;
+	__u64 frame = 0;
+
+	if (bpf_probe_read_user(&frame, sizeof(frame), (void *)PT_REGS_SP(ctx)) || !frame)
+		return;
+	if (!sh || sh->top != frame) {
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+		if (e) {
+			e->type = EV_RESUME;
+			e->tid = tid;
+			e->frame = frame;
+			bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+		}
+	}
+	if (sh)
+		sh->top = f && f->frame == frame ? f->caller : 0;
+}
+
+static __noinline int eval_return(struct pt_regs *ctx, bool uret)
 {
 	struct ev_return *e;
 	struct shadow *sh;
@@ -267,6 +300,10 @@ static __noinline int eval_return(bool uret)
 			(*depth)--;
 	}
 	sh = get_shadow();
+	if (return_frame_at_sp && !uret)
+		note_return_frame(ctx, sh, tid);
+	else if (sh)
+		sh->top = 0;
 	if (sh && sh->depth) /* 0: an activation entered before recording */
 		sh->depth--;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -425,6 +462,29 @@ static __noinline int frame_exit(struct pt_regs *ctx)
 }
 
 /*
+ * The trampoline's stack guard: a call with too little of its thread's C stack left raises
+ * RecursionError instead of running (user/inject/tramp.h). Counted, with the smallest stack
+ * of a thread it happened in (glibc's stack block; the main thread's is user space's to say).
+ */
+static __noinline int stack_low(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 fs = BPF_CORE_READ(task, thread.fsbase), blk[3] = {}, size;
+
+	if (!current_tid())
+		return 0;
+	__sync_fetch_and_add(&exit_stats.stack_low, 1);
+	if (!stack_blk_off || !fs ||
+	    bpf_probe_read_user(blk, sizeof(blk), (void *)(fs + stack_blk_off)) || !blk[0] ||
+	    blk[1] <= blk[2])
+		return 0;
+	size = blk[1] - blk[2];
+	if (!exit_stats.stack_low_size || size < exit_stats.stack_low_size)
+		exit_stats.stack_low_size = size;
+	return 0;
+}
+
+/*
  * The one program behind every probe; the attach cookie says which probe fired. One program
  * lets all probes share one uprobe_multi link, whose removal waits for one RCU grace period
  * instead of one per probe (about 0.1-0.25 s each).
@@ -445,9 +505,11 @@ int on_probe(struct pt_regs *ctx)
 	case PROBE_EVAL_DIRECT:
 		return eval_entry(ctx, true);
 	case PROBE_EVAL_RETURN:
-		return eval_return(false);
+		return eval_return(ctx, false);
 	case PROBE_EVAL_URETURN:
-		return eval_return(true);
+		return eval_return(ctx, true);
+	case PROBE_STACK_LOW:
+		return stack_low();
 	case PROBE_FRAME_EXIT:
 		return frame_exit(ctx);
 	case PROBE_SETTER:

@@ -31,6 +31,10 @@ struct shadow_frame {
 struct shadow {
 	__u32 depth;
 	__u32 pad;
+	/* the frame the reader has on top of the thread's stack after its last event (the one
+	 * entered, or returned to), 0: not known. A return of another frame (greenlet switched
+	 * the thread's stack) names it first (EV_RESUME). */
+	__u64 top;
 	struct shadow_frame f[SHADOW_CAP];
 };
 

@@ -241,6 +241,52 @@ static __always_inline void stage_drain(__u32 tid, bool can_wait)
 	}
 }
 
+/* The thread key's offset in glibc's thread block (at the thread's FS base): where the page
+ * reads each thread's tid (user/target/thread_block.h) */
+const volatile __u32 key_off = 0;
+
+/* The calling thread's id in its own PID namespace, the one glibc keeps in its thread block
+ * (current_tid's may be another namespace's: a target in a container) */
+static __always_inline __u32 own_ns_tid(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pid *pid = BPF_CORE_READ(task, thread_pid);
+	unsigned int level = BPF_CORE_READ(pid, level);
+	struct upid up = {};
+
+	if (bpf_probe_read_kernel(&up, sizeof(up),
+				  (void *)pid + bpf_core_field_offset(struct pid, numbers) +
+					  (level & 31) * bpf_core_type_size(struct upid)))
+		return 0;
+	return (__u32)up.nr;
+}
+
+/*
+ * At each flush: the flushing thread's key must be its id, or the page cannot tell its records
+ * from another thread's (its C library is not glibc, or a glibc that keeps the id elsewhere:
+ * the check at the start could not read a thread that did not exist yet). Such a thread asks
+ * user space to send every call to the per-call probes (STAGE_ON_PERCALL), and stands at the
+ * flush until it has; its records so far are its own (copied as the caller's, by its id).
+ */
+static __always_inline void stage_check_key(__u32 tid, __u64 now)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 fs = BPF_CORE_READ(task, thread.fsbase);
+	__u32 key = 0, want;
+
+	if (!key_off)
+		return;
+	want = own_ns_tid();
+	if (!want || (fs && !bpf_probe_read_user(&key, sizeof(key), (void *)(fs + key_off)) &&
+		      key == want))
+		return;
+	if (!__sync_fetch_and_add(&exit_stats.key_bad, 1)) {
+		exit_stats.key_bad_tid = tid;
+		exit_stats.key_bad_key = key;
+	}
+	request(0, REQ_STAGE_KEY, tid, now);
+}
+
 /*
  * The flush nop: rsi bytes staged, rax their batch's generation, rdx why (STAGE_FLUSH_*), rcx
  * a code object whose identity is sent now (STAGE_FLUSH_CODE: sent whatever codes says, since
@@ -255,6 +301,7 @@ static __noinline int stage_flush(struct pt_regs *ctx)
 
 	if (!tid || !stage_addr || stage_closed)
 		return 0;
+	stage_check_key(tid, now);
 	if (w > STAGE_BUF_BYTES)
 		w = STAGE_BUF_BYTES;
 	/* (a thread stopped so is read by user space: its batch is as it was, the next one not

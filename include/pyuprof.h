@@ -28,6 +28,10 @@ enum ev_type {
 	 * batch mode, 3.12+: from STAGE_EXIT_DONE), and of one that returned None */
 	EV_RETURN_DONE = 9,
 	EV_RETURN_DONE_NONE = 10,
+	/* struct ev_resume: the frame the thread's next return is of, where its stack switched
+	 * since that frame's last event (greenlet): a staged resume record, or a return probe's
+	 * frame (the head keeps it) that is not the one the thread entered or returned to last */
+	EV_RESUME = 11,
 };
 
 /* Which probe fired: the attach cookie of each probe (one program serves them all). */
@@ -50,6 +54,7 @@ enum probe_role {
 	PROBE_EVAL_URETURN = 10,
 	PROBE_STAGE_FLUSH = 11, /* the trampoline's flush nop (--exits batch) */
 	PROBE_INLINE_GETITEM = 12, /* 3.11's inline __getitem__ path (user/target/inline_subscr.h) */
+	PROBE_STACK_LOW = 13, /* the trampoline's stack guard: a call raises RecursionError */
 };
 
 /* The register that holds the frame at PROBE_INLINE_GETITEM (callee-saved in the eval loop) */
@@ -115,6 +120,14 @@ struct ev_return {
 	__u64 ts_ns;
 };
 _Static_assert(sizeof(struct ev_return) == 16, "ev_return layout");
+
+/* The frame a thread's next return is of (EV_RESUME). */
+struct ev_resume {
+	__u32 type;
+	__u32 tid;
+	__u64 frame;
+};
+_Static_assert(sizeof(struct ev_resume) == 16, "ev_resume layout");
 
 /* The Thread object (self) of a frame of threading's _bootstrap(_inner), sent on entry. */
 struct ev_thread {
@@ -189,6 +202,9 @@ enum request_kind {
 	/* the batch mode: the ring had no room for the records a thread staged; it waits while
 	 * user space reads them from the target (include/stage.h, STAGE_REST_*) */
 	REQ_STAGE_REST = 5,
+	/* the batch mode: the thread's key (its tid in glibc's thread block) is not its tid; it
+	 * waits while user space sends every call to the per-call probes (STAGE_ON_PERCALL) */
+	REQ_STAGE_KEY = 6,
 };
 
 struct ev_request {
@@ -218,6 +234,10 @@ struct pyuprof_exit_stats {
 	__u64 direct_calls; /* entries that bypassed the trampoline (PROBE_EVAL_DIRECT) */
 	__u64 uret_lost;    /* of those, entered past URETPROBE_DEPTH_MAX: no return probe */
 	__u64 signal_blocked; /* requests of a thread that blocks REQUEST_SIGNAL: not stopped */
+	__u64 stack_low;      /* calls that raised RecursionError at the trampoline's guard */
+	__u64 stack_low_size; /* the smallest C stack of a thread where one did (0: the main) */
+	__u64 key_bad;	      /* batch flushes by a thread whose key is not its tid */
+	__u32 key_bad_tid, key_bad_key; /* the first such thread, and what its key held */
 };
 
 #endif /* __PYUPROF_H */

@@ -27,13 +27,21 @@
  *   exit (8):   tsc | STAGE_TAG_EXIT, or STAGE_TAG_EXIT_DONE, STAGE_TAG_EXIT_NONE
  *   pause (16): tsc | STAGE_TAG_PAUSE, tsc at its end (a batch's first record: the code flush
  *               before it, from tsc to its end, is the probes' and no call's)
+ *   resume (16): STAGE_TAG_RESUME, frame (right before an exit: the frame that returns is not
+ *               the one the reader has on top; its thread switched stacks since, as greenlet
+ *               does, or another thread staged meanwhile)
  * chain and flags mean what they mean in struct ev_call (include/pyuprof.h).
  */
 #ifndef __PYUPROF_STAGE_H
 #define __PYUPROF_STAGE_H
 
 /* the control block, at the mapping's start */
-#define STAGE_ON 0	/* u32: 1 while pyuprof consumes; 0: the page only passes calls through */
+#define STAGE_ON 0	/* u32: STAGE_ON_STAGING while pyuprof consumes; STAGE_ON_PASS: the page
+			 * only passes calls through; STAGE_ON_PERCALL: the head's probes see each
+			 * call (a thread key that did not check out: bpf/stage.bpf.h) */
+#define STAGE_ON_PASS 0
+#define STAGE_ON_STAGING 1
+#define STAGE_ON_PERCALL 2
 #define STAGE_OWNER 8	/* u32: the thread whose records are staged (glibc's tid) */
 #define STAGE_W 16	/* u64: bytes staged */
 #define STAGE_FIRST 24	/* u64: TSC of the batch's start */
@@ -52,6 +60,7 @@
 #define STAGE_ENTRY_BYTES 32	/* an entry's record, and its chain's */
 #define STAGE_EXIT_BYTES 8
 #define STAGE_PAUSE_BYTES 16
+#define STAGE_RESUME_BYTES 16
 /* flushed once more than this is staged: an entry and its chain always fit */
 #define STAGE_LIMIT (STAGE_BUF_BYTES - 2 * STAGE_ENTRY_BYTES)
 /* the code objects whose identity was sent: sets of STAGE_WAYS adjacent 64-byte slots, each
@@ -87,6 +96,7 @@
 #define STAGE_TAG_EXIT_DONE 10
 #define STAGE_TAG_EXIT_NONE 11
 #define STAGE_TAG_PAUSE 12
+#define STAGE_TAG_RESUME 13
 #define STAGE_CHAIN 4
 #define STAGE_CHAIN_GEN0 1
 #define STAGE_CHAIN_GEN1 2
@@ -108,6 +118,8 @@ static inline unsigned int stage_rec_bytes(unsigned long long w0)
 		return STAGE_EXIT_BYTES;
 	case STAGE_TAG_PAUSE:
 		return STAGE_PAUSE_BYTES;
+	case STAGE_TAG_RESUME:
+		return STAGE_RESUME_BYTES;
 	case 0:
 		return w0 & STAGE_CHAIN ? STAGE_ENTRY_BYTES : 0;
 	}

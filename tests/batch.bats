@@ -224,6 +224,50 @@ check_gen_returns() {
 	run -0 "$PY" "$TOOLS/pstats_compare.py" copy.prof cprofile.prof --file "$TARGETS/getitem.py"
 }
 
+# A target whose thread key (glibc's tid in its thread block, the page's key for the batch)
+# does not hold the thread's id: here every thread's holds one made-up number (an LD_PRELOAD,
+# tests/targets/ext/fake_key.c), as another C library's block would hold something else (musl:
+# an Alpine container). Launched, the BPF side finds it at the first flush; attached, pyuprof
+# finds it as it checks each thread's block. Either way the calls are recorded per call, -v
+# says so, and the profile equals cProfile's. Before, the batch went on with one key for all
+# threads: their records were filed under one thread, and fib's primitive calls, callers and
+# stacks came out wrong.
+check_bad_key() {
+	local label=$1
+	require_py "$label"
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	cc -O2 -shared -fPIC -o fake_key.so "$TARGETS/ext/fake_key.c" -ldl
+	"$PY" "$TOOLS/cprofile_run.py" -o cprofile.prof "$TARGETS/threads.py" >/dev/null
+	run_ok "$PYUPROF" record -v -o ours.prof -- \
+		env LD_PRELOAD="$PWD/fake_key.so" "$PY" "$TARGETS/threads.py"
+	grep -Eq "no batch mode from now on \(thread [0-9]+'s key in its thread block holds 2147483632, not its id" <<<"$stderr" ||
+		{ show_run; return 1; }
+	run -0 "$PY" "$TOOLS/pstats_compare.py" ours.prof cprofile.prof --file "$TARGETS/threads.py"
+	# attached: each thread's block checked at the attach
+	start_bg target.out target.err env LD_PRELOAD="$PWD/fake_key.so" \
+		"$PY" "$TARGETS/small_stack.py" thread 1024 300 go
+	TARGET=$BG_PID
+	wait_for_line target.out '^ready' 20 "$TARGET"
+	start_bg rec.out rec.err "$PYUPROF" record -v -p "$TARGET" -o attached.prof
+	wait_for_line rec.err '^pyuprof: recording pid' 30 "$BG_PID"
+	touch go
+	wait_exit "$TARGET" 60
+	wait_exit "$BG_PID" 60
+	cat target.out rec.err
+	grep -qx 'depth 300' target.out
+	grep -Eq "no batch mode \(thread [0-9]+'s block holds 2147483632 where glibc keeps the tid" rec.err
+	[[ $(python3 "$TOOLS/pstats_field.py" attached.prof r ncalls) == 301 ]]
+}
+
+@test "batch: a thread key that does not check out: recorded per call, said, as cProfile (3.12)" {
+	check_bad_key 3.12
+}
+
+@test "batch: a thread key that does not check out: recorded per call, said, as cProfile (Debian 3.11)" {
+	check_bad_key deb3.11
+}
+
 # A ring buffer that is full (pyuprof behind: here stopped until the target waits, with the
 # smallest ring) makes the thread that stages wait, stopped, until pyuprof has read it; nothing is lost,
 # and every round run equals cProfile's. Before: the records that found no room were lost.

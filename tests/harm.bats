@@ -283,6 +283,51 @@ check_asleep() {
 	check_recursion_launch deb3.11
 }
 
+# pyuprof SIGKILLed while attached: the page finds its probes gone and puts the interpreter's
+# eval_frame hook back, so the calls after run natively again (3.11+: inline, on the heap) and
+# a recursion natively deeper than any C stack runs as before the attach. Before, the page
+# stayed the hook: 3.11 crashed, 3.12 raised RecursionError. [EXITS] for --exits.
+check_after_kill() {
+	local pid exits=()
+	require_py "$1"
+	require_bpf
+	[[ -z ${2:-} ]] || exits=(--exits "$2")
+	cd "$BATS_TEST_TMPDIR"
+	start_bg target.out target.err "$PY" "$TARGETS/after_kill.py" go
+	TARGET=$BG_PID
+	wait_for_line target.out '^ready' 30 "$TARGET"
+	"$PYUPROF" record "${exits[@]}" -p "$TARGET" -o kill.prof 2>kill.err &
+	pid=$!
+	wait_for_line kill.err '^pyuprof: recording pid' 30 "$pid"
+	kill -KILL "$pid"
+	wait "$pid" || true
+	assert_unharmed "$TARGET"
+	touch go
+	wait_exit "$TARGET" 60
+	cat target.out target.err
+	[[ $EXIT_STATUS == 0 ]] && grep -qx 'again 60000' target.out
+}
+
+@test "harm: pyuprof SIGKILLed: the hook is put back, a recursion runs as natively after (3.11)" {
+	check_after_kill 3.11
+}
+
+@test "harm: pyuprof SIGKILLed: the hook is put back, a recursion runs as natively after (3.12)" {
+	check_after_kill 3.12
+}
+
+@test "harm: pyuprof SIGKILLed: the hook is put back, a recursion runs as natively after (3.13)" {
+	check_after_kill 3.13
+}
+
+@test "harm: pyuprof SIGKILLed: the hook is put back, a recursion runs as natively after (Debian 3.11)" {
+	check_after_kill deb3.11
+}
+
+@test "harm: pyuprof SIGKILLed while recording per call: the hook is put back too (3.12)" {
+	check_after_kill 3.12 trampoline
+}
+
 @test "harm: recursion limits unchanged by 100 attach/detach cycles on one process (3.12)" {
 	require_py 3.12
 	require_bpf

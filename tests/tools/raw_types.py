@@ -5,14 +5,14 @@ u32 size, in one gzip stream) on its own, without pyuprof.
     raw_types.py RAW                 prints "TYPE COUNT" for each record type, by type
     raw_types.py RAW --as-v3 OUT     writes RAW as format 3 made it: RAW_CALIB without
                                      done_ns, every EV_RETURN_DONE(_NONE) an EV_RETURN,
-                                     no RAW_FLUSH
+                                     no RAW_FLUSH, no EV_RESUME (format 5)
 """
 import collections
 import gzip
 import struct
 import sys
 
-EV_RETURN, EV_RETURN_DONE, EV_RETURN_DONE_NONE, RAW_CALIB, RAW_FLUSH = 2, 9, 10, 104, 106
+EV_RETURN, EV_RETURN_DONE, EV_RETURN_DONE_NONE, EV_RESUME, RAW_CALIB, RAW_FLUSH = 2, 9, 10, 11, 104, 106
 
 
 def records(data):
@@ -38,7 +38,7 @@ def main():
     out = bytearray()
     for r in records(data):
         (t,) = struct.unpack_from("<I", r)
-        if t == RAW_FLUSH:
+        if t in (RAW_FLUSH, EV_RESUME):
             continue
         if t == RAW_CALIB:
             r = r[:24]

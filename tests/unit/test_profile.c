@@ -348,6 +348,60 @@ TEST(threads_have_their_own_stacks_and_recursion_levels)
 	profile__free(p);
 }
 
+/* greenlet: the driver f (frame 10) runs g (11, 12, ...) and switches to a worker whose
+ * first frame h (20, no caller) runs g (21); their returns come named (EV_RESUME) where the
+ * thread ran the other stack since */
+TEST(greenlets_have_their_own_stacks_and_recursion_levels)
+{
+	struct profile *p = with_funcs();
+	const uint32_t f = 0, g = 1, h = 2;
+	uint64_t ts = 1;
+
+	call(p, ts++, 100, 10, 0, 0, 0, 0, 0);	     /* f */
+	for (int i = 0; i < 3; i++) {
+		call(p, ts++, 200, 11, 10, 100, 0, 0, 0); /* g from f */
+		CHECK(!profile__return(p, 7, ts++));
+		if (!i)
+			call(p, ts++, 300, 20, 0, 0, 0, 0, 0); /* h starts: no caller */
+		call(p, ts++, 200, 21, 20, 300, 0, 0, 0);	/* g from h */
+		CHECK(!profile__return(p, 7, ts++));
+		/* back in f: its next call names it */
+	}
+	/* h returns after a switch: named */
+	CHECK(!profile__resume(p, 7, 20));
+	CHECK(!profile__return(p, 7, ts++));
+	/* and f, whose stack the thread runs again */
+	CHECK(!profile__resume(p, 7, 10));
+	CHECK(!profile__return(p, 7, ts++));
+	profile__finish(p, ts);
+	CHECK(has_edge(p, f, g) && has_edge(p, h, g) && !has_edge(p, f, h) && !has_edge(p, g, g));
+	CHECK(p->funcs[g].st.calls == 6 && p->funcs[g].st.rec_calls == 0);
+	CHECK(p->funcs[f].st.calls == 1 && p->funcs[h].st.calls == 1);
+	/* f ran from 1 to the end, h within it: neither was closed at the other's calls */
+	CHECK(p->funcs[f].st.total_ns == ts - 2);
+	CHECK(p->funcs[h].st.total_ns < p->funcs[f].st.total_ns && p->funcs[h].st.total_ns > 6);
+	CHECK(p->n.open_at_stop == 0 && p->n.closed_unseen == 0 && p->n.unmatched_returns == 0);
+	CHECK(p->n.switches >= 6 && p->n.most_parked == 1);
+	profile__free(p);
+}
+
+/* the same function running in two greenlets at once is two calls, not a recursion; one still
+ * waiting at the stop is closed there */
+TEST(a_function_in_two_greenlets_is_no_recursion)
+{
+	struct profile *p = with_funcs();
+
+	call(p, 1, 100, 10, 0, 0, 0, 0, 0); /* f in the first */
+	call(p, 2, 100, 20, 0, 0, 0, 0, 0); /* f in a second, started meanwhile */
+	CHECK(!profile__resume(p, 7, 10));
+	CHECK(!profile__return(p, 7, 4));
+	profile__finish(p, 9);
+	CHECK(p->funcs[0].st.calls == 2 && p->funcs[0].st.rec_calls == 0);
+	CHECK(p->funcs[0].st.total_ns == 3 + 7);
+	CHECK(p->n.open_at_stop == 1);
+	profile__free(p);
+}
+
 int main(void)
 {
 	static const struct test_case cases[] = {
@@ -368,6 +422,8 @@ int main(void)
 		TEST_CASE(a_wait_within_a_code_flush_is_taken_out_once),
 		TEST_CASE(generator_creation_is_not_a_call),
 		TEST_CASE(threads_have_their_own_stacks_and_recursion_levels),
+		TEST_CASE(greenlets_have_their_own_stacks_and_recursion_levels),
+		TEST_CASE(a_function_in_two_greenlets_is_no_recursion),
 	};
 
 	return test_run(cases, TEST_COUNT(cases));

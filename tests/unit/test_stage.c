@@ -12,9 +12,14 @@
  * the version map, or past it in the table) and by its names where not (before, or once the
  * version counter wrapped); a set of the table keeping as many code objects as it has ways,
  * and a loop over one more not missing on every call; no chain record under the frame
- * entered last, which the call puts back, a flush of the same owner keeps and a switch
- * forgets; a full buffer flushed; staging off, another interpreter and an entry-shim caller
- * stage nothing; and a flush nop found unprobed (pyuprof gone) switches staging off.
+ * entered last, which the call puts back if it was the caller (else none: another stack's
+ * frame, a greenlet's), a flush of the same owner keeps and a switch forgets; an exit whose
+ * frame is not the one entered last (its thread switched stacks during the call) naming its
+ * frame in a resume record; a full buffer flushed; staging off, another interpreter and an
+ * entry-shim caller stage nothing; a thread key found not to check out at a flush
+ * (STAGE_ON_PERCALL) sends the call, and every later one, to the head; and a flush nop found
+ * unprobed (pyuprof gone) switches staging off, after which the interpreter's eval_frame hook
+ * is put back if it is still the page's, and left if it is not.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -29,24 +34,37 @@
 
 /* the eval function: returns its frame argument (rsi), starting with push %r15 */
 extern uint64_t frame_id(uint64_t tstate, uint64_t frame, uint64_t throwflag);
-/* the flush nop's stand-in: logs rdi, rsi, rdx, rcx, r8, r9, rax; clobbers rax and rcx only */
+/* the same, with a switch of stacks (greenlet's) in the call: switch_to becomes the frame
+ * entered last (STAGE_TOP of the staging area at switch_stage) */
+extern uint64_t frame_switch(uint64_t tstate, uint64_t frame, uint64_t throwflag);
+extern uint64_t switch_stage, switch_to;
+/* the flush nop's stand-in: logs rdi, rsi, rdx, rcx, r8, r9, rax; clobbers rax and rcx only;
+ * sets STAGE_ON of the area flushed to flush_sets_on, if not 0 (pyuprof acting on a request
+ * while the thread stands at the flush) */
 extern void flush_shim(void);
 extern uint64_t flush_n, flush_log[64][8];
+extern uint32_t flush_sets_on;
 __asm__(".text\n"
 	".globl frame_id\n frame_id:\n push %r15\n mov %rsi,%rax\n pop %r15\n ret\n"
+	".globl frame_switch\n frame_switch:\n push %r15\n mov switch_stage(%rip),%rax\n"
+	" mov switch_to(%rip),%rcx\n mov %rcx," "48" "(%rax)\n mov %rsi,%rax\n pop %r15\n ret\n"
 	".globl flush_shim\n flush_shim:\n push %rcx\n push %rax\n mov flush_n(%rip),%rax\n"
 	" and $63,%rax\n shl $6,%rax\n lea flush_log(%rip),%rcx\n add %rax,%rcx\n"
 	" mov %rdi,(%rcx)\n mov %rsi,8(%rcx)\n mov %rdx,16(%rcx)\n pop %rax\n mov %rax,48(%rcx)\n"
 	" pop %rax\n mov %rax,24(%rcx)\n mov %r8,32(%rcx)\n mov %r9,40(%rcx)\n"
-	" incq flush_n(%rip)\n ret\n"
-	".data\n .globl flush_n, flush_log\n .balign 8\n flush_n: .quad 0\n"
-	" flush_log: .zero 64 * 64\n .text\n");
+	" incq flush_n(%rip)\n push %rax\n mov flush_sets_on(%rip),%eax\n test %eax,%eax\n"
+	" jz 1f\n mov %eax,(%rdi)\n 1: pop %rax\n ret\n"
+	".data\n .globl flush_n, flush_log, flush_sets_on, switch_stage, switch_to\n .balign 8\n"
+	" flush_n: .quad 0\n flush_log: .zero 64 * 64\n flush_sets_on: .quad 0\n"
+	" switch_stage: .quad 0\n switch_to: .quad 0\n .text\n");
+_Static_assert(STAGE_TOP == 48 && STAGE_ON == 0, "frame_switch, flush_shim: the offsets");
 
 #define OBJ 256
+#define INTERP_OBJ 16384 /* (its eval_frame hook is far into it) */
 /* the fake objects: a thread state and its interpreter, a _PyCFrame, the frame entered, its
  * caller and the caller's entry shim, two code objects, their names and filename */
 struct world {
-	uint8_t tstate[OBJ], interp[OBJ], other_interp[OBJ], cframe[OBJ];
+	uint8_t tstate[OBJ], interp[INTERP_OBJ], other_interp[OBJ], cframe[OBJ];
 	uint8_t frame[OBJ], caller[OBJ], shim[OBJ], code[OBJ], caller_code[OBJ];
 	uint8_t name[OBJ], caller_name[OBJ], file[OBJ];
 } __attribute__((aligned(64)));
@@ -84,9 +102,9 @@ struct rig {
 	uint8_t *stage, *page;
 };
 
-/* The world, a staging area (on, empty) and a batch page for it whose flush nop jumps to
- * flush_shim through an island in the page after it. */
-static int rig_up(struct rig *r)
+/* The world, a staging area (on, empty) and a batch page for it, in front of fn, whose flush
+ * nop jumps to flush_shim through an island in the page after it. */
+static int rig_up_with(struct rig *r, void *fn)
 {
 	static const uint8_t nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 	const struct py_offsets *b;
@@ -114,8 +132,8 @@ static int rig_up(struct rig *r)
 	t.minor = 12;
 	t.offsets = r->o;
 	t.runtime_addr = addr(r->w->interp) - r->o->PyRuntime_main_interpreter;
-	t.eval_addr = addr(frame_id);
-	memcpy(t.eval_head, (void *)frame_id, sizeof(t.eval_head));
+	t.eval_addr = addr(fn);
+	memcpy(t.eval_head, fn, sizeof(t.eval_head));
 	if (tramp__build(&t, TRAMP_BATCH, addr(r->stage), r->page, why, sizeof(why)))
 		return -1;
 	if (memcmp(r->page + tramp__flush_offset(), nop5, sizeof(nop5)))
@@ -151,7 +169,14 @@ static int rig_up(struct rig *r)
 	*(uint32_t *)(r->stage + STAGE_ON) = 1;
 	*(uint64_t *)(r->stage + STAGE_BOUND) = UINT64_MAX; /* no time bound here */
 	flush_n = 0;
+	flush_sets_on = 0;
+	switch_stage = addr(r->stage);
 	return 0;
+}
+
+static int rig_up(struct rig *r)
+{
+	return rig_up_with(r, (void *)frame_id);
 }
 
 static void rig_down(struct rig *r)
@@ -443,12 +468,13 @@ TEST(no_chain_record_under_the_frame_entered_last)
 	CHECK(e[3] == addr(r.w->caller));
 	CHECK(tag(e[4]) == STAGE_TAG_EXIT);
 	CHECK(*top == addr(r.w->caller));
-	/* another frame on top: the chain again */
+	/* another frame on top (one of another stack, a greenlet's): the chain again, and after
+	 * the call none on top, so that the next call from the caller names it again */
 	*top = addr(r.w->shim);
 	call(&r);
 	CHECK(staged_bytes(&r) == P + 2 * CALL_CHAIN + E + X);
 	CHECK(staged(&r, P + CALL_CHAIN + E + X)[4] == (addr(r.w->caller_code) | STAGE_CHAIN));
-	CHECK(*top == addr(r.w->shim));
+	CHECK(*top == 0);
 	/* a flush of the same owner keeps it: one for a code object at the entry, before the
 	 * call takes the value to put back */
 	put_str(&r.o->bpf, r.w->name, "leaf", 0x4321);
@@ -478,6 +504,56 @@ TEST(no_chain_record_under_the_frame_entered_last)
 	REQUIRE(staged_bytes(&r) == CALL_CHAIN);
 	CHECK(staged(&r, 0)[4] == (addr(r.w->caller_code) | STAGE_CHAIN));
 	CHECK(*top == 0); /* what the call found, after the switch */
+	rig_down(&r);
+}
+
+TEST(an_exit_after_a_stack_switch_names_its_frame)
+{
+	struct rig r;
+	uint64_t *e, *top;
+
+	REQUIRE(!rig_up_with(&r, (void *)frame_switch));
+	top = (uint64_t *)(r.stage + STAGE_TOP);
+	/* no switch in the call: a plain exit (the first call: its flushes, a pause record) */
+	switch_to = addr(r.w->frame);
+	call(&r);
+	REQUIRE(staged_bytes(&r) == P + CALL_CHAIN);
+	CHECK(tag(staged(&r, P + 2 * E)[0]) == STAGE_TAG_EXIT);
+	/* in the call the thread switches to another stack, whose frame was entered last: the
+	 * exit names the frame that returns */
+	switch_to = addr(r.w->shim);
+	*top = addr(r.w->caller);
+	call(&r);
+	REQUIRE(staged_bytes(&r) == P + CALL_CHAIN + E + STAGE_RESUME_BYTES + X);
+	e = staged(&r, P + CALL_CHAIN);
+	CHECK(tag(e[0]) == STAGE_TAG_ENTRY && e[1] == addr(r.w->frame));
+	CHECK(e[4] == (uint64_t)STAGE_TAG_RESUME << STAGE_TAG_SHIFT && e[5] == addr(r.w->frame));
+	CHECK(stage_rec_bytes(e[4]) == STAGE_RESUME_BYTES);
+	CHECK(tag(e[6]) == STAGE_TAG_EXIT);
+	/* the caller runs on after it: it was on top at the entry, and is again */
+	CHECK(*top == addr(r.w->caller));
+	rig_down(&r);
+}
+
+TEST(a_key_that_did_not_check_out_sends_calls_to_the_head)
+{
+	struct rig r;
+
+	REQUIRE(!rig_up(&r));
+	/* pyuprof sets STAGE_ON_PERCALL while the thread stands at its first flush: the call
+	 * goes on through the head (whose probes see it), nothing of it staged */
+	flush_sets_on = STAGE_ON_PERCALL;
+	CHECK(call(&r) == addr(r.w->frame));
+	CHECK(flush_n == 1);
+	CHECK(staged_bytes(&r) == P); /* (the code flush's time only) */
+	flush_sets_on = 0;
+	/* and every call after */
+	CHECK(call(&r) == addr(r.w->frame));
+	CHECK(flush_n == 1 && staged_bytes(&r) == P);
+	/* staging on again: staged again */
+	*(uint32_t *)(r.stage + STAGE_ON) = STAGE_ON_STAGING;
+	call(&r);
+	CHECK(staged_bytes(&r) > P);
 	rig_down(&r);
 }
 
@@ -541,6 +617,40 @@ TEST(an_unprobed_flush_nop_switches_staging_off)
 	rig_down(&r);
 }
 
+TEST(pyuprof_gone_the_hook_is_put_back)
+{
+	static const uint8_t nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	uint64_t hook_off, ours, theirs = 0x7f0000123450, *hook;
+	struct rig r;
+
+	REQUIRE(!rig_up(&r));
+	hook_off = r.o->PyInterpreterState_hook;
+	ours = addr(r.page) + tramp__hook_offset(TRAMP_BATCH);
+	hook = (uint64_t *)(r.w->interp + hook_off);
+	REQUIRE(hook_off && hook_off + 8 <= INTERP_OBJ);
+	/* staging off with the flush nop probed (pyuprof stopped, or not yet on): left */
+	*hook = ours;
+	*(uint32_t *)(r.stage + STAGE_ON) = STAGE_ON_PASS;
+	CHECK(call(&r) == addr(r.w->frame));
+	CHECK(*hook == ours);
+	/* unprobed: the first call through finds it and stops staging, the next puts back what
+	 * the hook was before pyuprof (3.12: none) */
+	REQUIRE(!mprotect(r.page, TRAMP_PAGE, PROT_READ | PROT_WRITE));
+	memcpy(r.page + tramp__flush_offset(), nop5, sizeof(nop5));
+	REQUIRE(!mprotect(r.page, TRAMP_PAGE, PROT_READ | PROT_EXEC));
+	*(uint32_t *)(r.stage + STAGE_ON) = STAGE_ON_STAGING;
+	CHECK(call(&r) == addr(r.w->frame));
+	CHECK(*(uint32_t *)(r.stage + STAGE_ON) == STAGE_ON_PASS);
+	CHECK(*hook == ours);
+	CHECK(call(&r) == addr(r.w->frame));
+	CHECK(*hook == 0);
+	/* someone else's hook is theirs */
+	*hook = theirs;
+	CHECK(call(&r) == addr(r.w->frame));
+	CHECK(*hook == theirs);
+	rig_down(&r);
+}
+
 int main(void)
 {
 	static const struct test_case cases[] = {
@@ -550,9 +660,12 @@ int main(void)
 		TEST_CASE(a_set_keeps_as_many_code_objects_as_it_has_ways),
 		TEST_CASE(flags_generator_frames),
 		TEST_CASE(no_chain_record_under_the_frame_entered_last),
+		TEST_CASE(an_exit_after_a_stack_switch_names_its_frame),
+		TEST_CASE(a_key_that_did_not_check_out_sends_calls_to_the_head),
 		TEST_CASE(a_full_buffer_is_flushed),
 		TEST_CASE(stages_nothing_off_elsewhere_or_from_a_shim),
 		TEST_CASE(an_unprobed_flush_nop_switches_staging_off),
+		TEST_CASE(pyuprof_gone_the_hook_is_put_back),
 	};
 
 	return test_run(cases, TEST_COUNT(cases));

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "base/clock.h"
 #include "base/log.h"
@@ -185,6 +186,27 @@ out:
 	return NULL;
 }
 
+/* What ended the program recorded, if a signal did (its exit status alone does not say that
+ * it crashed): "pid N died of SIGSEGV" for the summary line, ", which died of SIGSEGV" for
+ * top's last line, in buf; NULL if it did not die so. */
+static const char *death_of(const struct session *s, char *buf, size_t len)
+{
+	const char *name;
+	char who[32];
+	int st = s->child_status;
+
+	if (st == -1 || !WIFSIGNALED(st))
+		return NULL;
+	name = sigabbrev_np(WTERMSIG(st));
+	if (env.live)
+		snprintf(who, sizeof(who), ", which");
+	else
+		snprintf(who, sizeof(who), "pid %d", s->pid);
+	snprintf(buf, len, "%s died of SIG%s%s", who, name ? name : "?",
+		 WCOREDUMP(st) ? " (core dumped)" : "");
+	return buf;
+}
+
 /*
  * Runs record_held in a thread of its own. The SIGCHLDs of the hold's ptrace stops are read
  * from a signalfd in that thread: no other thread may take them, so SIGCHLD is blocked
@@ -209,6 +231,7 @@ static int hold_in_thread(struct held_part *hp)
 
 int record__run(void)
 {
+	char died[64];
 	struct session s = { .pid = env.pid, .command = env.command, .child_status = -1,
 			     .follow = env.subprocesses };
 	struct pyuprof_stats bstats = { 0 };
@@ -292,6 +315,7 @@ int record__run(void)
 		     (unsigned long long)(bstats.lost_calls + bstats.lost_returns +
 					  bstats.lost_codes + bstats.lost_requests),
 		     (stop_ns - start_ns) / 1e9, s.pid,
+		     death_of(&s, died, sizeof(died)) ? died :
 		     s.target_gone ? ", which has exited" : ", which runs on");
 		exit_code = 0;
 		goto cleanup;
@@ -307,7 +331,7 @@ int record__run(void)
 		err = summary__conclude(&out, merged ? merged : root->rec.prof, &py->hooks,
 					&bstats, py->version, py->exits == EXITS_USDT,
 					(stop_ns - start_ns) / 1e9, s.follow ? s.procs : NULL,
-					s.nprocs);
+					s.nprocs, death_of(&s, died, sizeof(died)));
 	exit_code = err ? 1 : 0;
 
 cleanup:

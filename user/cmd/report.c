@@ -95,7 +95,7 @@ int report__run(void)
 		profile__finish(rec.prof, end.stop_ns);
 		err = summary__conclude(&out, rec.prof, &hooks, &end.stats, h.python,
 					h.flags & RAW_FLAG_EXIT_PROBE,
-					(end.stop_ns - h.start_ns) / 1e9, NULL, 0);
+					(end.stop_ns - h.start_ns) / 1e9, NULL, 0, NULL);
 	}
 	outputs__abort(&out);
 	profile__free(rec.prof);

@@ -10,32 +10,12 @@
 #include "inject/tsc.h"
 #include "stage.h"
 
-uint32_t staging__tid_offset(void)
-{
-	static uint32_t found, done;
-	const uint8_t *self = (const uint8_t *)pthread_self();
-	int32_t tid = (int32_t)gettid(), v;
-
-	if (done)
-		return found;
-	done = 1;
-	/* glibc's struct pthread starts at the thread pointer (%fs:0 holds its own address) */
-	for (uint32_t off = 8; off < 2048; off += 4) {
-		memcpy(&v, self + off, sizeof(v));
-		if (v == tid) {
-			found = off;
-			break;
-		}
-	}
-	return found;
-}
-
 int staging__start(pid_t pid, uint64_t stage)
 {
 	enum { CHUNK = 64 << 10, PAGE = 4096 };
 	uint8_t *zero = calloc(1, CHUNK), *got = malloc(CHUNK);
 	uint64_t bound = tsc__ticks(STAGING_BOUND_NS);
-	uint32_t on = 1;
+	uint32_t on = STAGE_ON_STAGING;
 	uint64_t at, n, p;
 	int err = zero && got ? 0 : -ENOMEM;
 
@@ -57,6 +37,13 @@ int staging__start(pid_t pid, uint64_t stage)
 	if (!err)
 		err = proc__write(pid, stage + STAGE_ON, &on, sizeof(on));
 	return err;
+}
+
+int staging__per_call(pid_t pid, uint64_t stage)
+{
+	uint32_t on = STAGE_ON_PERCALL;
+
+	return proc__write(pid, stage + STAGE_ON, &on, sizeof(on));
 }
 
 int staging__stop(pid_t pid, uint64_t stage, const struct staging_pos *pos,

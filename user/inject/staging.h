@@ -15,12 +15,13 @@
  * line stay this live. */
 #define STAGING_BOUND_NS (50 * 1000 * 1000)
 
-/* Where glibc keeps a thread's kernel tid in its thread block (%fs), the trampoline's thread
- * key: found in pyuprof's own, once; 0 if not found. */
-uint32_t staging__tid_offset(void);
 
 /* Process stopped: an empty batch, staging on. Returns 0 or -errno. */
 int staging__start(pid_t pid, uint64_t stage);
+
+/* Process (or the thread that asked) stopped: every call to the per-call probes from now on
+ * (STAGE_ON_PERCALL: a thread key that does not check out). Returns 0 or -errno. */
+int staging__per_call(pid_t pid, uint64_t stage);
 
 /* What was staged and not yet copied out when the recording stopped. */
 struct staging_rest {

@@ -17,21 +17,24 @@
 #include "base/proc.h"
 #include "inject/staging.h"
 #include "inject/tramp.h"
+#include "target/thread_block.h"
 #include "stage.h"
 
 /* the page's identity, one more whenever what a page and its staging area mean to each other
- * changes (3: the batch's generation and STAGE_TOP; 4: records by their first word's tag): a
+ * changes (3: the batch's generation and STAGE_TOP; 4: records by their first word's tag; 5:
+ * STAGE_ON_PERCALL, the resume record, STAGE_TOP put back only if it was the caller): a
  * staging area is shared only with a page of the same identity (find_stage) */
-#define IDENT "pyuprof-tramp 4"
+#define IDENT "pyuprof-tramp 5"
 /* the scratch page: our `syscall; ud2` stub, the memfd's name, the page's bytes */
 #define SCRATCH_STUB 0
 #define SCRATCH_NAME 16
 #define SCRATCH_PAGE 64
 
 /* tramp_code.S: the code and parameters copied into the page (never run in pyuprof) */
-extern const uint8_t tramp_code[], tramp_code_end[], tramp_head_call[], tramp_return_nop[],
-	tramp_body_budget[], tramp_body_plain[], tramp_replay[], tramp_params[], tramp_batch[],
-	tramp_batch_call[], tramp_batch_budget[], tramp_flush[];
+extern const uint8_t tramp_code[], tramp_code_end[], tramp_head_push[], tramp_head_call[],
+	tramp_return_nop[], tramp_body_budget[], tramp_body_plain[], tramp_replay[], tramp_params[],
+	tramp_batch[], tramp_batch_call[], tramp_batch_budget[], tramp_flush[], tramp_guard[],
+	tramp_stack_nop[];
 
 /* tramp_code.S's parameter block, field for field */
 struct tramp_params {
@@ -41,6 +44,10 @@ struct tramp_params {
 	char ident[16];
 	uint64_t ident_eval;
 	uint64_t pad2;
+	/* the stack guard's, the hook's */
+	uint64_t margin, main_floor, main_room, main_low, main_span, exc, seterr, hook_unset;
+	uint32_t blk_off, stk_mode, hook_interp_off, hook_slot;
+	char msg[40];
 	/* the batch path's (TRAMP_BATCH) */
 	uint64_t stage, main_interp, none;
 	uint32_t interp_off, frame_arg, tid_off, code_off, back_off, owner_off, mode, cframe_off,
@@ -48,7 +55,6 @@ struct tramp_params {
 		data_off, chains;
 	int32_t gen_state;
 	uint32_t version_off;
-	uint32_t pad5[2];
 	struct inline_site walk[INLINE_SITES_MAX + 1];
 };
 
@@ -80,9 +86,77 @@ bool tramp__wanted(const struct py_target *t, enum tramp_kind kind)
 	return kind != TRAMP_PASS || (t->offsets && t->offsets->eval_c_units);
 }
 
+uint64_t tramp__hook_offset(enum tramp_kind kind)
+{
+	return kind == TRAMP_BATCH ? at(tramp_batch) : at(tramp_guard);
+}
+
 uint64_t tramp__flush_offset(void)
 {
 	return at(tramp_flush);
+}
+
+uint64_t tramp__stack_offset(void)
+{
+	return at(tramp_stack_nop);
+}
+
+enum tramp_stack_mode tramp__stack_mode(const struct py_target *t, const char **why)
+{
+	const struct py_offsets_entry *o = t->offsets;
+
+	*why = NULL;
+	if (!o)
+		return TRAMP_STACK_NONE;
+	if (t->major > 3 || t->minor >= 14) {
+		*why = "CPython checks its C stack itself";
+		return TRAMP_STACK_NONE;
+	}
+	if (!t->main_stack_span && !t->thread_blocks) {
+		*why = "no thread's stack bounds are known";
+		return TRAMP_STACK_NONE;
+	}
+	if (o->eval_c_units)
+		return TRAMP_STACK_BUDGET;
+	if (!t->seterr_addr || !t->recursion_error_addr) {
+		*why = "PyErr_SetString or PyExc_RecursionError is not in its symbols";
+		return TRAMP_STACK_NONE;
+	}
+	return TRAMP_STACK_RAISE;
+}
+
+/* The stack guard's parameters (tramp.h), and the hook's, which the page puts back once
+ * pyuprof is gone (never for a pass-through page: nothing probes it). */
+static void guard_params(const struct py_target *t, enum tramp_kind kind, struct tramp_params *p)
+{
+	const struct py_offsets_entry *o = t->offsets;
+	const char *why;
+
+	p->stk_mode = tramp__stack_mode(t, &why);
+	/* no guard: every stack pointer has room, in one compare; but where a budget is handed
+	 * back (3.12, 3.13), one whose stack's bounds are not known is told so (the hand-back's
+	 * depth bound) */
+	if (p->stk_mode == TRAMP_STACK_NONE && !(o && o->eval_c_units))
+		p->main_room = ~0ULL;
+	if (p->stk_mode != TRAMP_STACK_NONE) {
+		p->margin = TRAMP_STACK_MARGIN;
+		p->main_low = t->main_stack_low;
+		p->main_span = t->main_stack_span;
+		if (p->main_span > p->margin) {
+			p->main_floor = p->main_low + p->margin;
+			p->main_room = p->main_span - p->margin;
+		}
+		p->blk_off = t->thread_blocks ? thread_block__own()->stack_off : 0;
+		p->exc = t->recursion_error_addr;
+		p->seterr = t->seterr_addr;
+		snprintf(p->msg, sizeof(p->msg), "maximum recursion depth exceeded");
+	}
+	/* 3.9+: the thread state is the hook's first argument */
+	if (o && kind != TRAMP_PASS && o->bpf.has_tstate_arg && o->PyInterpreterState_hook) {
+		p->hook_interp_off = o->bpf.PyThreadState_interp;
+		p->hook_slot = o->PyInterpreterState_hook;
+		p->hook_unset = o->bpf.PyInterpreterState_eval_frame ? 0 : t->eval_addr;
+	}
 }
 
 /* The batch path's parameters: where it reads the target (include/py_offsets.h's fields). */
@@ -92,7 +166,7 @@ static void batch_params(const struct py_target *t, uint64_t stage, struct tramp
 	const struct py_offsets *b = &o->bpf;
 
 	p->stage = stage;
-	p->tid_off = staging__tid_offset();
+	p->tid_off = thread_block__own()->tid_off;
 	/* 3.12+: an interpreter may have a GIL of its own; only the main one stages */
 	if (t->major == 3 && t->minor >= 12) {
 		p->interp_off = b->PyThreadState_interp;
@@ -143,7 +217,7 @@ int tramp__build(const struct py_target *t, enum tramp_kind kind, uint64_t stage
 		return -ENOTSUP;
 	}
 	/* the probes' offsets are fixed (probes.c), the parameters are tramp_code.S's */
-	if (kind == TRAMP_BATCH && !staging__tid_offset()) {
+	if (kind == TRAMP_BATCH && !thread_block__own()->tid_off) {
 		snprintf(why, why_len, "no thread key for the batch path (glibc's thread block "
 				       "does not hold the thread's tid where pyuprof looks)");
 		return -ENOTSUP;
@@ -169,6 +243,9 @@ int tramp__build(const struct py_target *t, enum tramp_kind kind, uint64_t stage
 		rel = (int32_t)(at(tramp_batch_budget) - (call + 5));
 		memcpy(page + call + 1, &rel, sizeof(rel));
 	}
+	/* 3.8: the frame is the hook's first argument */
+	if (o && !o->bpf.eval_frame_arg)
+		page[at(tramp_head_push)] = 0x57; /* push %rdi */
 	memcpy(page + at(tramp_replay), t->eval_head, (size_t)len); /* nops after it */
 	memset(&p, 0, sizeof(p));
 	p.slot = t->eval_addr + (uint64_t)len;
@@ -186,6 +263,7 @@ int tramp__build(const struct py_target *t, enum tramp_kind kind, uint64_t stage
 	}
 	memcpy(p.ident, IDENT, sizeof(IDENT));
 	p.ident_eval = t->eval_addr;
+	guard_params(t, kind, &p);
 	if (kind == TRAMP_BATCH)
 		batch_params(t, stage, &p);
 	/* make bench: a flush nop the kernel cannot turn into a call (4 + 1 bytes), whose probe
@@ -491,7 +569,7 @@ int tramp__get(pid_t pid, const struct py_target *t, enum tramp_kind kind, tramp
 	}
 found:
 	out->stage = stage;
-	out->hook = out->addr + (kind == TRAMP_BATCH ? at(tramp_batch) : 0);
+	out->hook = out->addr + tramp__hook_offset(kind);
 out:
 	free(page);
 	return err;

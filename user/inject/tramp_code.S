@@ -13,6 +13,8 @@
 #define FRAME_OWNED_BY_GENERATOR 1	/* 3.11+: _PyInterpreterFrame.owner */
 #define FRAME_COMPLETED 1	/* 3.12, 3.13: a generator's gi_frame_state once it returned (or 4,
 				 * FRAME_CLEARED); below it when suspended or running */
+#define STACK_RAISE 1		/* tramp.h's enum tramp_stack_mode */
+#define STACK_BUDGET 2
 
 /* eax: the running thread's key for the batch path: glibc's tid in its thread block (%fs) */
 .macro thread_key
@@ -26,16 +28,142 @@
 tramp_code:
 	/* +0: the entry probe's 5-byte nop; registers exactly as at the function's entry */
 	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00
-	sub $8, %rsp			/* the function's own stack alignment */
+	.globl tramp_head_push
+tramp_head_push:
+	push %rsi			/* the frame (3.8: push %rdi, tramp.c), and the function's
+					 * own stack alignment */
 	.globl tramp_head_call
 tramp_head_call:
 	call tramp_body_plain		/* or tramp_body_budget: tramp.c points it */
-	add $8, %rsp
 	.globl tramp_return_nop
 tramp_return_nop:
-	/* +18: the return probe's 5-byte nop; rax holds the result */
+	/* +11: the return probe's 5-byte nop; rax holds the result, (%rsp) the frame */
 	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00
+	pop %rcx
 	ret
+
+/*
+ * To \room where rsp is on the main thread's stack with more than p_margin of it left below
+ * (one compare: p_main_floor is the stack's bottom and the margin, p_main_room what lies above
+ * it; with no guard at all, every stack pointer has room); else on, with rax the bytes left
+ * below rsp on the running thread's stack, ~0 where its bounds are not known (.Lstack_left).
+ * Uses rcx and r8.
+ */
+.macro stack_room room
+	mov %rsp, %rax
+	sub p_main_floor(%rip), %rax
+	cmp p_main_room(%rip), %rax
+	jb \room
+	call .Lstack_left
+.endm
+
+/*
+ * The hook of a page without the batch path (--exits trampoline, usdt; 3.12+ with uretprobe or
+ * ret: a pass-through). A call with less than p_margin of its thread's C stack left raises
+ * RecursionError (.Llow) rather than run into the stack's end; any other goes to the head. If
+ * pyuprof is gone (the head's entry nop is no longer probed) the thread's interpreter gets its
+ * hook back first (.Lunhook), so that the calls after run natively again.
+ */
+	.globl tramp_guard
+tramp_guard:
+	stack_room 98f
+	cmp p_margin(%rip), %rax
+	jb .Llow
+98:	lea tramp_guard(%rip), %r8
+.Lhead:	/* r8: this page's hook value */
+	cmpb $0x0f, tramp_code(%rip)
+	jne tramp_code
+	cmpl $0, p_hook_slot(%rip)
+	je tramp_code
+	call .Lunhook
+	jmp tramp_code
+
+/*
+ * Less than p_margin of the C stack is left (rax: how much; the stack nop's probe counts it):
+ * each Python call through the hook is a C activation of its own, which natively it is not
+ * (3.11+) or is with less C stack (before), so the call ends in RecursionError, as CPython
+ * ends a call whose C stack runs out, where it would otherwise crash. 3.12, 3.13: CPython's
+ * own check raises it, with the thread's C budget at 0 for the call (the budget the function
+ * takes and gives back on its way out is its own; what was there is put back after). Before:
+ * the function is not called; PyErr_SetString(PyExc_RecursionError, p_msg) and NULL, as the
+ * eval function does when its recursion check fails at its entry, before it touches the frame
+ * (3.11: its caller clears the frame, either way). No probe sees the call: CPython's profiler
+ * hooks do not see one that fails so either.
+ */
+/*
+ * rax: the bytes of C stack left below the caller's stack pointer on the running thread's
+ * stack, ~0 where its bounds are not known. The main thread's stack, [p_main_low,
+ * + p_main_span), is read from the target's maps and its stack limit (tramp.c); any other
+ * thread's is in glibc's thread block (p_blk_off: stackblock, stackblock_size, guardsize, one
+ * after the other; 0: the target's libc is not known to be glibc, and the block is not read).
+ * A stack pointer outside the block it describes (a stack of some C code's own, or a block
+ * that is not glibc's after all) is not judged. Uses rcx and r8.
+ */
+.Lstack_left:
+	lea 8(%rsp), %r8
+	mov %r8, %rax
+	sub p_main_low(%rip), %rax
+	cmp p_main_span(%rip), %rax
+	jb 99f
+	mov $-1, %rax
+	mov p_blk_off(%rip), %ecx
+	test %ecx, %ecx
+	jz 99f
+	sub %fs:(%rcx), %r8		/* rsp - stackblock (the main thread's block is 0) */
+	cmp %fs:8(%rcx), %r8
+	jae 99f
+	sub %fs:16(%rcx), %r8		/* less the guard at its bottom: what is left */
+	mov %r8, %rax
+	jnb 99f
+	xor %eax, %eax
+99:	ret
+
+.Llow:
+	.globl tramp_stack_nop
+tramp_stack_nop:
+	/* the stack probe's 5-byte nop: rax the bytes left */
+	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00
+	cmpl $STACK_BUDGET, p_stk_mode(%rip)
+	je 1f
+	sub $8, %rsp
+	mov p_exc(%rip), %rdi
+	mov (%rdi), %rdi
+	lea p_msg(%rip), %rsi
+	call *p_seterr(%rip)
+	add $8, %rsp
+	xor %eax, %eax
+	ret
+1:	mov p_c_off(%rip), %ecx
+	push %rdi			/* the thread state */
+	mov (%rdi,%rcx), %eax
+	push %rax			/* its budget */
+	movl $0, (%rdi,%rcx)
+	sub $8, %rsp
+	call tramp_body_plain
+	add $8, %rsp
+	pop %rcx
+	pop %rdx
+	mov p_c_off(%rip), %r8d
+	add %ecx, (%rdx,%r8)
+	ret
+
+/*
+ * pyuprof is gone (its probes are off the page): the running thread's interpreter (rdi: its
+ * thread state, 3.9+) gets back the eval_frame hook it had before pyuprof, if the hook is
+ * still this page's (r8), as pyuprof puts it back when it stops. The thread holds the
+ * interpreter's GIL. Uses rax and rcx.
+ */
+.Lunhook:
+	mov p_interp_off(%rip), %eax
+	mov (%rdi,%rax), %rax
+	test %rax, %rax
+	jz 1f
+	mov p_hook_slot(%rip), %ecx
+	cmp %r8, (%rax,%rcx)
+	jne 1f
+	mov p_hook_unset(%rip), %r8
+	mov %r8, (%rax,%rcx)
+1:	ret
 
 /*
  * 3.12+: the C recursion budget handed back around the call (tramp.h), entered as a function
@@ -47,8 +175,13 @@ tramp_return_nop:
  * the function's arguments are in rdi, rsi and rdx.
  */
 /* The walk (above): eax, what to hand back (0: nothing), with the hook's caller's return
- * address at \at(%rsp). Uses rcx and r8-r11. */
+ * address at \at(%rsp). On a stack whose bounds are known the page guards its end (.Llow);
+ * on any other, nothing is handed back past a Python depth of p_depth_cap, where the C stack
+ * each hooked call uses is what the budget protects. Uses rcx and r8-r11. */
 .macro budget_walk at
+	stack_room 97f
+	cmp $-1, %rax
+	jne 97f
 	xor %eax, %eax
 	/* depth = py_recursion_limit - py_recursion_remaining; at or past the bound: nothing */
 	mov p_limit_off(%rip), %ecx
@@ -57,7 +190,7 @@ tramp_return_nop:
 	sub (%rdi,%rcx), %r8d
 	cmp p_depth_cap(%rip), %r8d
 	jae 95f
-	lea \at(%rsp), %r8
+97:	lea \at(%rsp), %r8
 	mov $WALK_LEVELS, %r9d
 	xor %r11d, %r11d		/* budget held by the functions walked through */
 91:	mov (%r8), %r10
@@ -121,20 +254,27 @@ tramp_replay:
  * may hold a GIL of its own) or one entered from an activation's entry shim (3.12+: made while
  * that activation's frame is cleared after it returned), which the BPF side reads in full.
  * With staging off (pyuprof not recording, a forked child, pyuprof gone) it only passes the call
- * through. While it stages, the function's arguments and the callee-saved registers it uses
+ * through; with STAGE_ON_PERCALL (a thread key that does not check out) every call goes to the
+ * head. While it stages, the function's arguments and the callee-saved registers it uses
  * wait on the stack (rax, rcx, rdx, r8-r11 are scratch); at the call three slots are above the
  * hook's return address (the hand-back's walk of return addresses starts past them): the
- * STAGE_TOP it found (0 when it did not stage), put back when the function returns, and on
- * 3.12+ the frame if it is a generator's or coroutine's own, whose exit record then says
- * whether it returned rather than yielded (stage.h). An entry whose caller is STAGE_TOP has no
- * chain record: the reader has that frame on top, and its entry sent the chain's code objects.
+ * STAGE_TOP to put back when the function returns (the one it found if that was the caller,
+ * else 0), on 3.12+ the frame if it is a generator's or coroutine's own, whose exit record then
+ * says whether it returned rather than yielded (stage.h), and the frame. An entry whose caller
+ * is STAGE_TOP has no chain record: the reader has that frame on top, and its entry sent the
+ * chain's code objects. An exit whose frame is not STAGE_TOP (its thread ran frames of another
+ * stack meanwhile: a greenlet's, switched to without an exit) names its frame first, in a
+ * resume record. A call with too little C stack left raises RecursionError instead (.Llow).
  */
 	.globl tramp_batch
 tramp_batch:
-	mov b_stage(%rip), %r10
+	stack_room 98f
+	cmp p_margin(%rip), %rax
+	jb .Llow
+98:	mov b_stage(%rip), %r10
 	xor %r11d, %r11d		/* the STAGE_TOP to put back: none */
-	cmpl $0, STAGE_ON(%r10)
-	je .Lb_off
+	cmpl $STAGE_ON_STAGING, STAGE_ON(%r10)
+	jne .Lb_notstaging
 	mov b_interp_off(%rip), %eax
 	test %eax, %eax
 	jz 1f
@@ -169,6 +309,8 @@ tramp_batch:
 	mov 40(%rsp), %r9		/* the thread state: which interpreter the thread runs */
 	or $STAGE_FLUSH_TSTATE, %r13d
 3:	call .Lflush
+	cmpl $STAGE_ON_STAGING, STAGE_ON(%r10)	/* (a thread key that did not check out) */
+	jne .Lb_head
 5:	/* the chain: the caller (rsi) as the BPF side finds it, then its caller */
 	mov 40(%rsp), %rdi		/* the thread state (3.9+) */
 	mov b_back_off(%rip), %ecx
@@ -263,6 +405,8 @@ tramp_batch:
 	pop %r9
 	pop %rdi
 	pop %rdx
+	cmpl $STAGE_ON_STAGING, STAGE_ON(%r10)
+	jne .Lb_head
 16:	or $STAGE_CHAIN, %r8
 	mov STAGE_W(%r10), %rcx
 	lea STAGE_BUF(%r10,%rcx), %r11
@@ -301,8 +445,14 @@ tramp_batch:
 	mov %rdx, (%r11)
 	add %r9, %rcx
 	mov %rcx, STAGE_W(%r10)		/* the records are whole before they count */
+	/* what its return makes the top again: the frame found there if that is the caller;
+	 * if not (another frame was entered last: one of another stack, a greenlet's; or none
+	 * is known), none, so that the next call from the caller names it in a chain */
 	mov STAGE_TOP(%r10), %r11	/* (.Lafter keeps r11) */
-	mov %rbx, STAGE_TOP(%r10)
+	cmp %rsi, %r11
+	je 19f
+	xor %r11d, %r11d
+19:	mov %rbx, STAGE_TOP(%r10)
 	call .Lafter
 	/* r10: the frame if it is a generator's or coroutine's own (3.12+), else 0 */
 	xor %r10d, %r10d
@@ -311,7 +461,8 @@ tramp_batch:
 	mov b_owner_off(%rip), %eax
 	cmpb $FRAME_OWNED_BY_GENERATOR, (%rbx,%rax)
 	cmove %rbx, %r10
-18:	pop %r13
+18:	mov %rbx, %r8			/* the frame */
+	pop %r13
 	pop %r12
 	pop %rbx
 	pop %rdx
@@ -320,22 +471,22 @@ tramp_batch:
 .Lb_call:
 	push %r11			/* the STAGE_TOP to put back */
 	push %r10			/* the generator's frame, or 0 */
-	push %r10			/* (the stack's alignment) */
+	push %r8			/* the frame */
 	.globl tramp_batch_call
 tramp_batch_call:
 	call tramp_body_plain		/* 3.12+: a jmp to tramp_batch_budget (tramp.c) */
 .Lb_back:
-	pop %r9
+	pop %r8
 	pop %r9				/* (the generator's frame, or 0: .Lflush keeps r9) */
 	pop %r11
 	mov b_stage(%rip), %r10
-	cmpl $0, STAGE_ON(%r10)
-	je 1f
+	cmpl $STAGE_ON_STAGING, STAGE_ON(%r10)
+	jne 1f
 	push %rax			/* the result */
 	push %rbx
 	push %r12
 	push %r13
-	xor %ebx, %ebx
+	mov %r8, %rbx			/* the frame (.Lflush's frame, read only with a code) */
 	xor %r12d, %r12d
 	xor %r13d, %r13d
 	thread_key
@@ -358,8 +509,19 @@ tramp_batch_call:
 	cmp b_none(%rip), %rsi
 	jne 3f
 	mov $STAGE_TAG_EXIT_NONE, %edx
-3:	mov %r11, STAGE_TOP(%r10)	/* (this thread's: after any switch) */
-	mov STAGE_W(%r10), %rcx
+3:	mov STAGE_W(%r10), %rcx
+	cmp STAGE_TOP(%r10), %rbx
+	je 4f
+	/* not the frame the reader has on top: since its last event the thread ran frames of
+	 * another stack (a greenlet's, switched to without an exit), or another thread took the
+	 * batch. The exit names its frame first. */
+	lea STAGE_BUF(%r10,%rcx), %rsi
+	mov $STAGE_TAG_RESUME, %eax
+	shl $STAGE_TAG_SHIFT, %rax
+	mov %rax, (%rsi)
+	mov %rbx, 8(%rsi)
+	add $STAGE_RESUME_BYTES, %rcx
+4:	mov %r11, STAGE_TOP(%r10)	/* (this thread's: after any switch) */
 	lea STAGE_BUF(%r10,%rcx), %r11
 	mov %edx, %esi			/* (the tag: rdtsc takes rdx) */
 	shl $STAGE_TAG_SHIFT, %rsi
@@ -393,7 +555,23 @@ tramp_batch_budget:
 	sub %ecx, (%rdx,%r8)
 	jmp .Lb_back
 
-.Lb_off:	/* staging off: a pass-through */
+.Lb_notstaging:
+	cmpl $STAGE_ON_PASS, STAGE_ON(%r10)
+	je .Lb_off
+	lea tramp_batch(%rip), %r8	/* STAGE_ON_PERCALL: the head, as tramp_guard does */
+	jmp .Lhead
+
+.Lb_off:	/* staging off: a pass-through; if pyuprof is gone (the flush nop unprobed), the
+		 * interpreter gets its own hook back first */
+	cmpb $0x0f, tramp_flush(%rip)
+	jne 1f
+	cmpl $0, p_hook_slot(%rip)
+	je 1f
+	lea tramp_batch(%rip), %r8
+	call .Lunhook
+1:	mov %rdi, %r8			/* the frame, should staging be on at its exit */
+	cmpl $0, b_frame_arg(%rip)
+	cmovne %rsi, %r8
 	xor %r10d, %r10d
 	jmp .Lb_call
 
@@ -676,6 +854,22 @@ p_depth_cap:	.long 0		/* TRAMP_HANDBACK_DEPTH */
 	.long 0
 	.globl tramp_ident
 tramp_ident:	.zero 32	/* IDENT (tramp.c), the function's address */
+/* the guard of the C stack's end (tramp_guard, tramp_batch) */
+p_margin:	.quad 0		/* bytes left below which a call raises (0: no guard) */
+p_main_floor:	.quad 0		/* the main thread's stack: its lowest usable address and the
+				 * margin (0 and ~0 for room: no guard, no budget to guard), */
+p_main_room:	.quad 0		/* and what lies above it, up to the stack's top */
+p_main_low:	.quad 0		/* the main thread's stack: its lowest usable address, */
+p_main_span:	.quad 0		/* and its size up to its top */
+p_exc:		.quad 0		/* before 3.12: &PyExc_RecursionError, */
+p_seterr:	.quad 0		/* PyErr_SetString */
+/* the hook put back once pyuprof is gone (.Lunhook) */
+p_hook_unset:	.quad 0		/* what the hook was before pyuprof */
+p_blk_off:	.long 0		/* glibc's struct pthread: stackblock (then its size, its guard) */
+p_stk_mode:	.long 0		/* STACK_RAISE or STACK_BUDGET */
+p_interp_off:	.long 0		/* PyThreadState.interp (3.9+) */
+p_hook_slot:	.long 0		/* PyInterpreterState: the eval_frame hook; 0: not put back */
+p_msg:		.zero 40	/* RecursionError's text, as CPython words it */
 /* the batch path's: the stage (0: no batch path), and where it reads the target */
 b_stage:	.quad 0
 b_main_interp:	.quad 0		/* 3.12+: the interpreter that stages (its GIL is the stage's) */

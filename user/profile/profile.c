@@ -32,10 +32,19 @@ void profile__free(struct profile *p)
 		free(p->funcs[i].qualname);
 	}
 	for (i = 0; i < p->nthreads; i++) {
-		free(p->threads[i]->stack);
-		free(p->threads[i]->func_level);
-		free(p->threads[i]->edge_level);
-		free(p->threads[i]);
+		struct thread *t = p->threads[i];
+
+		for (uint32_t j = 0; j < t->nparked; j++) {
+			free(t->parked[j].stack);
+			free(t->parked[j].func_level);
+			free(t->parked[j].edge_level);
+		}
+		free(t->parked);
+		u64_map__free(&t->parked_top);
+		free(t->stack);
+		free(t->func_level);
+		free(t->edge_level);
+		free(t);
 	}
 	free(p->funcs);
 	free(p->edges);
@@ -302,6 +311,9 @@ int profile__merge(struct profile *dst, const struct profile *src)
 	dst->n.open_at_stop += src->n.open_at_stop;
 	dst->n.seeded += src->n.seeded;
 	dst->n.no_return += src->n.no_return;
+	dst->n.switches += src->n.switches;
+	if (src->n.most_parked > dst->n.most_parked)
+		dst->n.most_parked = src->n.most_parked;
 	if (src->first_ns && (!dst->first_ns || src->first_ns < dst->first_ns))
 		dst->first_ns = src->first_ns;
 	if (src->last_ns > dst->last_ns)

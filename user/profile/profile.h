@@ -56,6 +56,21 @@ struct frame_entry {
 
 #define THREAD_NAME_LEN 64
 
+/*
+ * A stack of frames a thread is not running now: greenlet (gevent) switches a thread from one
+ * C stack, and the Python frames on it, to another without a return, and back later. Each keeps
+ * its own recursion levels, as a thread does: the greenlets that run one function at a time
+ * are that many calls of it, not one recursion. Its frames' time runs on while it waits, as a
+ * blocked thread's does (cumtime is wall time from entry to return).
+ */
+struct strand {
+	struct frame_entry *stack;
+	uint32_t depth, cap;
+	uint32_t owed;
+	uint32_t *func_level, *edge_level;
+	uint32_t func_level_cap, edge_level_cap;
+};
+
 struct thread {
 	uint32_t tid;
 	uint32_t pid; /* its process when known (a merge's threads), else 0: the profile's */
@@ -72,6 +87,11 @@ struct thread {
 	/* recursion level per function and per edge in this thread, indexed by their ids */
 	uint32_t *func_level, *edge_level;
 	uint32_t func_level_cap, edge_level_cap;
+	/* the strands it is not running (stack, depth, owed and the levels above are the one it
+	 * runs); parked_top: each one's top frame -> its index + 1 */
+	struct strand *parked;
+	uint32_t nparked, parked_cap;
+	struct u64_map parked_top;
 };
 
 /* Anything the builder had to repair or could not attribute; all printed in the summary. */
@@ -89,6 +109,8 @@ struct profile_counters {
 	uint64_t seeded;	  /* frames running at attach, put on the stacks (seed.h) */
 	uint64_t waits, waited_ns; /* threads stopped until pyuprof read their staged records */
 	uint64_t flushes, flushed_ns; /* code flushes taken out of the times (profile__flush) */
+	uint64_t switches;	  /* a thread went on with frames of another stack (greenlet) */
+	uint32_t most_parked;	  /* the most stacks a thread had waiting at once */
 };
 
 struct profile {
@@ -162,6 +184,13 @@ int profile__call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code, u
 		  const __u64 chain[CHAIN_LEN], const __u64 chain_code[CHAIN_LEN], uint64_t back,
 		  uint32_t flags);
 int profile__return(struct profile *p, uint32_t tid, uint64_t ts);
+/*
+ * The frame that thread tid's next return is of (its stack switched since that frame's last
+ * event, as greenlet switches them): the stack that holds it becomes the one the thread runs,
+ * and what is above it there returned unseen. A frame on no stack of the thread changes
+ * nothing. Returns 0 or -ENOMEM.
+ */
+int profile__resume(struct profile *p, uint32_t tid, uint64_t frame);
 /*
  * A return of a generator's or coroutine's frame that ended (not a yield; none: it returned
  * None), 3.12+ in the batch mode. Under any eval_frame hook CPython no longer resumes such a

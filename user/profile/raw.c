@@ -46,6 +46,8 @@ static size_t size_of(__u32 type)
 	case EV_RETURN_DONE:
 	case EV_RETURN_DONE_NONE:
 		return sizeof(struct ev_return);
+	case EV_RESUME:
+		return sizeof(struct ev_resume);
 	case EV_CODE:
 		return sizeof(struct ev_code);
 	case EV_REQUEST:

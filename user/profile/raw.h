@@ -18,8 +18,9 @@
 /* 3: ev_code carries co_qualname, RAW_COMMAND, RAW_CALIB, the CPU clock; older readers
  * refuse it by its number, and older recordings (a shorter ev_code) are refused here.
  * 4: EV_RETURN_DONE(_NONE), RAW_FLUSH, RAW_CALIB's done_ns (a version 3 RAW_CALIB is read
- * as done_ns 0) */
-#define RAW_VERSION 4
+ * as done_ns 0).
+ * 5: EV_RESUME */
+#define RAW_VERSION 5
 #define RAW_VERSION_MIN 3
 #define RAW_MAX_RECORD 4096
 

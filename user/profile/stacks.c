@@ -8,6 +8,7 @@
  * recovered.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include "profile/profile.h"
 #include "profile/profile_tables.h"
@@ -239,6 +240,130 @@ static void close_above(struct profile *p, struct thread *t, int64_t keep, uint6
 }
 
 /*
+ * The strands (profile.h): the one the thread runs lives in struct thread's own fields; the
+ * others are parked, found by their top frame. A thread switches strands when an event names
+ * a frame of a parked one: a call whose caller is there, a resume record (an exit whose frame
+ * is not the last one entered), or a call with no caller or an unknown one while the running
+ * strand still holds frames (a greenlet's first, or one that waited since before recording).
+ */
+#define PARKED_DEEP_SCAN 64 /* parked strands searched below their top, at most */
+
+static void strand_get(const struct thread *t, struct strand *s)
+{
+	s->stack = t->stack;
+	s->depth = t->depth;
+	s->cap = t->cap;
+	s->owed = t->owed;
+	s->func_level = t->func_level;
+	s->edge_level = t->edge_level;
+	s->func_level_cap = t->func_level_cap;
+	s->edge_level_cap = t->edge_level_cap;
+}
+
+static void strand_set(struct thread *t, const struct strand *s)
+{
+	t->stack = s->stack;
+	t->depth = s->depth;
+	t->cap = s->cap;
+	t->owed = s->owed;
+	t->func_level = s->func_level;
+	t->edge_level = s->edge_level;
+	t->func_level_cap = s->func_level_cap;
+	t->edge_level_cap = s->edge_level_cap;
+}
+
+static uint64_t strand_top(const struct strand *s)
+{
+	return s->depth ? s->stack[s->depth - 1].frame : 0;
+}
+
+/* Parks slot i's strand, s, under its top frame (one with none is found by a scan only). */
+static void index_parked(struct thread *t, uint32_t i)
+{
+	uint64_t top = strand_top(&t->parked[i]), *slot;
+
+	if (top && (slot = u64_map__upsert(&t->parked_top, top)))
+		*slot = i + 1;
+}
+
+static void unindex_parked(struct thread *t, uint32_t i)
+{
+	uint64_t top = strand_top(&t->parked[i]), *slot;
+
+	if (top && (slot = u64_map__get(&t->parked_top, top)) && *slot == i + 1)
+		u64_map__del(&t->parked_top, top);
+}
+
+/* The running strand (it holds frames) is parked; the thread runs an empty one. */
+static int park(struct profile *p, struct thread *t)
+{
+	struct strand none = { 0 };
+
+	if (array_grow((void **)&t->parked, &t->parked_cap, sizeof(*t->parked), t->nparked + 1))
+		return -ENOMEM;
+	strand_get(t, &t->parked[t->nparked]);
+	index_parked(t, t->nparked++);
+	strand_set(t, &none);
+	if (t->nparked > p->n.most_parked)
+		p->n.most_parked = t->nparked;
+	p->n.switches++;
+	return 0;
+}
+
+/* Parked strand i becomes the running one; the running one takes its slot if it holds frames,
+ * else it ends. */
+static void unpark(struct profile *p, struct thread *t, uint32_t i)
+{
+	struct strand run;
+
+	strand_get(t, &run);
+	unindex_parked(t, i);
+	strand_set(t, &t->parked[i]);
+	p->n.switches++;
+	if (run.depth) {
+		t->parked[i] = run;
+		index_parked(t, i);
+		return;
+	}
+	free(run.stack);
+	free(run.func_level);
+	free(run.edge_level);
+	if (i != --t->nparked) {
+		unindex_parked(t, t->nparked);
+		t->parked[i] = t->parked[t->nparked];
+		index_parked(t, i);
+	}
+}
+
+/* Index of frame on the strand the thread runs, after switching to the parked strand that
+ * holds it if the running one does not; -1 if none does. */
+static int64_t strand_of(struct profile *p, struct thread *t, uint64_t frame)
+{
+	int64_t i = find_frame(t, frame);
+	uint64_t *slot;
+	uint32_t j, k;
+
+	if (i >= 0 || !t->nparked || !frame)
+		return i;
+	slot = u64_map__get(&t->parked_top, frame);
+	if (slot) {
+		unpark(p, t, (uint32_t)(*slot - 1));
+		return (int64_t)t->depth - 1;
+	}
+	/* below a parked strand's top: its frames above returned unseen (bounded: a server's
+	 * thousands of greenlets would make every unknown frame a long search) */
+	for (j = 0; j < t->nparked && t->nparked <= PARKED_DEEP_SCAN; j++) {
+		for (k = t->parked[j].depth; k--;) {
+			if (t->parked[j].stack[k].frame != frame)
+				continue;
+			unpark(p, t, j);
+			return k;
+		}
+	}
+	return -1;
+}
+
+/*
  * Recovers chain[n - 1] .. chain[0], frames that ran without an event, above index i. A call
  * already known by its code only (an inline call: address 0) takes its frame's address instead
  * of being counted twice; frames that are no call (3.13's __init__ shim) are left out.
@@ -295,8 +420,8 @@ static void close_returned(struct profile *p, struct thread *t, int64_t keep, ui
  * generator's frame that is not on the stack (CALL_CHAIN_GEN) was linked by a throw, not run:
  * it is passed over, and what is below it is the caller.
  */
-static int resync(struct profile *p, struct thread *t, uint64_t ts, const __u64 *chain_in,
-		  const __u64 *code_in, uint64_t back_in, uint32_t flags)
+static int resync(struct profile *p, struct thread *t, uint64_t ts, uint64_t frame,
+		  const __u64 *chain_in, const __u64 *code_in, uint64_t back_in, uint32_t flags)
 {
 	/* the chain from its first frame not passed over, then back */
 	__u64 chain[CHAIN_LEN + 1] = { 0 }, chain_code[CHAIN_LEN + 1] = { 0 }, back;
@@ -316,10 +441,14 @@ static int resync(struct profile *p, struct thread *t, uint64_t ts, const __u64 
 	if (!chain[0] && skip)
 		return 0;
 	if (!chain[0]) {
+		/* a frame with no caller: a stack's first. Where one on the stack had its address,
+		 * that one and all above returned; else the stack waits (greenlet: a new one) */
+		if (t->depth && find_frame(t, frame) < 0)
+			return park(p, t);
 		close_above(p, t, -1, ts);
 		return 0;
 	}
-	i = find_frame(t, chain[0]);
+	i = strand_of(p, t, chain[0]);
 	if (i >= 0) {
 		close_above(p, t, i, ts);
 		return 0;
@@ -337,9 +466,16 @@ static int resync(struct profile *p, struct thread *t, uint64_t ts, const __u64 
 	}
 	if (!chain_code[0])
 		return 0; /* nothing known about it: leave the stack as it is */
-	/* a frame older than anything on the stack: it began before recording, or more unseen
-	 * frames lie between; everything above it has returned. Kept as a caller, not a call. */
-	close_above(p, t, -1, ts);
+	/* a frame on no stack of the thread's: it began before recording (a greenlet's, waiting
+	 * since; one entered unseen under more unseen frames). The stack the thread ran waits:
+	 * its frames run on until an event shows them again, or the stop. Kept as a caller, not
+	 * a call. */
+	if (t->depth) {
+		int err = park(p, t);
+
+		if (err)
+			return err;
+	}
 	return push(p, t, chain[0], profile__func_of_code(p, chain_code[0]), ts, false);
 }
 
@@ -364,7 +500,7 @@ int profile__call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code, u
 		if (i >= 0 || !chain[0])
 			close_returned(p, t, i, ts);
 	}
-	err = resync(p, t, ts, chain, chain_code, back, flags);
+	err = resync(p, t, ts, frame, chain, chain_code, back, flags);
 	t->last_ns = ts;
 	if (err)
 		return err;
@@ -464,6 +600,10 @@ int profile__return(struct profile *p, uint32_t tid, uint64_t ts)
 	ts = event_time(p, t, ts);
 	p->last_ns = ts;
 	t->last_ns = ts;
+	/* the stack it ran ended (a greenlet's, a subinterpreter's) and a return names no frame:
+	 * it is of the stack that waited last (a switch back to its parent) */
+	if (!t->depth && !t->owed && t->nparked)
+		unpark(p, t, t->nparked - 1);
 	/* frames that ran inline above the returning frame returned before it, unseen */
 	while (t->depth && t->stack[t->depth - 1].inlined)
 		pop(p, t, ts);
@@ -480,6 +620,22 @@ int profile__return(struct profile *p, uint32_t tid, uint64_t ts)
 		return 0;
 	}
 	pop(p, t, ts);
+	return 0;
+}
+
+int profile__resume(struct profile *p, uint32_t tid, uint64_t frame)
+{
+	struct thread *t = thread_of(p, tid);
+	int64_t i;
+
+	if (!t)
+		return -ENOMEM;
+	i = strand_of(p, t, frame);
+	/* (what ran inline above it is closed by the return, as ever) */
+	while (i >= 0 && (int64_t)t->depth > i + 1 && !t->stack[t->depth - 1].inlined) {
+		p->n.closed_unseen++;
+		pop(p, t, t->last_ns);
+	}
 	return 0;
 }
 
@@ -525,14 +681,14 @@ int profile__exit(struct profile *p, uint32_t tid, uint64_t ts, uint64_t frame, 
 		return -ENOMEM;
 	ts = event_time(p, t, ts);
 	p->last_ns = ts;
-	i = find_frame(t, frame);
+	i = strand_of(p, t, frame);
 	if (i >= 0) {
 		close_above(p, t, i, ts);
 		pop(p, t, ts);
 		t->last_ns = ts;
 		return 0;
 	}
-	i = caller ? find_frame(t, caller) : -1;
+	i = caller ? strand_of(p, t, caller) : -1;
 	if (i >= 0)
 		close_above(p, t, i, ts);
 	func = profile__func_of_code(p, code);
@@ -574,11 +730,20 @@ void profile__finish(struct profile *p, uint64_t stop_ns)
 		/* (in its own time: what it waited for pyuprof taken out) */
 		uint64_t end = stop_ns > t->paused_ns ? stop_ns - t->paused_ns : 0;
 
-		while (t->depth) {
-			p->n.open_at_stop += t->stack[t->depth - 1].counted;
-			/* a CPU clock has no common stop: the thread's last event is its latest */
-			pop(p, t, cpu_clock || end < t->last_ns ? t->last_ns : end);
-		}
+		uint64_t switches = p->n.switches;
+
+		/* the strand it runs, then each that waits (greenlets still suspended) */
+		do {
+			if (!t->depth && t->nparked)
+				unpark(p, t, t->nparked - 1);
+			while (t->depth) {
+				p->n.open_at_stop += t->stack[t->depth - 1].counted;
+				/* a CPU clock has no common stop: the thread's last event is its
+				 * latest */
+				pop(p, t, cpu_clock || end < t->last_ns ? t->last_ns : end);
+			}
+		} while (t->nparked);
+		p->n.switches = switches;
 	}
 	if (!cpu_clock && stop_ns > p->last_ns)
 		p->last_ns = stop_ns;

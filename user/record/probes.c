@@ -28,6 +28,7 @@
 #include "inject/tramp.h"
 #include "record/probes.h"
 #include "record/uprobe_multi.h"
+#include "target/thread_block.h"
 #include "pyuprof.skel.h" /* after the shared headers it refers to */
 
 /*
@@ -104,7 +105,7 @@ static int probes_of(struct link_probes set[NSETS], const struct py_target *t, e
 	struct link_probes *lib = &set[1];
 	int i, err;
 
-	err = alloc_set(&set[0], tramp_path, false, 3);
+	err = alloc_set(&set[0], tramp_path, false, 4);
 	if (!err)
 		err = alloc_set(lib, t->path, false, cap);
 	if (!err)
@@ -148,6 +149,9 @@ static int probes_of(struct link_probes set[NSETS], const struct py_target *t, e
 		for (i = 0; i < t->nperf_ret; i++)
 			add(lib, t->perf_ret_offsets[i], 0, PROBE_PERF_INIT_RET);
 	}
+	/* the page's guard of the C stack's end, whatever the exits (a pass-through's too) */
+	if (tramp_path[0])
+		add(&set[0], tramp__stack_offset(), 0, PROBE_STACK_LOW);
 	if (t->inline_init_offset)
 		add(lib, t->inline_init_offset, 0, PROBE_INLINE_INIT);
 	/* (USDT exits see these calls at their exits already) */
@@ -280,6 +284,10 @@ static int load(struct probes *tr, const struct py_target *t, enum exits exits, 
 	skel->rodata->use_shadow = exits != EXITS_USDT && exits != EXITS_BATCH;
 	/* batch: (its calls are not in the shadow: it would be stale for the others) */
 	skel->rodata->stage_addr = exits == EXITS_BATCH ? stage : 0;
+	skel->rodata->key_off = exits == EXITS_BATCH ? thread_block__own()->tid_off : 0;
+	/* the head keeps the frame that returns where its return probe reads it */
+	skel->rodata->return_frame_at_sp = exits == EXITS_BATCH || exits == EXITS_TRAMPOLINE;
+	skel->rodata->stack_blk_off = t->thread_blocks ? thread_block__own()->stack_off : 0;
 	bpf_program__set_autoload(skel->progs.stage_at_exit, exits == EXITS_BATCH);
 	bpf_program__set_autoload(skel->progs.stage_at_exec, exits == EXITS_BATCH);
 	/* a kernel without SYSCALL programs (before 5.14) records with its ring unwarmed; make

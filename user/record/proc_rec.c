@@ -16,6 +16,7 @@
 #include "inject/inject.h"
 #include "inject/tsc.h"
 #include "record/proc_rec.h"
+#include "target/thread_block.h"
 
 struct proc_rec *proc_rec__new(pid_t pid, pid_t parent, struct ptrace_hold *held)
 {
@@ -88,8 +89,16 @@ static bool batch_possible(const struct py_target *t, char *why, size_t why_len)
 	}
 	if (!tsc__usable(why, why_len))
 		return false;
-	if (!staging__tid_offset()) {
-		snprintf(why, why_len, "no thread key (glibc's thread block)");
+	if (!thread_block__own()->tid_off) {
+		snprintf(why, why_len, "no thread key (pyuprof's glibc keeps no tid in its thread "
+				       "block where it looks)");
+		return false;
+	}
+	if (t->libc == LIBC_OTHER) {
+		char libc[160];
+
+		thread_block__libc(t->pid, libc, sizeof(libc));
+		snprintf(why, why_len, "its C library is not glibc (%.120s): no thread key", libc);
 		return false;
 	}
 	if (tsc__calibrate()) {
@@ -148,6 +157,44 @@ static int choose_exits(struct proc_rec *pr, char *why, size_t why_len)
 									   : TRAMP_PASS;
 	pr->kind = pr->exits == EXITS_BATCH ? TRAMP_BATCH : pr->kind;
 	return 0;
+}
+
+/*
+ * Whether glibc's thread blocks may be read in pr (stopped): the page's thread key (the batch
+ * mode) and its guard of other threads' stacks read them. Launched, its threads have no
+ * thread pointer yet: a glibc by its ELF interpreter is trusted (the BPF side checks each
+ * thread's key as it stages: stage.bpf.h). Otherwise every thread's block is checked now;
+ * one that does not check out (a C library other than glibc, or a glibc that lays its block
+ * out otherwise) leaves the batch mode for the per-call probes. Returns false where the batch
+ * mode cannot be, with why set.
+ */
+static bool check_thread_blocks(struct proc_rec *pr, enum rec_start how, char *why,
+				size_t why_len)
+{
+	enum { MAX_THREADS = 4096 };
+	static pid_t tids[MAX_THREADS];
+	static uint64_t bases[MAX_THREADS];
+	struct py_target *t = &pr->target;
+	char libc[300];
+	int n = 0;
+
+	if (how != REC_LAUNCHED && pr->rec.held)
+		n = ptrace_hold__fs_bases(pr->rec.held, pr->pid, tids, bases, MAX_THREADS);
+	if (n > 0) {
+		t->thread_blocks = !thread_block__check(pr->pid, tids, bases, n, why, why_len);
+		if (!t->thread_blocks) {
+			thread_block__libc(pr->pid, libc, sizeof(libc));
+			snprintf(why + strlen(why), why_len - strlen(why), "; %s", libc);
+		}
+		return t->thread_blocks;
+	}
+	t->thread_blocks = t->libc == LIBC_GLIBC;
+	if (!t->thread_blocks) {
+		thread_block__libc(pr->pid, libc, sizeof(libc));
+		snprintf(why, why_len, "its C library is not known to be glibc (%s): no thread key",
+			 libc);
+	}
+	return t->thread_blocks;
 }
 
 /* Places the trampoline choose_exits chose (process stopped), or falls back to exits that
@@ -236,6 +283,7 @@ static int check_live(struct proc_rec *pr, enum rec_start how, char *why, size_t
 
 int proc_rec__place(struct proc_rec *pr, enum rec_start how, char *why, size_t why_len)
 {
+	char fail[400] = "";
 	int err;
 
 	if (proc_rec__places_page(pr)) {
@@ -243,6 +291,11 @@ int proc_rec__place(struct proc_rec *pr, enum rec_start how, char *why, size_t w
 		err = check_live(pr, how, why, why_len);
 		if (err)
 			return err;
+		if (!check_thread_blocks(pr, how, fail, sizeof(fail)) && pr->kind == TRAMP_BATCH) {
+			no_batch(pr, pr->batch_asked, fail);
+			pr->exits = EXITS_TRAMPOLINE;
+			pr->kind = TRAMP_PROBED;
+		}
 		place_tramp(pr);
 	}
 	hook__setup(&pr->hooks, &pr->target, pr->tramp.hook);
@@ -387,6 +440,27 @@ void proc_rec__add_counters(struct pyuprof_stats *sum, const struct pyuprof_stat
 	sum->foreign_hook += s->foreign_hook;
 }
 
+void proc_rec__stage_per_call(struct proc_rec *pr)
+{
+	struct pyuprof_exit_stats xs;
+	int err;
+
+	if (!pr->rec.key_bad || !pr->staging || pr->per_call || !pr->tr || pr->gone)
+		return;
+	err = staging__per_call(pr->pid, pr->tramp.stage);
+	if (err) {
+		wlog("pid %d: a thread's key does not hold its id, and its calls cannot be sent to "
+		     "the per-call probes: %s", pr->pid, strerror(-err));
+		return;
+	}
+	pr->per_call = true;
+	probes__exit_counters(pr->tr, &xs);
+	log__msg(pr->batch_asked ? LOG_WARN : LOG_VERBOSE,
+		 "pid %d: no batch mode from now on (thread %u's key in its thread block holds %u, "
+		 "not its id: its C library is not glibc, or keeps the id elsewhere): every call "
+		 "enters the kernel", pr->pid, xs.key_bad_tid, xs.key_bad_key);
+}
+
 void proc_rec__unstage(struct proc_rec *pr)
 {
 	struct staging_pos pos;
@@ -447,6 +521,15 @@ void proc_rec__end(struct proc_rec *pr, uint64_t now_ns)
 		     "times one could not be stopped when pyuprof had to act (it acted later, with "
 		     "the process stopped; records with no room in the ring buffer were counted as "
 		     "lost instead of waited for)", pr->pid, (unsigned long long)xs.signal_blocked);
+	if (xs.stack_low)
+		wlog("pid %d: %llu calls raised RecursionError, their thread's C stack (%llu KiB) "
+		     "down to its last %d KiB: recorded, each Python call is a C activation of its "
+		     "own (natively, from 3.11, not), and a crash there is what CPython's check "
+		     "would give natively on a C stack that runs out (docs/limits.md)",
+		     pr->pid, (unsigned long long)xs.stack_low,
+		     (unsigned long long)((xs.stack_low_size ? xs.stack_low_size
+							     : pr->target.main_stack_span) >> 10),
+		     TRAMP_STACK_MARGIN >> 10);
 	if (!probes__run_time(pr->tr, &run_ns, &runs)) {
 		pr->bpf_run_ns += run_ns;
 		pr->bpf_runs += runs;

@@ -39,6 +39,8 @@ struct proc_rec {
 	bool live_checked;     /* attached: the layout checked on live frames */
 	struct tramp tramp;    /* EXITS_TRAMPOLINE, EXITS_BATCH: the page in this process */
 	bool staging;	       /* EXITS_BATCH: its staging area is on */
+	bool per_call;	       /* EXITS_BATCH: its calls went to the per-call probes since a
+				* thread key did not check out (proc_rec__stage_per_call) */
 	struct staging_rest rest; /* what was staged when it was switched off */
 	struct hook_state hooks;
 	struct recorder rec; /* rec.prof: this process's profile */
@@ -78,6 +80,9 @@ int proc_rec__arm(struct proc_rec *pr, enum rec_start how, uint64_t now_ns, char
 		  size_t why_len);
 int proc_rec__start(struct proc_rec *pr, enum rec_start how, unsigned ringbuf_mb, uint64_t now_ns,
 		    char *why, size_t why_len);
+/* The thread that asked stands (or pr is stopped): a thread's key did not check out at its
+ * flush (recorder.key_bad), so every call goes to the per-call probes from now on, said once. */
+void proc_rec__stage_per_call(struct proc_rec *pr);
 /* pr stopped (tracee): its staging off (EXITS_BATCH), the records it still holds kept for
  * proc_rec__end. */
 void proc_rec__unstage(struct proc_rec *pr);

@@ -216,6 +216,12 @@ static int staged_record(struct recorder *r, uint32_t tid, const uint64_t *w)
 		err = staged_entry_out(r);
 		return err ? err : recorder__handle(r, &ret, sizeof(struct ev_return));
 	}
+	if (tag == STAGE_TAG_RESUME) {
+		struct ev_resume res = { .type = EV_RESUME, .tid = tid, .frame = w[1] };
+
+		err = staged_entry_out(r);
+		return err ? err : recorder__handle(r, &res, sizeof(res));
+	}
 	if (tag == STAGE_TAG_PAUSE) {
 		struct raw_pause pause = { .type = RAW_FLUSH, .tid = tid };
 		uint64_t t0 = staged_ns(w[0]), t1 = tsc__to_ns(w[1]);
@@ -383,7 +389,8 @@ int recorder__handle(void *ctx, void *data, size_t size)
 		if (err)
 			return err;
 	}
-	if (r->stop_ns && c->ts_ns > r->stop_ns && c->type != EV_CODE && c->type != RAW_THREAD)
+	if (r->stop_ns && c->ts_ns > r->stop_ns && c->type != EV_CODE && c->type != RAW_THREAD &&
+	    c->type != EV_RESUME) /* (no time: a frame where ts_ns would be) */
 		return 0; /* made while the probes were being removed; not in the raw record */
 	if (c->type != EV_CODE && c->type != EV_REQUEST && c->type != RAW_THREAD &&
 	    c->type != RAW_COMMAND) {
@@ -416,6 +423,9 @@ int recorder__handle(void *ctx, void *data, size_t size)
 	case EV_RETURN_DONE:
 	case EV_RETURN_DONE_NONE:
 		err = profile__gen_return(r->prof, c->tid, c->ts_ns, c->type == EV_RETURN_DONE_NONE);
+		break;
+	case EV_RESUME:
+		err = profile__resume(r->prof, c->tid, ((const struct ev_resume *)data)->frame);
 		break;
 	case EV_CODE:
 		err = on_code(r, data);
@@ -450,7 +460,10 @@ int recorder__handle(void *ctx, void *data, size_t size)
 	case EV_REQUEST: {
 		const struct ev_request *q = data;
 
-		hook__request(r->hooks, q);
+		if (q->what == REQ_STAGE_KEY)
+			r->key_bad = true;
+		else
+			hook__request(r->hooks, q);
 		if (q->signalled && r->held)
 			ptrace_hold__expect_signal(r->held, (pid_t)q->tid);
 		break;

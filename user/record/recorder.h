@@ -43,6 +43,9 @@ struct recorder {
 	/* live batch mode: the staging area, for the records a thread stopped over
 	 * (REQ_STAGE_REST); 0 otherwise */
 	uint64_t stage;
+	/* the BPF side found a thread whose key is not its id (REQ_STAGE_KEY): the calls go to
+	 * the per-call probes once the thread stands (proc_rec__stage_per_call) */
+	bool key_bad;
 	int err; /* first fatal error (-ENOMEM, or -EINVAL when the offsets do not fit) */
 };
 

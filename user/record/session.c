@@ -113,6 +113,7 @@ static bool on_request(void *ctx, pid_t pid, pid_t tid)
 		;
 	if (s->stopping)
 		return false;
+	proc_rec__stage_per_call(pr);
 	err = hook__service(&pr->target, &pr->hooks, tid);
 	if (err)
 		wlog("cannot write into pid %d: %s", pid, strerror(-err));

@@ -161,6 +161,10 @@ void summary__notes(const struct profile *p, const struct hook_state *h,
 	if (p->n.unknown_code)
 		wlog("%llu calls have no function name (identity lost)",
 		     (unsigned long long)p->n.unknown_code);
+	if (p->n.switches)
+		vlog("%llu times a thread went on with the frames of another of its stacks (greenlet), "
+		     "each stack's calls kept apart (at most %u waiting at once)",
+		     (unsigned long long)p->n.switches, p->n.most_parked);
 	if (p->n.closed_unseen || p->n.unmatched_returns)
 		vlog("%llu frames returned without an event, %llu returns of frames entered before "
 		     "recording", (unsigned long long)p->n.closed_unseen,
@@ -209,7 +213,8 @@ static void print_processes(struct proc_rec *const *procs, uint32_t nprocs)
 
 int summary__conclude(struct outputs *out, struct profile *p, const struct hook_state *h,
 		      const struct pyuprof_stats *bs, const char *version, bool exit_probe,
-		      double wall_s, struct proc_rec *const *procs, uint32_t nprocs)
+		      double wall_s, struct proc_rec *const *procs, uint32_t nprocs,
+		      const char *died)
 {
 	uint64_t lost = bs->lost_calls + bs->lost_returns + bs->lost_codes + bs->lost_requests;
 	int err;
@@ -226,10 +231,10 @@ int summary__conclude(struct outputs *out, struct profile *p, const struct hook_
 	summary__notes(p, h, bs, version, exit_probe);
 	if (procs)
 		print_processes(procs, nprocs);
-	ilog("%llu calls, %u functions, %u threads, %llu lost events, %.3f s wall%s%s%s",
+	ilog("%llu calls, %u functions, %u threads, %llu lost events, %.3f s wall%s%s%s%s%s",
 	     (unsigned long long)p->n.calls, p->nfuncs, p->nthreads, (unsigned long long)lost,
-	     wall_s, comp_note, out->paths.prof && !err ? "; wrote " : "",
-	     out->paths.prof && !err ? out->paths.prof : "");
+	     wall_s, comp_note, died ? "; " : "", died ? died : "",
+	     out->paths.prof && !err ? "; wrote " : "", out->paths.prof && !err ? out->paths.prof : "");
 	if (out->paths.trace && out->trace_bytes)
 		print_trace_size(out);
 	return err;

@@ -29,11 +29,13 @@ void summary__notes(const struct profile *p, const struct hook_state *h,
 
 /*
  * Writes the outputs of a finished profile and prints the summary (with a line per process
- * when following: procs, else NULL). Returns 0, or -errno when an output could not be written
- * or nothing was recorded.
+ * when following: procs, else NULL; died: what ended the program, said on the summary line,
+ * e.g. "pid 12 died of SIGSEGV", or NULL). Returns 0, or -errno when an output could not be
+ * written or nothing was recorded.
  */
 int summary__conclude(struct outputs *out, struct profile *p, const struct hook_state *h,
 		      const struct pyuprof_stats *bs, const char *version, bool exit_probe,
-		      double wall_s, struct proc_rec *const *procs, uint32_t nprocs);
+		      double wall_s, struct proc_rec *const *procs, uint32_t nprocs,
+		      const char *died);
 
 #endif /* __PYUPROF_SUMMARY_H */

@@ -201,6 +201,10 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n,
 		t->runtime_addr = t->bias + vaddr;
 	if (!elf_file__sym(ef, "_Py_NoneStruct", &vaddr, NULL))
 		t->none_addr = t->bias + vaddr;
+	if (!elf_file__sym(ef, "PyErr_SetString", &vaddr, NULL))
+		t->seterr_addr = t->bias + vaddr;
+	if (!elf_file__sym(ef, "PyExc_RecursionError", &vaddr, NULL))
+		t->recursion_error_addr = t->bias + vaddr;
 	if (t->setter_offset && !elf_file__sym(ef, "_PyPerfTrampoline_Init", &vaddr, &size) &&
 	    !elf_file__vaddr_to_offset(ef, vaddr, &t->perf_init_offset)) {
 		t->nperf_ret = elf_file__ret_sites(ef, vaddr, size, &t->perf_ret_offsets);
@@ -282,6 +286,12 @@ int py_target__find(pid_t pid, struct py_target *t, char *why, size_t why_len)
 		}
 	}
 	free(maps);
+	if (!err) {
+		char libc_why[300];
+
+		t->libc = thread_block__libc(pid, libc_why, sizeof(libc_why));
+		thread_block__main_stack(pid, &t->main_stack_low, &t->main_stack_span);
+	}
 	if (err == -ENOEXEC && !*why)
 		snprintf(why, why_len, "pid %d is not a Python process (no CPython interpreter is "
 			 "loaded in it)", pid);

@@ -14,6 +14,7 @@
 #include "target/inline_paths.h"
 #include "target/inline_subscr.h"
 #include "target/py_layouts.h"
+#include "target/thread_block.h"
 
 struct py_target {
 	pid_t pid;
@@ -43,6 +44,14 @@ struct py_target {
 	uint32_t inline_getitem_reg;	/* the frame's register there (enum frame_reg) */
 	struct usdt_probe exit_probe; /* 3.11 python:function__return, used instead of ret sites */
 	struct inline_paths paths; /* 3.12+: the calls whose C budget the trampoline hands back */
+	/* what the trampoline's guard of the C stack reads (tramp.h) */
+	uint64_t seterr_addr;	 /* PyErr_SetString at run time, 0 if not found */
+	uint64_t recursion_error_addr; /* &PyExc_RecursionError at run time, 0 if not found */
+	uint64_t main_stack_low, main_stack_span; /* thread_block__main_stack; 0: not known */
+	enum libc_kind libc;	 /* thread_block__libc */
+	/* glibc's thread blocks may be read in it: its libc is glibc (and, attached, each
+	 * thread's block checked out: thread_block__check); set by its recording */
+	bool thread_blocks;
 };
 
 /*
