@@ -28,7 +28,8 @@ import sys
 MINORS = range(8, 14)
 DEFAULT_BINARIES = ["/usr/bin/python3.11"]
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TABLE_FILE = os.path.join(REPO, "user", "py_layouts.c")
+TABLE_FILE = os.path.join(REPO, "user", "target", "py_layouts.c")
+LAYOUTS_H = os.path.join(REPO, "user", "target", "py_layouts.h")
 
 
 CALLER_FROM_F_BACK, CALLER_FROM_CFRAME, CALLER_FROM_TSTATE = 0, 1, 2
@@ -937,7 +938,7 @@ def parse_table(path):
     """{minor: {field: value}} from the table array of user/target/py_layouts.c."""
     enum = {}
     for header in (os.path.join(REPO, "include", "py_offsets.h"),
-                   os.path.join(REPO, "user", "py_layouts.h")):
+                   LAYOUTS_H):
         with open(header) as f:
             enum.update({k: int(v) for k, v in re.findall(r"((?:CALLER|DICT)_\w+)\s*=\s*(\d+)",
                                                           strip_c_comments(f.read()))})
