@@ -12,6 +12,12 @@ const volatile __u32 ob_type_off = 8, tp_name_off = 24; /* PyObject.ob_type, tp_
 const volatile __u32 frame_specials = 0;
 const volatile __u32 localsplus_off = 0; /* the frame's first local (self of a method) */
 const volatile __u32 qualname_off = 0; /* 3.11+: PyCodeObject.co_qualname; 0 = none */
+/* The code object of a frame read into fw (3.14+: f_executable's tag bits cleared). */
+static __always_inline __u64 frame_code(const void *fw)
+{
+	return FIELD(fw, off.frame_code, __u64) & ~(__u64)off.stackref_tags;
+}
+
 /* threading's _bootstrap and _bootstrap_inner, once seen (note_code): their self is sent */
 __u64 bootstrap_codes[2] = {};
 
@@ -76,7 +82,10 @@ static __always_inline void note_thread(__u64 frame, __u64 code, __u32 tid, __u6
 	struct ev_thread *e;
 	__u64 self;
 
-	if (bpf_probe_read_user(&self, sizeof(self), (void *)(frame + localsplus_off)) || !self)
+	if (bpf_probe_read_user(&self, sizeof(self), (void *)(frame + localsplus_off)))
+		return;
+	self &= ~(__u64)off.stackref_tags; /* 3.14+: a _PyStackRef */
+	if (!self)
 		return;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {

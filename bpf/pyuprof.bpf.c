@@ -126,7 +126,7 @@ static __noinline int eval_entry(struct pt_regs *ctx, bool direct)
 		sh = NULL;
 	if (read_user(fw, sizeof(fw), frame))
 		goto unread;
-	code = FIELD(fw, off.frame_code, __u64);
+	code = frame_code(fw);
 	if (read_user(cw, sizeof(cw), code))
 		goto unread;
 	next = next_frame(frame, fw, cw);
@@ -214,7 +214,7 @@ static __noinline int eval_entry(struct pt_regs *ctx, bool direct)
 			caller = FIELD(fw, off.frame_back, __u64);
 			continue;
 		}
-		chain_code[i] = FIELD(fw, off.frame_code, __u64);
+		chain_code[i] = frame_code(fw);
 		/* a generator's frame (3.11+: its owner; before: its code's flags) */
 		if (off.interp_frame ? FIELD(fw, off.frame_owner, __u8) == 1 :
 				       is_gen_code(chain_code[i]))
@@ -411,7 +411,7 @@ static __noinline int inline_getitem(struct pt_regs *ctx)
 	if (tid)
 		stage_drain(tid, true);
 	if (!tid || read_user(fw, sizeof(fw), frame) ||
-	    !(code = FIELD(fw, off.frame_code, __u64)) || read_user(cw, sizeof(cw), code))
+	    !(code = frame_code(fw)) || read_user(cw, sizeof(cw), code))
 		return 0;
 	send_inline_call(code, cw, frame, FIELD(fw, off.frame_back, __u64), tid);
 	return 0;
@@ -435,7 +435,7 @@ static __noinline int frame_exit(struct pt_regs *ctx)
 		return 0;
 	now = bpf_ktime_get_ns();
 	sure = !bpf_probe_read_user(fw, sizeof(fw), (void *)frame) &&
-	       (code = FIELD(fw, off.frame_code, __u64)) &&
+	       (code = frame_code(fw)) &&
 	       !bpf_probe_read_user(cw, sizeof(cw), (void *)code) &&
 	       (ctx->bp == FIELD(cw, off.PyCodeObject_co_filename, __u64) + off.PyASCIIObject_size ||
 		ctx->r12 == FIELD(cw, off.PyCodeObject_co_name, __u64) + off.PyASCIIObject_size);

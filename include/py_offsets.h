@@ -23,9 +23,12 @@ struct py_offsets {
 	__u32 has_tstate_arg;	     /* 1 on 3.9+: arg0 is the PyThreadState */
 
 	/* frame: PyFrameObject (<= 3.10) or _PyInterpreterFrame (3.11+) */
-	__u32 frame_code;	     /* f_code (PyFrameObject, then _PyInterpreterFrame), f_executable (3.13) */
+	__u32 frame_code;	     /* f_code (PyFrameObject, then _PyInterpreterFrame), f_executable (3.13+) */
 	__u32 frame_back;	     /* f_back / previous */
 	__u32 frame_owner;	     /* 3.11+ only: owner (char); 0 = none */
+	/* 3.14+: f_executable and the locals are _PyStackRefs, a pointer with tag bits below it
+	 * (pycore_stackref.h's Py_TAG_BITS), cleared before it is used as one; 0 before */
+	__u32 stackref_tags;
 
 	/* PyCodeObject */
 	__u32 PyCodeObject_co_flags;
@@ -54,7 +57,7 @@ struct py_offsets {
  * fixed window, and take the fields below out of it: every entry of the table must leave each
  * field inside its window. The build checks that (py_layouts__check_windows).
  */
-#define FRAME_WINDOW 72	 /* frame_code, frame_back, frame_owner */
+#define FRAME_WINDOW 80	 /* frame_code, frame_back, frame_owner (74 in 3.14) */
 #define CODE_WINDOW 128	 /* PyCodeObject_* */
 #define TSTATE_WINDOW 80 /* PyThreadState_interp, _cframe, _current_frame */
 #define STR_WINDOW 40	 /* PyUnicode_length, PyUnicode_state */

@@ -4,17 +4,23 @@
 
 Reads the DWARF of the pyenv builds ($(pyenv root)/versions/3.{8..13}.*) through
 `gdb -batch -ex 'ptype /o ...'`, cross-checks every offset with a second gdb expression, and
-prints the table entries. Builds without DWARF (Debian's /usr/bin/python3.11) are checked from
-their machine code (the exported one-line accessors, cpython-internals.md 3 and 8.4) and from
-their static data (PyCode_Type.tp_name, the deep-frozen code objects of 3.11/3.12). The same
-machine-code checks also run on the pyenv builds, where DWARF says what they must find.
+prints the table entries. 3.14 and 3.15 come from Debian's builds in the sid root that
+scripts/install-sid-root.sh makes, whose debug symbols are in no archive this machine reaches:
+their DWARF is that of an object compiled here from the same packages' internal headers
+(libpython3.X-dev), with the release build's pyconfig.h. Builds without DWARF (Debian's
+/usr/bin/python3.11, and the 3.14 and 3.15 executables and libpython of the sid root) are checked
+from their machine code (the exported one-line accessors, cpython-internals.md 3 and 8.4), from
+their static data (PyCode_Type.tp_name, the deep-frozen code objects of 3.11/3.12) and, 3.13+,
+from the offsets the interpreter publishes itself (_Py_DebugOffsets, whose positions in
+py_layouts.c are checked against the DWARF too). The same machine-code checks also run on the
+pyenv builds, where DWARF says what they must find.
 
     gen-py-offsets.py              print the table array
     gen-py-offsets.py --update     rewrite the table array in user/target/py_layouts.c
     gen-py-offsets.py --check      compare user/target/py_layouts.c with the builds; exit 1 on mismatch
     gen-py-offsets.py --check --binary /path/python3.X   also check that DWARF-less build
 
-Standard library only; runs on python3 >= 3.8. Needs gdb (and nothing else) on PATH.
+Standard library only; runs on python3 >= 3.8. Needs gdb on PATH, and gcc for 3.14 and 3.15.
 """
 
 import argparse
@@ -24,12 +30,16 @@ import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 
-MINORS = range(8, 14)
+MINORS = range(8, 16)
+# Minors read from a sid root's headers rather than a pyenv build's DWARF (see above)
+HEADER_MINORS = (14, 15)
 DEFAULT_BINARIES = ["/usr/bin/python3.11"]
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLE_FILE = os.path.join(REPO, "user", "target", "py_layouts.c")
 LAYOUTS_H = os.path.join(REPO, "user", "target", "py_layouts.h")
+SID_ROOT = os.environ.get("PYUPROF_SID_ROOT", "/var/lib/pyuprof/roots/sid")
 
 
 CALLER_FROM_F_BACK, CALLER_FROM_CFRAME, CALLER_FROM_TSTATE = 0, 1, 2
@@ -38,7 +48,8 @@ CALLER_MODE_NAMES = {0: "CALLER_FROM_F_BACK", 1: "CALLER_FROM_CFRAME", 2: "CALLE
 IFRAME = "struct _PyInterpreterFrame"
 
 # Offset fields: (entry field, in struct py_offsets?, {first minor: (type, member path)}, why 0).
-# The mapping applies from its key up to the next key; (None, None) means "not in the table".
+# The mapping applies from its key up to the next key; (None, None) means "not in the table",
+# for the reason given last (None, reason): for this one.
 OFFSETS = [
     ("frame_code", True, {8: ("PyFrameObject", "f_code"), 11: (IFRAME, "f_code"),
                           13: (IFRAME, "f_executable")}, None),
@@ -111,13 +122,16 @@ OFFSETS = [
     # 3.12+: the C recursion budget each activation of the eval function takes, and the
     # Python depth, which the trampoline reads to hand that budget back (tramp.c)
     ("PyThreadState_py_recursion_remaining", False,
-     {8: (None, None), 12: ("PyThreadState", "py_recursion_remaining")},
+     {8: (None, None), 12: ("PyThreadState", "py_recursion_remaining"),
+      14: (None, "no C recursion budget since 3.14 (the C stack is checked by its address)")},
      "no C recursion budget before 3.12"),
     ("PyThreadState_py_recursion_limit", False,
-     {8: (None, None), 12: ("PyThreadState", "py_recursion_limit")},
+     {8: (None, None), 12: ("PyThreadState", "py_recursion_limit"),
+      14: (None, "no C recursion budget since 3.14 (the C stack is checked by its address)")},
      "no C recursion budget before 3.12"),
     ("PyThreadState_c_recursion_remaining", False,
-     {8: (None, None), 12: ("PyThreadState", "c_recursion_remaining")},
+     {8: (None, None), 12: ("PyThreadState", "c_recursion_remaining"),
+      14: (None, "no C recursion budget since 3.14 (the C stack is checked by its address)")},
      "no C recursion budget before 3.12"),
     # 3.12+: a generator's frame state, read where its frame returns (the await returns that
     # cost more under any hook: tramp.c)
@@ -166,7 +180,7 @@ DICT_KIND_NAMES = {0: "DICT_AT_OFFSET", 1: "DICT_MANAGED", 2: "DICT_OR_VALUES",
 
 # Output order: the order of the fields in the two headers.
 BPF_ORDER = ["eval_frame_arg", "interp_frame", "caller_mode", "has_tstate_arg", "frame_code",
-             "frame_back", "frame_owner", "PyCodeObject_co_flags", "PyCodeObject_co_firstlineno",
+             "frame_back", "frame_owner", "stackref_tags", "PyCodeObject_co_flags", "PyCodeObject_co_firstlineno",
              "PyCodeObject_co_filename", "PyCodeObject_co_name", "PyCodeObject_co_nlocalsplus",
              "PyCodeObject_co_stacksize", "PyUnicode_length",
              "PyUnicode_state", "PyASCIIObject_size", "PyCompactUnicodeObject_size",
@@ -181,7 +195,8 @@ USER_ORDER = ["PyInterpreterState_hook", "PyObject_ob_type", "PyTypeObject_tp_na
               "PyFunctionObject_func_code", "PyCodeObject_co_version",
               "PyThreadState_py_recursion_remaining",
               "PyThreadState_py_recursion_limit", "PyThreadState_c_recursion_remaining",
-              "eval_c_units", "PyGenObject_gi_frame_state", "PyGenObject_gi_iframe", "dict_kind",
+              "eval_c_units", "PyGenObject_gi_frame_state", "PyGenObject_gi_iframe",
+              "PyGenObject_finished_state", "dict_kind",
               "PyFrame_localsplus", "PyTypeObject_tp_basicsize", "PyTypeObject_tp_dictoffset",
               "PyTypeObject_tp_flags", "PyHeapTypeObject_ht_cached_keys", "PyDictObject_ma_keys",
               "PyDictObject_ma_values",
@@ -298,9 +313,21 @@ class Dwarf:
                        | {"PyThreadState", "struct _PyCFrame"})
         cmds = [("ptype " + t, "ptype /o " + t) for t in types]
         cmds.append(("proto", "whatis _PyEval_EvalFrameDefault"))
+        cmds.append(("proto_ptr", "whatis *pyuprof_eval"))  # a layout object: a declaration
         cmds.append(("dorv", "whatis PyDictOrValues"))
+        cmds.append(("fexec", "whatis ((%s *)0)->f_executable" % IFRAME))
+        cmds.append(("tagbits", "print/d pyuprof_tag_bits"))
+        cmds.append(("owners", "ptype enum _frameowner"))
+        for state in ("FRAME_COMPLETED", "FRAME_CLEARED"):
+            cmds.append((state, "print/d (int)" + state))
         out = gdb_run(lib, cmds)
         self.has_dorv = "type = " in out.get("dorv", "")
+        self.stackref_exec = re.search(r"type = _PyStackRef\s*$", out.get("fexec", ""), re.M)
+        self.tag_bits = self.number(out.get("tagbits", ""))
+        self.states = {k: self.number(out.get(k, "")) for k in ("FRAME_COMPLETED",
+                                                                 "FRAME_CLEARED")}
+        m = re.search(r"type = enum _frameowner \{(.*)\}", out.get("owners", ""))
+        self.owners = self.enum_values(m.group(1)) if m else {}
         self.layouts = {}
         for t in types:
             try:
@@ -308,7 +335,25 @@ class Dwarf:
             except CheckError:
                 self.layouts[t] = None      # e.g. no _PyInterpreterFrame in 3.8
         self.proto = out.get("proto", "")
+        if "type = " not in self.proto:
+            self.proto = out.get("proto_ptr", "")
         self._exprs = {}
+
+    @staticmethod
+    def number(text):
+        m = re.search(r"\$\d+ = (-?\d+)", text)
+        return int(m.group(1)) if m else None
+
+    @staticmethod
+    def enum_values(body):
+        """{name: value} of a gdb enum body: `A, B = 5, C` (implicit values count on)."""
+        out, nxt = {}, 0
+        for item in body.split(","):
+            name, _, val = item.strip().partition(" = ")
+            nxt = int(val) if val else nxt
+            out[name] = nxt
+            nxt += 1
+        return out
 
     def has(self, t, path):
         lay = self.layouts.get(t)
@@ -383,18 +428,57 @@ def derive_entry(dw, units):
     for field, _, by, why0 in OFFSETS:
         t, path = pick(by, minor)
         if t is None:
-            e[field] = (0, why0)
+            e[field] = (0, path or why0)    # (None, reason): why not from this minor on
             continue
         wanted.append((t, path))
         what = ("sizeof(%s)" % short_type(t) if path == "sizeof"
                 else "offsetof(%s, %s)" % (short_type(t), path))
         e[field] = (dw.get(t, path), "gdb: " + what)
 
+    # 3.14+: f_executable (and every local) is a _PyStackRef, a pointer whose low bits are tags:
+    # the -dev headers' Py_TAG_BITS, compiled into the layout object (a macro has no DWARF)
+    if dw.stackref_exec:
+        if dw.tag_bits is None:
+            raise CheckError("%s: f_executable is a _PyStackRef, but its tag bits are unknown "
+                             "(no pyuprof_tag_bits: not a layout object made from headers)" %
+                             dw.lib)
+        e["stackref_tags"] = (dw.tag_bits, "gdb: f_executable is a _PyStackRef; Py_TAG_BITS "
+                              "of the -dev headers")
+    else:
+        e["stackref_tags"] = (0, "f_executable/f_code is a plain pointer before 3.14")
+
+    # 3.12+: the lowest gi_frame_state of a generator that returned rather than yielded
+    # (tramp_code.S): FRAME_COMPLETED, which 3.15 dropped (a returned frame is FRAME_CLEARED)
+    if minor < 12:
+        e["PyGenObject_finished_state"] = (0, "used on 3.12+ only (an await's return)")
+    elif dw.states["FRAME_COMPLETED"] is not None:
+        e["PyGenObject_finished_state"] = (dw.states["FRAME_COMPLETED"],
+                                           "gdb: print (int)FRAME_COMPLETED")
+    elif dw.states["FRAME_CLEARED"] is not None:
+        e["PyGenObject_finished_state"] = (dw.states["FRAME_CLEARED"],
+                                           "gdb: print (int)FRAME_CLEARED (no FRAME_COMPLETED)")
+    else:
+        raise CheckError("%s: no FRAME_COMPLETED or FRAME_CLEARED in DWARF" % dw.lib)
+
+    # 3.11+: the BPF programs and the trampoline take owner 1 for a generator's frame and 3
+    # and above for frames that run no Python code (entry shims, the C stack's)
+    if iframe:
+        o = dw.owners
+        if o.get("FRAME_OWNED_BY_THREAD") != 0 or o.get("FRAME_OWNED_BY_GENERATOR") != 1 or \
+                o.get("FRAME_OWNED_BY_FRAME_OBJECT") != 2 or \
+                any(v < 3 for k, v in o.items() if k not in (
+                    "FRAME_OWNED_BY_THREAD", "FRAME_OWNED_BY_GENERATOR",
+                    "FRAME_OWNED_BY_FRAME_OBJECT")):
+            raise CheckError("%s: enum _frameowner is %s: not the owners the BPF programs and "
+                             "the trampoline know" % (dw.lib, o))
+
     # The units of C budget an activation of the eval function takes (PY_EVAL_C_STACK_UNITS),
     # read from its machine code: the DWARF has no trace of a macro.
     e["eval_c_units"] = ((units, "_PyEval_EvalFrameDefault: lea -%d(...) stored to "
                           "c_recursion_remaining" % units) if units
-                         else (0, "no C recursion budget before 3.12"))
+                         else (0, "no C recursion budget before 3.12" if minor < 12 else
+                               "no C recursion budget since 3.14 (the C stack is checked by "
+                               "its address)"))
     dw.cross_check(wanted)
     return e
 
@@ -534,6 +618,8 @@ def parse_disasm(text):
         m = INSN.match(line)
         if not m:
             continue
+        if m.group(2) == "endbr64":     # (3.14+ builds with CET: a nop here)
+            continue
         ops, comment = m.group(3), ""
         if "#" in ops:
             ops, comment = ops.split("#", 1)
@@ -568,7 +654,7 @@ class Binary:
              "PyInterpreterState_Next", "PyInterpreterState_ThreadHead", "PyThreadState_Next",
              "PyThreadState_GetInterpreter", "PyThreadState_GetFrame", "PyFrame_GetCode",
              "PyFrame_GetBack", "PyThreadState_New", "_PyThreadState_New", "_PyThreadState_Bind",
-             "PyInterpreterState_New", "_PyInterpreterState_New"]
+             "PyInterpreterState_New", "_PyInterpreterState_New", "_PyThreadState_NewBound"]
 
     def __init__(self, path):
         self.path, self.elf = path, Elf(path)
@@ -677,10 +763,10 @@ class Binary:
             add("PyThreadState_cframe", load(ins[0], "%rdi", "%rax"), "PyThreadState_GetFrame")
             add("PyCFrame_current_frame", load(ins[1], "%rax", "%rdi"), "PyThreadState_GetFrame")
             i = 2
-        elif len(ins) > 1:                  # tstate->current_frame
-            add("PyThreadState_current_frame", load(ins[0], "%rdi", "%rdi"),
-                "PyThreadState_GetFrame")
+        elif len(ins) > 1:                  # tstate->current_frame, into any register
+            add("PyThreadState_current_frame", load(ins[0], "%rdi"), "PyThreadState_GetFrame")
             i = 1
+        freg = ins[i - 1][2][1] if i else "%rdi"   # the register that holds the frame
         # The skip-incomplete-frames loop tests frame->owner first (a byte), then reads the code.
         owner = code_at = None
         for j in range(i, len(ins)):
@@ -688,14 +774,14 @@ class Binary:
             if mnem not in ("cmpb", "movzbl") or len(ops) != 2:
                 continue
             m = mem(ops[1] if mnem == "cmpb" else ops[0])
-            if m and m[1] == "%rdi":
+            if m and m[1] == freg:
                 owner, code_at = m[0], j + 1
                 break
         add("frame_owner", owner, "PyThreadState_GetFrame (owner test)")
         fc = None
         for insn in ins[code_at or len(ins):]:
-            d = load(insn, "%rdi")
-            if d is not None and insn[2][1] != "%rdi":
+            d = load(insn, freg)
+            if d is not None and insn[2][1] != freg:
                 fc = d
                 break
         add("frame_code", fc, "PyThreadState_GetFrame (code of an incomplete frame)")
@@ -713,7 +799,8 @@ class Binary:
         add("frame_back", prev, "PyFrame_GetBack")
 
     def native_tid_store(self):
-        for f in ("PyThreadState_New", "PyThreadState_New callees", "_PyThreadState_Bind"):
+        for f in ("PyThreadState_New", "PyThreadState_New callees", "_PyThreadState_Bind",
+                  "_PyThreadState_NewBound"):
             ins = self.code.get(f, [])
             for j, insn in enumerate(ins):
                 if insn[1] == "call" and "<PyThread_get_thread_native_id" in " ".join(insn[2]):
@@ -873,8 +960,61 @@ def pyenv_builds(root):
     return {k: (v, lib) for k, (_, v, lib) in found.items()}
 
 
-def build_entries(root, log):
+# The layout object of a 3.14+ build: its -dev headers compiled with DWARF for every type, and
+# what gdb cannot read from a header otherwise (a macro's value, the eval function's prototype).
+LAYOUT_C = r"""
+#define Py_BUILD_CORE 1
+#include "Python.h"
+#include "internal/pycore_runtime.h"
+#include "internal/pycore_interp.h"
+#include "internal/pycore_frame.h"
+#include "internal/pycore_code.h"
+#include "internal/pycore_dict.h"
+#include "internal/pycore_genobject.h"
+#include "internal/pycore_ceval.h"
+#include "internal/pycore_debug_offsets.h"
+const unsigned long pyuprof_tag_bits = Py_TAG_BITS;
+__typeof__(_PyEval_EvalFrameDefault) *pyuprof_eval = _PyEval_EvalFrameDefault;
+"""
+
+
+def sid_builds(root, minor):
+    """(the executable, libpython) of Debian's 3.minor in the sid root."""
+    return [os.path.join(root, "usr", "bin", "python3.%d" % minor),
+            os.path.join(root, "usr", "lib", "x86_64-linux-gnu", "libpython3.%d.so.1.0" % minor)]
+
+
+def header_object(root, minor, workdir):
+    """The layout object of 3.minor from the sid root's headers: (version string, path)."""
+    inc = os.path.join(root, "usr", "include", "python3.%d" % minor)
+    exe = sid_builds(root, minor)[0]
+    if not os.path.isdir(os.path.join(inc, "internal")) or not os.path.exists(exe):
+        raise CheckError("no python3.%d and its internal headers (libpython3.%d-dev) in %s: "
+                         "make it with scripts/install-sid-root.sh" % (minor, minor, root))
+    if not shutil.which("gcc"):
+        raise CheckError("gcc not found (it compiles the 3.%d headers)" % minor)
+    src = os.path.join(workdir, "layout3%d.c" % minor)
+    obj = os.path.join(workdir, "layout3%d.o" % minor)
+    with open(src, "w") as f:
+        f.write(LAYOUT_C)
+    # the root's pyconfig.h (<x86_64-linux-gnu/python3.X/pyconfig.h>) after this machine's own
+    # C library headers: only the layout is wanted, not the root's libc
+    res = subprocess.run(["gcc", "-g", "-O0", "-fno-eliminate-unused-debug-types", "-w", "-c",
+                          "-I", inc, "-idirafter", os.path.join(root, "usr", "include"),
+                          "-o", obj, src], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         universal_newlines=True)
+    if res.returncode:
+        raise CheckError("compiling the 3.%d headers failed:\n%s" % (minor, res.stdout[-2000:]))
+    major, mn, patch = Elf(exe).version()
+    if (major, mn) != (3, minor):
+        raise CheckError("%s is Python %d.%d" % (exe, major, mn))
+    return "3.%d.%d" % (minor, patch), obj
+
+
+def build_entries(root, sid_root, workdir, log):
     builds = pyenv_builds(root)
+    for minor in HEADER_MINORS:
+        builds[minor] = header_object(sid_root, minor, workdir)
     missing = [m for m in MINORS if m not in builds]
     if missing:
         raise CheckError("no pyenv build for 3.%s under %s" %
@@ -912,7 +1052,9 @@ def format_table(entries, binary_notes):
     for minor in MINORS:
         version, lib, e = entries[minor]
         out.append("\t{")
-        out.append("\t\t/* 3.%d: DWARF of pyenv %s */" % (minor, version))
+        out.append("\t\t/* 3.%d: DWARF of %s */" % (minor, "Debian %s's -dev headers" % version
+                                                    if minor in HEADER_MINORS
+                                                    else "pyenv " + version))
         for note in binary_notes.get(minor, []):
             out.append("\t\t/* %s */" % note)
         out.append("\t\t.major = 3, .minor = %d, .patch_min = 0, .patch_max = 255," % minor)
@@ -1020,6 +1162,68 @@ def update_file(path, text):
     return new != old
 
 
+# _Py_DebugOffsets (3.13+): the positions py_layouts.c reads its fields at, checked against the
+# DWARF of each minor's build, and the values a build publishes there against its table entry.
+DEBUG_FIELDS_RE = re.compile(r"debug_fields_3(\d+)\[\]\s*=\s*\{(.*?)\n\};", re.S)
+DEBUG_FIELD_RE = re.compile(r'\{\s*"([\w.]+)",\s*(\d+),\s*([EB])\((\w+)\)\s*\}')
+DEBUG_LAYOUT_RE = re.compile(r"\{\s*3,\s*(\d+),\s*(\d+),\s*debug_fields_3\d+,")
+
+
+def parse_debug_fields(path):
+    """{minor: (size, [(name, position, entry field)])} from py_layouts.c's lists."""
+    with open(path) as f:
+        text = strip_c_comments(f.read())
+    sizes = {int(m): int(sz) for m, sz in DEBUG_LAYOUT_RE.findall(text)}
+    out = {}
+    for minor, body in DEBUG_FIELDS_RE.findall(text):
+        fields = [(n, int(pos), f) for n, pos, _, f in DEBUG_FIELD_RE.findall(body)]
+        out[int(minor)] = (sizes.get(int(minor)), fields)
+    return out
+
+
+def check_debug_offsets(path, entries, table, builds, log):
+    """Errors of the _Py_DebugOffsets positions in path and of the values builds publish."""
+    errors = []
+    lists = parse_debug_fields(path)
+    for minor in (m for m in MINORS if m >= 13):
+        if minor not in lists:
+            errors.append("%s: no _Py_DebugOffsets fields for 3.%d" % (path, minor))
+            continue
+        size, fields = lists[minor]
+        lib = entries[minor][1]
+        out = gdb_run(lib, [("d", "ptype /o struct _Py_DebugOffsets")])
+        lay, total = parse_ptype(out.get("d", ""))
+        if size != total:
+            errors.append("%s: _Py_DebugOffsets of 3.%d is %s bytes, DWARF of %s says %d" %
+                          (path, minor, size, lib, total))
+        for name, pos, field in fields:
+            if lay.get(name, (None,))[0] != pos:
+                errors.append("%s: 3.%d %s at %d, DWARF of %s says %s" %
+                              (path, minor, name, pos, lib, lay.get(name, ("nothing",))[0]))
+        log("  _Py_DebugOffsets of 3.%d: %d fields at the positions DWARF gives" %
+            (minor, len(fields)))
+        for b in builds.get(minor, []):
+            elf = Elf(b)
+            rt = elf.syms.get("_PyRuntime")
+            blob = elf.read(rt[0], total) if rt else b""
+            if blob[:8] != b"xdebugpy":
+                errors.append("%s: _PyRuntime does not start with xdebugpy" % b)
+                continue
+            version, free = struct.unpack_from("<QQ", blob, 8)
+            expect = entry_for(table, minor, (version >> 8) & 0xff)
+            if (version >> 16) != 0x300 + minor or free:
+                errors.append("%s: _Py_DebugOffsets say version 0x%x, free-threaded %d" %
+                              (b, version, free))
+                continue
+            bad = [(n, v, expect.get(f, 0)) for n, p, f in fields
+                   for v in struct.unpack_from("<Q", blob, p) if v != expect.get(f, 0)]
+            errors += ["%s: its _Py_DebugOffsets say %s = %d, the table says %d" % (b, n, v, w)
+                       for n, v, w in bad]
+            log("  _Py_DebugOffsets of %s: %d fields agree with the table" %
+                (b, len(fields) - len(bad)))
+    return errors
+
+
 def entry_for(table, minor, patch):
     """The parsed entry of 3.minor whose patch range holds patch (None: any)."""
     for t in table:
@@ -1040,6 +1244,9 @@ def main():
     ap.add_argument("--binary", action="append", metavar="PATH",
                     help="a build without DWARF to check from machine code and data "
                     "(default: %s, if present)" % ", ".join(DEFAULT_BINARIES))
+    ap.add_argument("--sid-root", default=SID_ROOT,
+                    help="the sid root with Debian's 3.14 and 3.15 (default $PYUPROF_SID_ROOT, "
+                    "or %(default)s)")
     ap.add_argument("-v", "--verbose", action="store_true", help="show every check")
     args = ap.parse_args()
 
@@ -1052,21 +1259,26 @@ def main():
         return 2
     binaries = args.binary if args.binary else [b for b in DEFAULT_BINARIES if os.path.exists(b)]
     errors = []
+    workdir = tempfile.mkdtemp(prefix="gen-py-offsets.")
     try:
-        entries = build_entries(pyenv_root(args.pyenv_root), log)
+        entries = build_entries(pyenv_root(args.pyenv_root), args.sid_root, workdir, log)
         table = [dict([("major", 3), ("minor", m), ("patch_min", 0), ("patch_max", 255)] +
                       [(k, v) for k, (v, _) in entries[m][2].items()]) for m in MINORS]
         if args.check:
             table = parse_table(args.check)
             errors += compare_table(entries, table, args.check)
         # The machine-code checks must agree with DWARF (or the file) on every pyenv build ...
+        debug_builds = {}
         for minor in MINORS:
             version, lib, _ = entries[minor]
+            if minor in HEADER_MINORS:
+                continue
             log("machine code and data of %s:" % lib)
             errors += check_binary(lib, entry_for(table, minor, int(version.split(".")[2])), log)
-        # ... and on the builds that have no DWARF.
+            debug_builds.setdefault(minor, []).append(lib)
+        # ... and on the builds that have no DWARF: the sid root's, and those named.
         notes = {}
-        for path in binaries:
+        for path in [b for m in HEADER_MINORS for b in sid_builds(args.sid_root, m)] + binaries:
             major, minor, patch = Elf(path).version()
             if major != 3 or minor not in MINORS:
                 errors.append("%s: Python %d.%d is not in the table" % (path, major, minor))
@@ -1074,20 +1286,31 @@ def main():
             log("machine code and data of %s (%d.%d.%s, no DWARF):" % (path, major, minor, patch))
             errs = check_binary(path, entry_for(table, minor, patch), log)
             errors += errs
+            debug_builds.setdefault(minor, []).append(path)
             if not errs:
+                shown = ("%s of the sid root" % path[len(args.sid_root.rstrip("/")):]
+                         if path.startswith(args.sid_root.rstrip("/") + "/") else path)
                 notes.setdefault(minor, []).append("machine code and data of %s (%d.%d.%s) agree"
-                                                   % (path, major, minor, patch))
+                                                   % (shown, major, minor, patch))
+        if args.check:
+            errors += check_debug_offsets(args.check, entries, table, debug_builds, log)
     except (CheckError, OSError) as err:
         errors.append(str(err))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
     for e in errors:
         print("gen-py-offsets: %s" % e, file=sys.stderr)
     if errors:
         return 1
     if args.check:
-        print("gen-py-offsets: %s agrees with the DWARF and machine code of pyenv %s and with "
-              "the machine code and data of %s" %
-              (os.path.relpath(args.check), ", ".join(entries[m][0] for m in MINORS),
-               ", ".join(binaries) or "no other build"), file=sys.stderr)
+        print("gen-py-offsets: %s agrees with the DWARF and machine code of pyenv %s, the "
+              "headers of Debian %s, and the machine code, data and _Py_DebugOffsets of %s" %
+              (os.path.relpath(args.check),
+               ", ".join(entries[m][0] for m in MINORS if m not in HEADER_MINORS),
+               ", ".join(entries[m][0] for m in HEADER_MINORS),
+               ", ".join(p for m in sorted(debug_builds) for p in debug_builds[m]
+                         if m in HEADER_MINORS or p in binaries) or "no other build"),
+              file=sys.stderr)
     elif args.update:
         changed = update_file(args.update, format_table(entries, notes))
         print("gen-py-offsets: %s %s" % (os.path.relpath(args.update),

@@ -19,7 +19,10 @@
  * entry-shim caller stage nothing; a thread key found not to check out at a flush
  * (STAGE_ON_PERCALL) sends the call, and every later one, to the head; and a flush nop found
  * unprobed (pyuprof gone) switches staging off, after which the interpreter's eval_frame hook
- * is put back if it is still the page's, and left if it is not.
+ * is put back if it is still the page's, and left if it is not. With 3.14's and 3.15's
+ * layouts: code pointers whose _PyStackRef tag bits are set are staged without them, and a
+ * generator's frame that returned is told from one that yielded by each version's frame
+ * states (3.15 has no FRAME_COMPLETED).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -67,6 +70,7 @@ struct world {
 	uint8_t tstate[OBJ], interp[INTERP_OBJ], other_interp[OBJ], cframe[OBJ];
 	uint8_t frame[OBJ], caller[OBJ], shim[OBJ], code[OBJ], caller_code[OBJ];
 	uint8_t name[OBJ], caller_name[OBJ], file[OBJ];
+	uint8_t gen[2 * OBJ], none[OBJ]; /* a generator holding a frame; None */
 } __attribute__((aligned(64)));
 
 static void put64(uint8_t *obj, uint32_t off, uint64_t v)
@@ -103,8 +107,8 @@ struct rig {
 };
 
 /* The world, a staging area (on, empty) and a batch page for it, in front of fn, whose flush
- * nop jumps to flush_shim through an island in the page after it. */
-static int rig_up_with(struct rig *r, void *fn)
+ * nop jumps to flush_shim through an island in the page after it: with 3.minor's layout. */
+static int rig_up_minor_with(struct rig *r, unsigned minor, void *fn)
 {
 	static const uint8_t nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 	const struct py_offsets *b;
@@ -115,7 +119,7 @@ static int rig_up_with(struct rig *r, void *fn)
 	int32_t rel;
 
 	memset(r, 0, sizeof(*r));
-	r->o = py_layouts__find(3, 12, 1);
+	r->o = py_layouts__find(3, minor, 0);
 	if (!r->o)
 		return -1;
 	b = &r->o->bpf;
@@ -129,8 +133,9 @@ static int rig_up_with(struct rig *r, void *fn)
 	memset(r->stage, 0, STAGE_SIZE);
 	memset(&t, 0, sizeof(t));
 	t.major = 3;
-	t.minor = 12;
+	t.minor = minor;
 	t.offsets = r->o;
+	t.none_addr = addr(r->w->none); /* (3.12+: a generator's return told from its yields) */
 	t.runtime_addr = addr(r->w->interp) - r->o->PyRuntime_main_interpreter;
 	t.eval_addr = addr(fn);
 	memcpy(t.eval_head, fn, sizeof(t.eval_head));
@@ -156,11 +161,13 @@ static int rig_up_with(struct rig *r, void *fn)
 	put64(r->w->tstate, b->PyThreadState_interp, addr(r->w->interp));
 	put64(r->w->tstate, b->PyThreadState_cframe, addr(r->w->cframe));
 	put64(r->w->cframe, b->PyCFrame_current_frame, addr(r->w->caller));
+	if (b->PyThreadState_current_frame) /* 3.13+ */
+		put64(r->w->tstate, b->PyThreadState_current_frame, addr(r->w->caller));
 	put64(r->w->frame, b->frame_code, addr(r->w->code));
 	put64(r->w->frame, b->frame_back, addr(r->w->caller));
 	put64(r->w->caller, b->frame_code, addr(r->w->caller_code));
 	put64(r->w->caller, b->frame_back, addr(r->w->shim));
-	r->w->shim[b->frame_owner] = 3; /* FRAME_OWNED_BY_CSTACK */
+	r->w->shim[b->frame_owner] = 3; /* FRAME_OWNED_BY_CSTACK (3.14+: _INTERPRETER) */
 	put_str(b, r->w->name, "leaf", 0x1234);
 	put_str(b, r->w->caller_name, "caller", 0x5678);
 	put_str(b, r->w->file, "/srv/app/model.py", 0x9abc);
@@ -172,6 +179,16 @@ static int rig_up_with(struct rig *r, void *fn)
 	flush_sets_on = 0;
 	switch_stage = addr(r->stage);
 	return 0;
+}
+
+static int rig_up_with(struct rig *r, void *fn)
+{
+	return rig_up_minor_with(r, 12, fn);
+}
+
+static int rig_up_minor(struct rig *r, unsigned minor)
+{
+	return rig_up_minor_with(r, minor, (void *)frame_id);
 }
 
 static int rig_up(struct rig *r)
@@ -214,13 +231,18 @@ static uint64_t tsc(uint64_t w0)
 #define CALL_CHAIN (2 * E + X)
 
 /* One call through the batch path (its address: the page's tramp_batch). */
-static uint64_t call(struct rig *r)
+static uint64_t call_frame(struct rig *r, const uint8_t *frame)
 {
 	extern const uint8_t tramp_code[], tramp_batch[];
 	uint64_t (*f)(uint64_t, uint64_t, uint64_t) =
 		(uint64_t(*)(uint64_t, uint64_t, uint64_t))(r->page + (tramp_batch - tramp_code));
 
-	return f(addr(r->w->tstate), addr(r->w->frame), 0);
+	return f(addr(r->w->tstate), addr(frame), 0);
+}
+
+static uint64_t call(struct rig *r)
+{
+	return call_frame(r, r->w->frame);
 }
 
 TEST(stages_entry_chain_and_exit)
@@ -449,6 +471,59 @@ TEST(flags_generator_frames)
 	rig_down(&r);
 }
 
+TEST(untags_3_14_code_pointers_and_tells_a_generator_return_by_version)
+{
+	static const unsigned minors[] = { 12, 13, 14, 15 };
+
+	for (size_t i = 0; i < sizeof(minors) / sizeof(minors[0]); i++) {
+		const struct py_offsets_entry *o;
+		const struct py_offsets *b;
+		uint8_t *gframe;
+		struct rig r;
+		uint64_t *e, at, tags, x;
+		int8_t state;
+
+		REQUIRE(!rig_up_minor(&r, minors[i]));
+		o = r.o;
+		b = &o->bpf;
+		tags = b->stackref_tags;
+		CHECK(!tags == (minors[i] < 14));
+		/* f_executable a deferred _PyStackRef (3.14+: bit 0 set), the caller's too */
+		put64(r.w->frame, b->frame_code, addr(r.w->code) | tags);
+		put64(r.w->caller, b->frame_code, addr(r.w->caller_code) | (tags & 1));
+		call(&r);
+		REQUIRE(staged_bytes(&r) == P + CALL_CHAIN);
+		e = staged(&r, P);
+		CHECK(e[2] == addr(r.w->code));
+		CHECK(e[4] == (addr(r.w->caller_code) | STAGE_CHAIN)); /* no flag from the tag */
+		CHECK(flush_log[0][3] == addr(r.w->code) && flush_log[1][3] == addr(r.w->caller_code));
+		/* a generator's frame (owner 1), in its generator: each state of the frame at its
+		 * exit, a yield (suspended) or a return */
+		gframe = r.w->gen + o->PyGenObject_gi_iframe;
+		memcpy(gframe, r.w->frame, OBJ);
+		gframe[b->frame_owner] = 1;
+		for (state = -3; state <= 5; state++) {
+			int returned = minors[i] < 15 ? state >= 1 : state == 5;
+
+			/* (3.12-3.14: -3 created ... 0 executing, 1 completed, 4 cleared;
+			 * 3.15: 0 created, 1-3 suspended, 4 executing, 5 cleared) */
+			if (minors[i] < 15 ? state == 2 || state == 3 || state == 5 : state < 0)
+				continue;
+			r.w->gen[o->PyGenObject_gi_frame_state] = (uint8_t)state;
+			at = staged_bytes(&r);
+			CHECK(call_frame(&r, gframe) == addr(gframe));
+			e = staged(&r, at);
+			CHECK(tag(e[0]) == STAGE_TAG_ENTRY && e[1] == addr(gframe) &&
+			      e[2] == addr(r.w->code));
+			x = tag(e[stage_rec_bytes(e[4]) == E ? 8 : 4]);
+			CHECK(x == (returned ? STAGE_TAG_EXIT_DONE : STAGE_TAG_EXIT));
+			if (x != (returned ? STAGE_TAG_EXIT_DONE : STAGE_TAG_EXIT))
+				printf("#   3.%u: state %d\n", minors[i], state);
+		}
+		rig_down(&r);
+	}
+}
+
 TEST(no_chain_record_under_the_frame_entered_last)
 {
 	struct rig r;
@@ -659,6 +734,7 @@ int main(void)
 		TEST_CASE(a_code_version_tells_a_new_object_at_the_same_address),
 		TEST_CASE(a_set_keeps_as_many_code_objects_as_it_has_ways),
 		TEST_CASE(flags_generator_frames),
+		TEST_CASE(untags_3_14_code_pointers_and_tells_a_generator_return_by_version),
 		TEST_CASE(no_chain_record_under_the_frame_entered_last),
 		TEST_CASE(an_exit_after_a_stack_switch_names_its_frame),
 		TEST_CASE(a_key_that_did_not_check_out_sends_calls_to_the_head),

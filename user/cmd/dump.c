@@ -126,7 +126,7 @@ static int walk_thread(struct dump *d, struct dump_thread *th)
 		if (o->frame_owner)
 			proc__read(t->pid, frame + o->frame_owner, &owner, 1);
 		/* owner 3 (3.12+): a C-stack shim frame, not Python code */
-		if (owner < 3 && !proc__read(t->pid, frame + o->frame_code, &code, sizeof(code)) &&
+		if (owner < 3 && (code = py_target__frame_code(t, frame)) &&
 		    is_code(t, code) == 1) {
 			if (array_grow((void **)&th->frames, &th->cap, sizeof(*th->frames),
 				       th->nframes + 1))

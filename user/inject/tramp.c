@@ -49,12 +49,12 @@ struct tramp_params {
 	uint32_t blk_off, stk_mode, hook_interp_off, hook_slot;
 	char msg[40];
 	/* the batch path's (TRAMP_BATCH) */
-	uint64_t stage, main_interp, none;
+	uint64_t stage, main_interp, none, code_mask;
 	uint32_t interp_off, frame_arg, tid_off, code_off, back_off, owner_off, mode, cframe_off,
 		cfcur_off, cur_off, flags_off, name_off, file_off, line_off, hash_off, len_off,
 		data_off, chains;
 	int32_t gen_state;
-	uint32_t version_off;
+	uint32_t version_off, gen_done;
 	struct inline_site walk[INLINE_SITES_MAX + 1];
 };
 
@@ -174,6 +174,7 @@ static void batch_params(const struct py_target *t, uint64_t stage, struct tramp
 	}
 	p->frame_arg = b->eval_frame_arg;
 	p->code_off = b->frame_code;
+	p->code_mask = ~(uint64_t)b->stackref_tags;
 	p->back_off = b->frame_back;
 	p->owner_off = b->interp_frame ? b->frame_owner : 0;
 	p->mode = b->caller_mode;
@@ -196,6 +197,7 @@ static void batch_params(const struct py_target *t, uint64_t stage, struct tramp
 	 * head of PyGenObject) */
 	if (o->PyGenObject_gi_iframe && t->none_addr) {
 		p->gen_state = (int32_t)o->PyGenObject_gi_frame_state - (int32_t)o->PyGenObject_gi_iframe;
+		p->gen_done = o->PyGenObject_finished_state;
 		p->none = t->none_addr;
 	}
 }

@@ -11,8 +11,6 @@
 #define CALLER_FROM_CFRAME 1	/* include/py_offsets.h's enum caller_mode */
 #define CO_GENERATOR_KINDS 0x3a0	/* co_flags of generators, coroutines, async generators */
 #define FRAME_OWNED_BY_GENERATOR 1	/* 3.11+: _PyInterpreterFrame.owner */
-#define FRAME_COMPLETED 1	/* 3.12, 3.13: a generator's gi_frame_state once it returned (or 4,
-				 * FRAME_CLEARED); below it when suspended or running */
 #define STACK_RAISE 1		/* tramp.h's enum tramp_stack_mode */
 #define STACK_BUDGET 2
 
@@ -293,6 +291,7 @@ tramp_batch:
 	cmovne %rsi, %rbx
 	mov b_code_off(%rip), %eax
 	mov (%rbx,%rax), %r12
+	and b_code_mask(%rip), %r12	/* 3.14+: f_executable is a tagged _PyStackRef */
 	xor %r13d, %r13d
 	thread_key
 	cmp STAGE_OWNER(%r10), %eax
@@ -347,7 +346,9 @@ tramp_batch:
 9:	cmp STAGE_TOP(%r10), %rsi
 	je .Lb_nochain
 	mov b_code_off(%rip), %eax
-	or (%rsi,%rax), %r8		/* chain_code[0] */
+	mov (%rsi,%rax), %rax
+	and b_code_mask(%rip), %rax
+	or %rax, %r8			/* chain_code[0] */
 	mov (%rsi,%rcx), %r9		/* chain[1] */
 	test %r9, %r9
 	jz .Lb_gen
@@ -361,7 +362,8 @@ tramp_batch:
 	jne 10f
 	or $STAGE_CHAIN_GEN1, %r8
 10:	mov b_code_off(%rip), %eax
-	mov (%r9,%rax), %rdi		/* chain_code[1] */
+	mov (%r9,%rax), %rdi
+	and b_code_mask(%rip), %rdi	/* chain_code[1] */
 	mov (%r9,%rcx), %rdx		/* back */
 	jmp .Lb_gen
 11:	xor %r9d, %r9d
@@ -500,7 +502,8 @@ tramp_batch_call:
 	test %r9, %r9
 	jz 3f
 	movslq b_gen_state(%rip), %rsi
-	cmpb $FRAME_COMPLETED, (%r9,%rsi)
+	movsbl (%r9,%rsi), %esi
+	cmp b_gen_done(%rip), %esi
 	jl 3f
 	mov 24(%rsp), %rsi		/* the result */
 	test %rsi, %rsi
@@ -874,6 +877,8 @@ p_msg:		.zero 40	/* RecursionError's text, as CPython words it */
 b_stage:	.quad 0
 b_main_interp:	.quad 0		/* 3.12+: the interpreter that stages (its GIL is the stage's) */
 b_none:		.quad 0		/* 3.12+: &_Py_NoneStruct */
+b_code_mask:	.quad 0		/* what of the frame's code pointer is the pointer (3.14+: not the
+				 * _PyStackRef's tag bits) */
 b_interp_off:	.long 0		/* 3.12+: PyThreadState.interp; 0: every interpreter stages */
 b_frame_arg:	.long 0		/* the frame is in rsi (3.9+), else rdi */
 b_tid_off:	.long 0		/* glibc's struct pthread: tid, from %fs */
@@ -895,6 +900,9 @@ b_chains:	.long 0		/* 3.11+: check the chain's code objects too */
 b_gen_state:	.long 0		/* 3.12+: from a generator's frame to its gi_frame_state (< 0);
 				 * 0: its returns are not told from its yields */
 b_version_off:	.long 0		/* 3.12+: PyCodeObject: co_version (0: identity by the names) */
+b_gen_done:	.long 0		/* 3.12+: the lowest gi_frame_state of a generator that returned
+				 * (FRAME_COMPLETED; 3.15: FRAME_CLEARED); below it when suspended
+				 * or running */
 	.balign 16
 p_walk:		.zero 16 * 64	/* {return address, frame size, budget held}, 0-terminated */
 	.globl tramp_code_end

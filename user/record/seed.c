@@ -62,8 +62,7 @@ static int walk_thread(struct seeds *s, const struct py_target *t, uint64_t tsta
 		if (o->frame_owner)
 			proc__read(t->pid, frame + o->frame_owner, &owner, 1);
 		/* owner >= 3: a C-stack shim frame (3.12+), no call */
-		if (owner < 3 && !proc__read(t->pid, frame + o->frame_code, &code, sizeof(code)) &&
-		    code) {
+		if (owner < 3 && (code = py_target__frame_code(t, frame))) {
 			frames[n] = frame;
 			codes[n++] = code;
 		}

@@ -3,9 +3,10 @@
  * The CPython layout table: one entry per supported minor version (a patch range each), looked
  * up by version and never written. The array is the output of scripts/gen-py-offsets.py (--update
  * rewrites it; the rest of this file is hand-written), which reads the DWARF of the pyenv builds
- * and checks it again against their machine code and Debian's; `gen-py-offsets.py --check` fails
- * when this file and the builds disagree. For 3.13 the target's own _Py_DebugOffsets can be
- * compared with its entry as well (py_layouts__check_debug_offsets). One file although long:
+ * (3.8-3.13) and of Debian's -dev headers (3.14, 3.15: no debug symbols of those builds are at
+ * hand) and checks it again against their machine code and Debian's; `gen-py-offsets.py --check`
+ * fails when this file and the builds disagree. From 3.13 on, the target's own _Py_DebugOffsets
+ * are compared with its entry at attach (py_layouts__check_debug_offsets). One file although long:
  * the table is most of it, one entry per version read side by side.
  */
 #include <errno.h>
@@ -36,6 +37,7 @@ static const struct py_offsets_entry table[] = {
 			.frame_code = 32, /* gdb: offsetof(PyFrameObject, f_code) */
 			.frame_back = 24, /* gdb: offsetof(PyFrameObject, f_back) */
 			.frame_owner = 0, /* no _PyInterpreterFrame before 3.11 */
+			.stackref_tags = 0, /* f_executable/f_code is a plain pointer before 3.14 */
 			.PyCodeObject_co_flags = 36, /* gdb: offsetof(PyCodeObject, co_flags) */
 			/* gdb: offsetof(PyCodeObject, co_firstlineno) */
 			.PyCodeObject_co_firstlineno = 40,
@@ -82,6 +84,7 @@ static const struct py_offsets_entry table[] = {
 		.eval_c_units = 0, /* no C recursion budget before 3.12 */
 		.PyGenObject_gi_frame_state = 0, /* used on 3.12+ only (an await's return) */
 		.PyGenObject_gi_iframe = 0, /* used on 3.12+ only (an await's return) */
+		.PyGenObject_finished_state = 0, /* used on 3.12+ only (an await's return) */
 		/* gdb: no PyDictValues: the dict is at tp_dictoffset */
 		.dict_kind = DICT_AT_OFFSET,
 		.PyFrame_localsplus = 360, /* gdb: offsetof(PyFrameObject, f_localsplus) */
@@ -119,6 +122,7 @@ static const struct py_offsets_entry table[] = {
 			.frame_code = 32, /* gdb: offsetof(PyFrameObject, f_code) */
 			.frame_back = 24, /* gdb: offsetof(PyFrameObject, f_back) */
 			.frame_owner = 0, /* no _PyInterpreterFrame before 3.11 */
+			.stackref_tags = 0, /* f_executable/f_code is a plain pointer before 3.14 */
 			.PyCodeObject_co_flags = 36, /* gdb: offsetof(PyCodeObject, co_flags) */
 			/* gdb: offsetof(PyCodeObject, co_firstlineno) */
 			.PyCodeObject_co_firstlineno = 40,
@@ -165,6 +169,7 @@ static const struct py_offsets_entry table[] = {
 		.eval_c_units = 0, /* no C recursion budget before 3.12 */
 		.PyGenObject_gi_frame_state = 0, /* used on 3.12+ only (an await's return) */
 		.PyGenObject_gi_iframe = 0, /* used on 3.12+ only (an await's return) */
+		.PyGenObject_finished_state = 0, /* used on 3.12+ only (an await's return) */
 		/* gdb: no PyDictValues: the dict is at tp_dictoffset */
 		.dict_kind = DICT_AT_OFFSET,
 		.PyFrame_localsplus = 360, /* gdb: offsetof(PyFrameObject, f_localsplus) */
@@ -202,6 +207,7 @@ static const struct py_offsets_entry table[] = {
 			.frame_code = 32, /* gdb: offsetof(PyFrameObject, f_code) */
 			.frame_back = 24, /* gdb: offsetof(PyFrameObject, f_back) */
 			.frame_owner = 0, /* no _PyInterpreterFrame before 3.11 */
+			.stackref_tags = 0, /* f_executable/f_code is a plain pointer before 3.14 */
 			.PyCodeObject_co_flags = 36, /* gdb: offsetof(PyCodeObject, co_flags) */
 			/* gdb: offsetof(PyCodeObject, co_firstlineno) */
 			.PyCodeObject_co_firstlineno = 40,
@@ -248,6 +254,7 @@ static const struct py_offsets_entry table[] = {
 		.eval_c_units = 0, /* no C recursion budget before 3.12 */
 		.PyGenObject_gi_frame_state = 0, /* used on 3.12+ only (an await's return) */
 		.PyGenObject_gi_iframe = 0, /* used on 3.12+ only (an await's return) */
+		.PyGenObject_finished_state = 0, /* used on 3.12+ only (an await's return) */
 		/* gdb: no PyDictValues: the dict is at tp_dictoffset */
 		.dict_kind = DICT_AT_OFFSET,
 		.PyFrame_localsplus = 352, /* gdb: offsetof(PyFrameObject, f_localsplus) */
@@ -286,6 +293,7 @@ static const struct py_offsets_entry table[] = {
 			.frame_code = 32, /* gdb: offsetof(_PyInterpreterFrame, f_code) */
 			.frame_back = 48, /* gdb: offsetof(_PyInterpreterFrame, previous) */
 			.frame_owner = 69, /* gdb: offsetof(_PyInterpreterFrame, owner) */
+			.stackref_tags = 0, /* f_executable/f_code is a plain pointer before 3.14 */
 			.PyCodeObject_co_flags = 48, /* gdb: offsetof(PyCodeObject, co_flags) */
 			/* gdb: offsetof(PyCodeObject, co_firstlineno) */
 			.PyCodeObject_co_firstlineno = 72,
@@ -333,6 +341,7 @@ static const struct py_offsets_entry table[] = {
 		.eval_c_units = 0, /* no C recursion budget before 3.12 */
 		.PyGenObject_gi_frame_state = 0, /* used on 3.12+ only (an await's return) */
 		.PyGenObject_gi_iframe = 0, /* used on 3.12+ only (an await's return) */
+		.PyGenObject_finished_state = 0, /* used on 3.12+ only (an await's return) */
 		/* gdb: PyDictValues, no PyDictOrValues: values/dict 4/3 words before */
 		.dict_kind = DICT_MANAGED,
 		.PyFrame_localsplus = 72, /* gdb: offsetof(_PyInterpreterFrame, localsplus) */
@@ -371,6 +380,7 @@ static const struct py_offsets_entry table[] = {
 			.frame_code = 0, /* gdb: offsetof(_PyInterpreterFrame, f_code) */
 			.frame_back = 8, /* gdb: offsetof(_PyInterpreterFrame, previous) */
 			.frame_owner = 70, /* gdb: offsetof(_PyInterpreterFrame, owner) */
+			.stackref_tags = 0, /* f_executable/f_code is a plain pointer before 3.14 */
 			.PyCodeObject_co_flags = 48, /* gdb: offsetof(PyCodeObject, co_flags) */
 			/* gdb: offsetof(PyCodeObject, co_firstlineno) */
 			.PyCodeObject_co_firstlineno = 68,
@@ -420,6 +430,7 @@ static const struct py_offsets_entry table[] = {
 		.eval_c_units = 2,
 		.PyGenObject_gi_frame_state = 67, /* gdb: offsetof(PyGenObject, gi_frame_state) */
 		.PyGenObject_gi_iframe = 72, /* gdb: offsetof(PyGenObject, gi_iframe) */
+		.PyGenObject_finished_state = 1, /* gdb: print (int)FRAME_COMPLETED */
 		/* gdb: PyDictOrValues: one tagged word 3 words before the object */
 		.dict_kind = DICT_OR_VALUES,
 		.PyFrame_localsplus = 72, /* gdb: offsetof(_PyInterpreterFrame, localsplus) */
@@ -458,6 +469,7 @@ static const struct py_offsets_entry table[] = {
 			.frame_code = 0, /* gdb: offsetof(_PyInterpreterFrame, f_executable) */
 			.frame_back = 8, /* gdb: offsetof(_PyInterpreterFrame, previous) */
 			.frame_owner = 70, /* gdb: offsetof(_PyInterpreterFrame, owner) */
+			.stackref_tags = 0, /* f_executable/f_code is a plain pointer before 3.14 */
 			.PyCodeObject_co_flags = 48, /* gdb: offsetof(PyCodeObject, co_flags) */
 			/* gdb: offsetof(PyCodeObject, co_firstlineno) */
 			.PyCodeObject_co_firstlineno = 68,
@@ -511,6 +523,7 @@ static const struct py_offsets_entry table[] = {
 		.eval_c_units = 2,
 		.PyGenObject_gi_frame_state = 67, /* gdb: offsetof(PyGenObject, gi_frame_state) */
 		.PyGenObject_gi_iframe = 72, /* gdb: offsetof(PyGenObject, gi_iframe) */
+		.PyGenObject_finished_state = 1, /* gdb: print (int)FRAME_COMPLETED */
 		/* gdb: PyDictValues.embedded: values inline after tp_basicsize */
 		.dict_kind = DICT_INLINE_VALUES,
 		.PyFrame_localsplus = 72, /* gdb: offsetof(_PyInterpreterFrame, localsplus) */
@@ -536,11 +549,204 @@ static const struct py_offsets_entry table[] = {
 		.PyDictUnicodeEntry_me_value = 8, /* gdb: offsetof(PyDictUnicodeEntry, me_value) */
 		.PyDictValues_values = 8, /* gdb: offsetof(PyDictValues, values) */
 	},
+	{
+		/* 3.14: DWARF of Debian 3.14.10's -dev headers */
+		/* machine code and data of /usr/bin/python3.14 of the sid root (3.14.10) agree */
+		/* machine code and data of /usr/lib/x86_64-linux-gnu/libpython3.14.so.1.0 of the sid root (3.14.10) agree */
+		.major = 3, .minor = 14, .patch_min = 0, .patch_max = 255,
+		.bpf = {
+			/* gdb: whatis _PyEval_EvalFrameDefault: frame is arg1 */
+			.eval_frame_arg = 1,
+			.interp_frame = 1, /* gdb: the frame arg is struct _PyInterpreterFrame * */
+			/* gdb: PyThreadState has current_frame */
+			.caller_mode = CALLER_FROM_TSTATE,
+			.has_tstate_arg = 1, /* gdb: arg0 is PyThreadState * */
+			.frame_code = 0, /* gdb: offsetof(_PyInterpreterFrame, f_executable) */
+			.frame_back = 8, /* gdb: offsetof(_PyInterpreterFrame, previous) */
+			.frame_owner = 74, /* gdb: offsetof(_PyInterpreterFrame, owner) */
+			/* gdb: f_executable is a _PyStackRef; Py_TAG_BITS of the -dev headers */
+			.stackref_tags = 3,
+			.PyCodeObject_co_flags = 48, /* gdb: offsetof(PyCodeObject, co_flags) */
+			/* gdb: offsetof(PyCodeObject, co_firstlineno) */
+			.PyCodeObject_co_firstlineno = 68,
+			/* gdb: offsetof(PyCodeObject, co_filename) */
+			.PyCodeObject_co_filename = 112,
+			.PyCodeObject_co_name = 120, /* gdb: offsetof(PyCodeObject, co_name) */
+			.PyCodeObject_co_nlocalsplus = 0, /* used on 3.11 only (next_frame) */
+			.PyCodeObject_co_stacksize = 0, /* used on 3.11 only (next_frame) */
+			.PyUnicode_length = 16, /* gdb: offsetof(PyASCIIObject, length) */
+			.PyUnicode_state = 32, /* gdb: offsetof(PyASCIIObject, state) */
+			.PyASCIIObject_size = 40, /* gdb: sizeof(PyASCIIObject) */
+			.PyCompactUnicodeObject_size = 56, /* gdb: sizeof(PyCompactUnicodeObject) */
+			.PyThreadState_interp = 16, /* gdb: offsetof(PyThreadState, interp) */
+			/* frames hang off cframe in 3.11 and 3.12 only */
+			.PyThreadState_cframe = 0,
+			/* _PyCFrame holds the frame in 3.11 and 3.12 only */
+			.PyCFrame_current_frame = 0,
+			/* gdb: offsetof(PyThreadState, current_frame) */
+			.PyThreadState_current_frame = 72,
+			/* gdb: offsetof(PyInterpreterState, eval_frame) */
+			.PyInterpreterState_eval_frame = 8520,
+		},
+		.PyInterpreterState_hook = 8520, /* gdb: offsetof(PyInterpreterState, eval_frame) */
+		.PyObject_ob_type = 8, /* gdb: offsetof(PyObject, ob_type) */
+		.PyTypeObject_tp_name = 24, /* gdb: offsetof(PyTypeObject, tp_name) */
+		/* gdb: offsetof(_PyRuntimeState, interpreters.head) */
+		.PyRuntime_interpreters_head = 808,
+		/* gdb: offsetof(_PyRuntimeState, _main_interpreter) */
+		.PyRuntime_main_interpreter = 90752,
+		.PyInterpreterState_next = 7272, /* gdb: offsetof(PyInterpreterState, next) */
+		/* gdb: offsetof(PyInterpreterState, threads.head) */
+		.PyInterpreterState_threads_head = 7344,
+		.PyThreadState_next = 8, /* gdb: offsetof(PyThreadState, next) */
+		/* gdb: offsetof(PyThreadState, native_thread_id) */
+		.PyThreadState_native_thread_id = 160,
+		.PyThreadState_thread_id = 152, /* gdb: offsetof(PyThreadState, thread_id) */
+		.PyThreadState_frame = 0, /* no tstate->frame since 3.11 */
+		.PyInterpreterFrame_size = 88, /* gdb: sizeof(_PyInterpreterFrame) */
+		.PyCodeObject_co_qualname = 128, /* gdb: offsetof(PyCodeObject, co_qualname) */
+		/* gdb: offsetof(PyHeapTypeObject, _spec_cache.init) */
+		.PyHeapTypeObject_spec_cache_init = 928,
+		.PyFunctionObject_func_code = 48, /* gdb: offsetof(PyFunctionObject, func_code) */
+		.PyCodeObject_co_version = 92, /* gdb: offsetof(PyCodeObject, co_version) */
+		/* no C recursion budget since 3.14 (the C stack is checked by its address) */
+		.PyThreadState_py_recursion_remaining = 0,
+		/* no C recursion budget since 3.14 (the C stack is checked by its address) */
+		.PyThreadState_py_recursion_limit = 0,
+		/* no C recursion budget since 3.14 (the C stack is checked by its address) */
+		.PyThreadState_c_recursion_remaining = 0,
+		/* no C recursion budget since 3.14 (the C stack is checked by its address) */
+		.eval_c_units = 0,
+		.PyGenObject_gi_frame_state = 67, /* gdb: offsetof(PyGenObject, gi_frame_state) */
+		.PyGenObject_gi_iframe = 72, /* gdb: offsetof(PyGenObject, gi_iframe) */
+		.PyGenObject_finished_state = 1, /* gdb: print (int)FRAME_COMPLETED */
+		/* gdb: PyDictValues.embedded: values inline after tp_basicsize */
+		.dict_kind = DICT_INLINE_VALUES,
+		.PyFrame_localsplus = 80, /* gdb: offsetof(_PyInterpreterFrame, localsplus) */
+		.PyTypeObject_tp_basicsize = 32, /* gdb: offsetof(PyTypeObject, tp_basicsize) */
+		.PyTypeObject_tp_dictoffset = 288, /* gdb: offsetof(PyTypeObject, tp_dictoffset) */
+		.PyTypeObject_tp_flags = 168, /* gdb: offsetof(PyTypeObject, tp_flags) */
+		/* gdb: offsetof(PyHeapTypeObject, ht_cached_keys) */
+		.PyHeapTypeObject_ht_cached_keys = 880,
+		.PyDictObject_ma_keys = 32, /* gdb: offsetof(PyDictObject, ma_keys) */
+		.PyDictObject_ma_values = 40, /* gdb: offsetof(PyDictObject, ma_values) */
+		.PyDictKeysObject_dk_size = 0, /* dk_log2_index_bytes since 3.11 */
+		/* gdb: offsetof(PyDictKeysObject, dk_log2_index_bytes) */
+		.PyDictKeysObject_dk_log2_index_bytes = 9,
+		.PyDictKeysObject_dk_kind = 10, /* gdb: offsetof(PyDictKeysObject, dk_kind) */
+		/* gdb: offsetof(PyDictKeysObject, dk_nentries) */
+		.PyDictKeysObject_dk_nentries = 24,
+		.PyDictKeysObject_dk_indices = 32, /* gdb: offsetof(PyDictKeysObject, dk_indices) */
+		.PyDictKeyEntry_size = 24, /* gdb: sizeof(PyDictKeyEntry) */
+		.PyDictKeyEntry_me_key = 8, /* gdb: offsetof(PyDictKeyEntry, me_key) */
+		.PyDictKeyEntry_me_value = 16, /* gdb: offsetof(PyDictKeyEntry, me_value) */
+		.PyDictUnicodeEntry_size = 16, /* gdb: sizeof(PyDictUnicodeEntry) */
+		.PyDictUnicodeEntry_me_key = 0, /* gdb: offsetof(PyDictUnicodeEntry, me_key) */
+		.PyDictUnicodeEntry_me_value = 8, /* gdb: offsetof(PyDictUnicodeEntry, me_value) */
+		.PyDictValues_values = 8, /* gdb: offsetof(PyDictValues, values) */
+	},
+	{
+		/* 3.15: DWARF of Debian 3.15.2's -dev headers */
+		/* machine code and data of /usr/bin/python3.15 of the sid root (3.15.2) agree */
+		/* machine code and data of /usr/lib/x86_64-linux-gnu/libpython3.15.so.1.0 of the sid root (3.15.2) agree */
+		.major = 3, .minor = 15, .patch_min = 0, .patch_max = 255,
+		.bpf = {
+			/* gdb: whatis _PyEval_EvalFrameDefault: frame is arg1 */
+			.eval_frame_arg = 1,
+			.interp_frame = 1, /* gdb: the frame arg is struct _PyInterpreterFrame * */
+			/* gdb: PyThreadState has current_frame */
+			.caller_mode = CALLER_FROM_TSTATE,
+			.has_tstate_arg = 1, /* gdb: arg0 is PyThreadState * */
+			.frame_code = 0, /* gdb: offsetof(_PyInterpreterFrame, f_executable) */
+			.frame_back = 8, /* gdb: offsetof(_PyInterpreterFrame, previous) */
+			.frame_owner = 74, /* gdb: offsetof(_PyInterpreterFrame, owner) */
+			/* gdb: f_executable is a _PyStackRef; Py_TAG_BITS of the -dev headers */
+			.stackref_tags = 3,
+			.PyCodeObject_co_flags = 48, /* gdb: offsetof(PyCodeObject, co_flags) */
+			/* gdb: offsetof(PyCodeObject, co_firstlineno) */
+			.PyCodeObject_co_firstlineno = 68,
+			/* gdb: offsetof(PyCodeObject, co_filename) */
+			.PyCodeObject_co_filename = 112,
+			.PyCodeObject_co_name = 120, /* gdb: offsetof(PyCodeObject, co_name) */
+			.PyCodeObject_co_nlocalsplus = 0, /* used on 3.11 only (next_frame) */
+			.PyCodeObject_co_stacksize = 0, /* used on 3.11 only (next_frame) */
+			.PyUnicode_length = 16, /* gdb: offsetof(PyASCIIObject, length) */
+			.PyUnicode_state = 32, /* gdb: offsetof(PyASCIIObject, state) */
+			.PyASCIIObject_size = 40, /* gdb: sizeof(PyASCIIObject) */
+			.PyCompactUnicodeObject_size = 56, /* gdb: sizeof(PyCompactUnicodeObject) */
+			.PyThreadState_interp = 16, /* gdb: offsetof(PyThreadState, interp) */
+			/* frames hang off cframe in 3.11 and 3.12 only */
+			.PyThreadState_cframe = 0,
+			/* _PyCFrame holds the frame in 3.11 and 3.12 only */
+			.PyCFrame_current_frame = 0,
+			/* gdb: offsetof(PyThreadState, current_frame) */
+			.PyThreadState_current_frame = 72,
+			/* gdb: offsetof(PyInterpreterState, eval_frame) */
+			.PyInterpreterState_eval_frame = 8472,
+		},
+		.PyInterpreterState_hook = 8472, /* gdb: offsetof(PyInterpreterState, eval_frame) */
+		.PyObject_ob_type = 8, /* gdb: offsetof(PyObject, ob_type) */
+		.PyTypeObject_tp_name = 24, /* gdb: offsetof(PyTypeObject, tp_name) */
+		/* gdb: offsetof(_PyRuntimeState, interpreters.head) */
+		.PyRuntime_interpreters_head = 936,
+		/* gdb: offsetof(_PyRuntimeState, _main_interpreter) */
+		.PyRuntime_main_interpreter = 120328,
+		.PyInterpreterState_next = 7264, /* gdb: offsetof(PyInterpreterState, next) */
+		/* gdb: offsetof(PyInterpreterState, threads.head) */
+		.PyInterpreterState_threads_head = 7336,
+		.PyThreadState_next = 8, /* gdb: offsetof(PyThreadState, next) */
+		/* gdb: offsetof(PyThreadState, native_thread_id) */
+		.PyThreadState_native_thread_id = 184,
+		.PyThreadState_thread_id = 176, /* gdb: offsetof(PyThreadState, thread_id) */
+		.PyThreadState_frame = 0, /* no tstate->frame since 3.11 */
+		.PyInterpreterFrame_size = 88, /* gdb: sizeof(_PyInterpreterFrame) */
+		.PyCodeObject_co_qualname = 128, /* gdb: offsetof(PyCodeObject, co_qualname) */
+		/* gdb: offsetof(PyHeapTypeObject, _spec_cache.init) */
+		.PyHeapTypeObject_spec_cache_init = 936,
+		.PyFunctionObject_func_code = 48, /* gdb: offsetof(PyFunctionObject, func_code) */
+		.PyCodeObject_co_version = 92, /* gdb: offsetof(PyCodeObject, co_version) */
+		/* no C recursion budget since 3.14 (the C stack is checked by its address) */
+		.PyThreadState_py_recursion_remaining = 0,
+		/* no C recursion budget since 3.14 (the C stack is checked by its address) */
+		.PyThreadState_py_recursion_limit = 0,
+		/* no C recursion budget since 3.14 (the C stack is checked by its address) */
+		.PyThreadState_c_recursion_remaining = 0,
+		/* no C recursion budget since 3.14 (the C stack is checked by its address) */
+		.eval_c_units = 0,
+		.PyGenObject_gi_frame_state = 67, /* gdb: offsetof(PyGenObject, gi_frame_state) */
+		.PyGenObject_gi_iframe = 72, /* gdb: offsetof(PyGenObject, gi_iframe) */
+		/* gdb: print (int)FRAME_CLEARED (no FRAME_COMPLETED) */
+		.PyGenObject_finished_state = 5,
+		/* gdb: PyDictValues.embedded: values inline after tp_basicsize */
+		.dict_kind = DICT_INLINE_VALUES,
+		.PyFrame_localsplus = 80, /* gdb: offsetof(_PyInterpreterFrame, localsplus) */
+		.PyTypeObject_tp_basicsize = 32, /* gdb: offsetof(PyTypeObject, tp_basicsize) */
+		.PyTypeObject_tp_dictoffset = 288, /* gdb: offsetof(PyTypeObject, tp_dictoffset) */
+		.PyTypeObject_tp_flags = 168, /* gdb: offsetof(PyTypeObject, tp_flags) */
+		/* gdb: offsetof(PyHeapTypeObject, ht_cached_keys) */
+		.PyHeapTypeObject_ht_cached_keys = 888,
+		.PyDictObject_ma_keys = 32, /* gdb: offsetof(PyDictObject, ma_keys) */
+		.PyDictObject_ma_values = 40, /* gdb: offsetof(PyDictObject, ma_values) */
+		.PyDictKeysObject_dk_size = 0, /* dk_log2_index_bytes since 3.11 */
+		/* gdb: offsetof(PyDictKeysObject, dk_log2_index_bytes) */
+		.PyDictKeysObject_dk_log2_index_bytes = 9,
+		.PyDictKeysObject_dk_kind = 10, /* gdb: offsetof(PyDictKeysObject, dk_kind) */
+		/* gdb: offsetof(PyDictKeysObject, dk_nentries) */
+		.PyDictKeysObject_dk_nentries = 24,
+		.PyDictKeysObject_dk_indices = 32, /* gdb: offsetof(PyDictKeysObject, dk_indices) */
+		.PyDictKeyEntry_size = 24, /* gdb: sizeof(PyDictKeyEntry) */
+		.PyDictKeyEntry_me_key = 8, /* gdb: offsetof(PyDictKeyEntry, me_key) */
+		.PyDictKeyEntry_me_value = 16, /* gdb: offsetof(PyDictKeyEntry, me_value) */
+		.PyDictUnicodeEntry_size = 16, /* gdb: sizeof(PyDictUnicodeEntry) */
+		.PyDictUnicodeEntry_me_key = 0, /* gdb: offsetof(PyDictUnicodeEntry, me_key) */
+		.PyDictUnicodeEntry_me_value = 8, /* gdb: offsetof(PyDictUnicodeEntry, me_value) */
+		.PyDictValues_values = 8, /* gdb: offsetof(PyDictValues, values) */
+	},
 };
 
 const char *py_layouts__supported(void)
 {
-	return "3.8, 3.9, 3.10, 3.11, 3.12, 3.13";
+	return "3.8, 3.9, 3.10, 3.11, 3.12, 3.13, 3.14, 3.15";
 }
 
 size_t py_layouts__count(void)
@@ -569,9 +775,13 @@ const struct py_offsets_entry *py_layouts__find(unsigned major, unsigned minor, 
 }
 
 /*
- * _Py_DebugOffsets (3.13+): every field is a uint64_t. Fields were inserted in the middle in 3.14,
- * so each minor version gets its own list of positions. The 3.13 positions are those of the
- * 3.13.0 build (gdb: ptype /o struct _Py_DebugOffsets; 584 bytes).
+ * _Py_DebugOffsets (3.13+): every field is a uint64_t. Fields were inserted in the middle in 3.14
+ * and 3.15, so each minor version gets its own list of positions: those of the DWARF the table
+ * comes from (gdb: ptype /o struct _Py_DebugOffsets; pyenv's 3.13.0, the -dev headers of
+ * Debian's 3.14 and 3.15), checked by gen-py-offsets.py --check. Each field listed is one the
+ * table holds too: at attach the target's own values must equal the table's, so a build whose
+ * layout moved is refused (py_target.c) rather than read wrong, and a patch release whose layout
+ * did not move is read with its minor version's entry.
  */
 #define DEBUG_COOKIE "xdebugpy"
 #define DEBUG_VERSION 8	      /* PY_VERSION_HEX */
@@ -596,10 +806,12 @@ static const struct debug_field debug_fields_313[] = {
 	{ "thread_state.next", 168, E(PyThreadState_next) },
 	{ "thread_state.interp", 176, B(PyThreadState_interp) },
 	{ "thread_state.current_frame", 184, B(PyThreadState_current_frame) },
+	{ "thread_state.thread_id", 192, E(PyThreadState_thread_id) },
 	{ "thread_state.native_thread_id", 200, E(PyThreadState_native_thread_id) },
 	{ "interpreter_frame.size", 224, E(PyInterpreterFrame_size) },
 	{ "interpreter_frame.previous", 232, B(frame_back) },
 	{ "interpreter_frame.executable", 240, B(frame_code) },
+	{ "interpreter_frame.localsplus", 256, E(PyFrame_localsplus) },
 	{ "interpreter_frame.owner", 264, B(frame_owner) },
 	{ "code_object.filename", 280, B(PyCodeObject_co_filename) },
 	{ "code_object.name", 288, B(PyCodeObject_co_name) },
@@ -607,9 +819,80 @@ static const struct debug_field debug_fields_313[] = {
 	{ "code_object.firstlineno", 312, B(PyCodeObject_co_firstlineno) },
 	{ "pyobject.ob_type", 360, E(PyObject_ob_type) },
 	{ "type_object.tp_name", 376, E(PyTypeObject_tp_name) },
+	{ "type_object.tp_flags", 392, E(PyTypeObject_tp_flags) },
+	{ "dict_object.ma_keys", 456, E(PyDictObject_ma_keys) },
+	{ "dict_object.ma_values", 464, E(PyDictObject_ma_values) },
 	{ "unicode_object.state", 544, B(PyUnicode_state) },
 	{ "unicode_object.length", 552, B(PyUnicode_length) },
 	{ "unicode_object.asciiobject_size", 560, B(PyASCIIObject_size) },
+};
+
+/* 3.14 inserted fields in the middle (threads_main, stackpointer, the set object ...) and
+ * added the generator object's */
+static const struct debug_field debug_fields_314[] = {
+	{ "runtime_state.interpreters_head", 40, E(PyRuntime_interpreters_head) },
+	{ "interpreter_state.next", 64, E(PyInterpreterState_next) },
+	{ "interpreter_state.threads_head", 72, E(PyInterpreterState_threads_head) },
+	{ "thread_state.next", 192, E(PyThreadState_next) },
+	{ "thread_state.interp", 200, B(PyThreadState_interp) },
+	{ "thread_state.current_frame", 208, B(PyThreadState_current_frame) },
+	{ "thread_state.thread_id", 216, E(PyThreadState_thread_id) },
+	{ "thread_state.native_thread_id", 224, E(PyThreadState_native_thread_id) },
+	{ "interpreter_frame.size", 248, E(PyInterpreterFrame_size) },
+	{ "interpreter_frame.previous", 256, B(frame_back) },
+	{ "interpreter_frame.executable", 264, B(frame_code) },
+	{ "interpreter_frame.localsplus", 280, E(PyFrame_localsplus) },
+	{ "interpreter_frame.owner", 288, B(frame_owner) },
+	{ "code_object.filename", 320, B(PyCodeObject_co_filename) },
+	{ "code_object.name", 328, B(PyCodeObject_co_name) },
+	{ "code_object.qualname", 336, E(PyCodeObject_co_qualname) },
+	{ "code_object.firstlineno", 352, B(PyCodeObject_co_firstlineno) },
+	{ "pyobject.ob_type", 408, E(PyObject_ob_type) },
+	{ "type_object.tp_name", 424, E(PyTypeObject_tp_name) },
+	{ "type_object.tp_flags", 440, E(PyTypeObject_tp_flags) },
+	{ "dict_object.ma_keys", 536, E(PyDictObject_ma_keys) },
+	{ "dict_object.ma_values", 544, E(PyDictObject_ma_values) },
+	{ "unicode_object.state", 624, B(PyUnicode_state) },
+	{ "unicode_object.length", 632, B(PyUnicode_length) },
+	{ "unicode_object.asciiobject_size", 640, B(PyASCIIObject_size) },
+	{ "gen_object.gi_iframe", 680, E(PyGenObject_gi_iframe) },
+	{ "gen_object.gi_frame_state", 688, E(PyGenObject_gi_frame_state) },
+};
+
+/* 3.15 inserted more (the thread state's base and profiled frames, the exception state, a
+ * heap type's group, the sizes of a type and of a non-ASCII str) */
+static const struct debug_field debug_fields_315[] = {
+	{ "runtime_state.interpreters_head", 40, E(PyRuntime_interpreters_head) },
+	{ "interpreter_state.next", 64, E(PyInterpreterState_next) },
+	{ "interpreter_state.threads_head", 72, E(PyInterpreterState_threads_head) },
+	{ "thread_state.next", 192, E(PyThreadState_next) },
+	{ "thread_state.interp", 200, B(PyThreadState_interp) },
+	{ "thread_state.current_frame", 208, B(PyThreadState_current_frame) },
+	{ "thread_state.thread_id", 240, E(PyThreadState_thread_id) },
+	{ "thread_state.native_thread_id", 248, E(PyThreadState_native_thread_id) },
+	{ "interpreter_frame.size", 312, E(PyInterpreterFrame_size) },
+	{ "interpreter_frame.previous", 320, B(frame_back) },
+	{ "interpreter_frame.executable", 328, B(frame_code) },
+	{ "interpreter_frame.localsplus", 344, E(PyFrame_localsplus) },
+	{ "interpreter_frame.owner", 352, B(frame_owner) },
+	{ "code_object.filename", 384, B(PyCodeObject_co_filename) },
+	{ "code_object.name", 392, B(PyCodeObject_co_name) },
+	{ "code_object.qualname", 400, E(PyCodeObject_co_qualname) },
+	{ "code_object.firstlineno", 416, B(PyCodeObject_co_firstlineno) },
+	{ "pyobject.ob_type", 472, E(PyObject_ob_type) },
+	{ "type_object.tp_name", 488, E(PyTypeObject_tp_name) },
+	{ "type_object.tp_flags", 504, E(PyTypeObject_tp_flags) },
+	{ "type_object.tp_basicsize", 512, E(PyTypeObject_tp_basicsize) },
+	{ "type_object.tp_dictoffset", 520, E(PyTypeObject_tp_dictoffset) },
+	{ "heap_type_object.ht_cached_keys", 536, E(PyHeapTypeObject_ht_cached_keys) },
+	{ "dict_object.ma_keys", 632, E(PyDictObject_ma_keys) },
+	{ "dict_object.ma_values", 640, E(PyDictObject_ma_values) },
+	{ "unicode_object.state", 720, B(PyUnicode_state) },
+	{ "unicode_object.length", 728, B(PyUnicode_length) },
+	{ "unicode_object.asciiobject_size", 736, B(PyASCIIObject_size) },
+	{ "unicode_object.compactunicodeobject_size", 744, B(PyCompactUnicodeObject_size) },
+	{ "gen_object.gi_iframe", 808, E(PyGenObject_gi_iframe) },
+	{ "gen_object.gi_frame_state", 816, E(PyGenObject_gi_frame_state) },
 };
 
 #undef E
@@ -622,6 +905,8 @@ static const struct debug_layout {
 	size_t nfields;
 } debug_layouts[] = {
 	{ 3, 13, 584, debug_fields_313, sizeof(debug_fields_313) / sizeof(debug_fields_313[0]) },
+	{ 3, 14, 760, debug_fields_314, sizeof(debug_fields_314) / sizeof(debug_fields_314[0]) },
+	{ 3, 15, 888, debug_fields_315, sizeof(debug_fields_315) / sizeof(debug_fields_315[0]) },
 };
 
 static uint64_t get_u64(const void *buf, size_t pos)
@@ -631,6 +916,12 @@ static uint64_t get_u64(const void *buf, size_t pos)
 	/* The struct comes from a process or file of this machine: native byte order. */
 	memcpy(&v, (const char *)buf + pos, sizeof(v));
 	return v;
+}
+
+bool py_layouts__free_threaded(const void *buf, size_t len)
+{
+	return len >= DEBUG_FREE_THREADED + 8 && !memcmp(buf, DEBUG_COOKIE, 8) &&
+	       get_u64(buf, DEBUG_FREE_THREADED);
 }
 
 int py_layouts__check_debug_offsets(const struct py_offsets_entry *e, const void *buf, size_t len,

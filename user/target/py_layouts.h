@@ -7,6 +7,7 @@
 #define __PYUPROF_PY_LAYOUTS_H
 
 #include <linux/types.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include "py_offsets.h" /* the shared struct, not this file */
 
@@ -40,6 +41,9 @@ struct py_offsets_entry {
 	 * reads where the frame returns (tramp.c) */
 	unsigned PyGenObject_gi_frame_state;
 	unsigned PyGenObject_gi_iframe;
+	/* 3.12+: the lowest gi_frame_state of a generator that returned rather than yielded
+	 * (FRAME_COMPLETED; 3.15 has none: FRAME_CLEARED) */
+	unsigned PyGenObject_finished_state;
 
 	/* A threading.Thread's name (thread_name.c): self in its frame, then `_name` */
 	unsigned dict_kind; /* enum dict_kind: where an instance keeps its attributes */
@@ -78,7 +82,7 @@ enum dict_kind {
 /* Returns the entry for major.minor.patch, or NULL (errno = ENOTSUP) if unsupported. */
 const struct py_offsets_entry *py_layouts__find(unsigned major, unsigned minor, unsigned patch);
 
-/* "3.8, 3.9, 3.10, 3.11, 3.12, 3.13": for error messages. */
+/* "3.8, 3.9, ..., 3.15": for error messages. */
 const char *py_layouts__supported(void);
 
 /* Table access for tests: the number of entries and entry i. */
@@ -93,6 +97,9 @@ const struct py_offsets_entry *py_layouts__at(size_t i);
  */
 int py_layouts__check_debug_offsets(const struct py_offsets_entry *e, const void *buf, size_t len,
 				    char *why, size_t why_len);
+
+/* 3.13+: whether the _Py_DebugOffsets in buf (as above) are a free-threaded build's. */
+bool py_layouts__free_threaded(const void *buf, size_t len);
 
 /*
  * Whether every field the BPF programs take out of a window (include/py_offsets.h) lies inside

@@ -61,18 +61,22 @@ static int detect_version(struct elf_file *ef, struct py_target *t)
 	return 0;
 }
 
-/* The displacement in `mov disp32(%rdi),%rax` that starts the eval_frame getter (internals 8.4). */
+/* The displacement in `mov disp32(%rdi),%rax` that starts the eval_frame getter (internals 8.4),
+ * after an endbr64 in builds with CET (Debian's 3.14 and 3.15). */
 static int check_eval_frame_offset(struct elf_file *ef, const struct py_target *t, char *why,
 				   size_t why_len)
 {
+	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
 	unsigned want = t->offsets->bpf.PyInterpreterState_eval_frame;
-	unsigned char b[7];
+	unsigned char buf[11], *b = buf;
 	uint64_t vaddr;
 	uint32_t disp;
 
 	if (!want || elf_file__sym(ef, "_PyInterpreterState_GetEvalFrameFunc", &vaddr, NULL) ||
-	    elf_file__read(ef, vaddr, b, sizeof(b)))
+	    elf_file__read(ef, vaddr, buf, sizeof(buf)))
 		return 0;
+	if (!memcmp(b, endbr64, sizeof(endbr64)))
+		b += sizeof(endbr64);
 	if (b[0] != 0x48 || b[1] != 0x8b || b[2] != 0x87) {
 		vlog("eval_frame getter has an unexpected instruction sequence; not cross-checked");
 		return 0;
@@ -87,6 +91,11 @@ static int check_eval_frame_offset(struct elf_file *ef, const struct py_target *
 	return 0;
 }
 
+/*
+ * 3.13+: the offsets the interpreter publishes (_Py_DebugOffsets, at the start of _PyRuntime's
+ * initialised data, so read from the file) against the table: a build whose layout moved, or
+ * a free-threaded one (whose objects and frames the table does not describe), is refused.
+ */
 static int check_debug_offsets(struct elf_file *ef, const struct py_target *t, char *why,
 			       size_t why_len)
 {
@@ -94,15 +103,27 @@ static int check_debug_offsets(struct elf_file *ef, const struct py_target *t, c
 	uint64_t vaddr;
 	int err;
 
-	if (t->minor < 13 || elf_file__sym(ef, "_PyRuntime", &vaddr, NULL) ||
-	    elf_file__read(ef, vaddr, buf, sizeof(buf)))
+	if (t->major != 3 || t->minor < 13)
 		return 0;
+	if (elf_file__sym(ef, "_PyRuntime", &vaddr, NULL) ||
+	    elf_file__read(ef, vaddr, buf, sizeof(buf))) {
+		snprintf(why, why_len, "Python %s: cannot read its _PyRuntime, whose offsets pyuprof "
+			 "checks its table against: unsupported build", t->version);
+		return -EINVAL;
+	}
+	if (py_layouts__free_threaded(buf, sizeof(buf))) {
+		snprintf(why, why_len, "Python %s is a free-threaded build (no GIL), which pyuprof does "
+			 "not record: its staging area relies on the GIL to order the calls it "
+			 "stages (docs/limits.md)", t->version);
+		return -ENOTSUP;
+	}
 	err = py_layouts__check_debug_offsets(t->offsets, buf, sizeof(buf), detail,
 					      sizeof(detail));
-	if (err == -EINVAL) {
-		snprintf(why, why_len, "Python %s's _Py_DebugOffsets disagree with pyuprof's table (%s)",
-			 t->version, detail);
-		return err;
+	if (err) {
+		snprintf(why, why_len, "Python %s's own layout (_Py_DebugOffsets) does not match "
+			 "pyuprof's table for %u.%u (%s): unsupported build", t->version, t->major,
+			 t->minor, detail);
+		return err == -ENOTSUP ? -ENOTSUP : -EINVAL;
 	}
 	return 0;
 }
@@ -137,6 +158,10 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n,
 		err = -ENOTSUP;
 		goto out;
 	}
+	/* first: a free-threaded build would fail the other checks less clearly */
+	err = check_debug_offsets(ef, t, why, why_len);
+	if (err)
+		goto out;
 	for (i = 0; i < n; i++)
 		if (!strcmp(maps[i].path, m->path) && maps[i].offset == 0 && maps[i].start < start)
 			start = maps[i].start;
@@ -239,8 +264,6 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n,
 		elf_file__usdt(ef, "python", "function__return", &t->exit_probe);
 
 	err = check_eval_frame_offset(ef, t, why, why_len);
-	if (!err)
-		err = check_debug_offsets(ef, t, why, why_len);
 out:
 	elf_file__close(ef);
 	return err;
@@ -325,6 +348,16 @@ uint64_t py_target__current_frame(const struct py_target *t, uint64_t tstate)
 	return frame;
 }
 
+uint64_t py_target__frame_code(const struct py_target *t, uint64_t frame)
+{
+	const struct py_offsets *o = &t->offsets->bpf;
+	uint64_t code;
+
+	if (proc__read(t->pid, frame + o->frame_code, &code, sizeof(code)))
+		return 0;
+	return code & ~(uint64_t)o->stackref_tags;
+}
+
 /* A str's characters, raw, as the BPF side copies them (copy_str in pyuprof.bpf.c). */
 uint8_t py_target__read_str(const struct py_target *t, uint64_t str, char *dst, size_t cap,
 			    uint32_t *len_out)
@@ -392,7 +425,7 @@ int py_target__check_live(const struct py_target *t, char *why, size_t why_len)
 				proc__read(t->pid, frame + o->bpf.frame_owner, &owner, 1);
 			code = 0;
 			if (owner < 3 && /* not a C-stack shim frame (3.12+) */
-			    !proc__read(t->pid, frame + o->bpf.frame_code, &code, sizeof(code))) {
+			    (code = py_target__frame_code(t, frame))) {
 				ok = is_code(t, code);
 				if (ok == 1)
 					return 0;

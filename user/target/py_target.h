@@ -70,6 +70,10 @@ void py_target__free(struct py_target *t);
 /* The frame the thread state tstate is running (read from the target), or 0. */
 uint64_t py_target__current_frame(const struct py_target *t, uint64_t tstate);
 
+/* The code object (or None) frame runs, read from the target: 0 when unreadable. 3.14+ store
+ * it as a _PyStackRef, whose tag bits are cleared here. */
+uint64_t py_target__frame_code(const struct py_target *t, uint64_t frame);
+
 /*
  * A str's characters, raw, as the BPF side copies them (copy_str in pyuprof.bpf.c): up to cap
  * bytes into dst, its length in characters into *len_out. Returns the STR_* kind, or

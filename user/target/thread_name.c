@@ -237,9 +237,11 @@ int thread_name__read(const struct py_target *t, uint64_t frame, uint64_t code, 
 	uint64_t self;
 
 	/* a frame that has returned is reused by other calls: it must still run the bootstrap */
-	if (rd_ptr(t, frame + t->offsets->bpf.frame_code) != code)
+	if (py_target__frame_code(t, frame) != code)
 		return -ESTALE;
-	self = rd_ptr(t, frame + t->offsets->PyFrame_localsplus);
+	/* 3.14+: a _PyStackRef, like the code */
+	self = rd_ptr(t, frame + t->offsets->PyFrame_localsplus) &
+	       ~(uint64_t)t->offsets->bpf.stackref_tags;
 	if (!self)
 		return -ESTALE;
 	return thread_name__of_object(t, self, tid, out, out_len);
