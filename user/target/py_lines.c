@@ -4,7 +4,7 @@
  * and Objects/lnotab_notes.txt of 3.8, 3.10 and 3.11), and the layout facts around them.
  * The offsets were read from the DWARF of the pyenv builds (gdb: `print
  * (int)&((PyFrameObject*)0)->f_lasti` and so on, 3.8.18, 3.9.18, 3.10.13, 3.11.7, 3.12.1,
- * 3.13.0); Debian's 3.11.2 agrees (tests/dump.bats compares lines on it).
+ * 3.13.0); Debian's 3.11.2 agrees (tests/dump.bats compares lines on it). 3.14 and 3.15 below.
  */
 #include <stddef.h>
 #include "target/py_lines.h"
@@ -18,6 +18,13 @@ static const struct py_line_layout layouts[] = {
 	{ .minor = 12, .frame_instr = 56, .code_table = 136, .code_adaptive = 192,
 	  .interp_gil = 384 },
 	{ .minor = 13, .frame_instr = 56, .code_table = 136, .code_adaptive = 200,
+	  .interp_gil = 16 },
+	/* 3.14, 3.15: the _Py_DebugOffsets of Debian's 3.14.10 and 3.15.2 (interpreter_frame.
+	 * instr_ptr, code_object.linetable and co_code_adaptive, interpreter_state.ceval_gil;
+	 * gil_runtime_state_holder and _locked 8 and 16 past gil_runtime_state; bytes_object) */
+	{ .minor = 14, .frame_instr = 56, .code_table = 136, .code_adaptive = 208,
+	  .interp_gil = 16 },
+	{ .minor = 15, .frame_instr = 56, .code_table = 136, .code_adaptive = 208,
 	  .interp_gil = 16 },
 };
 

@@ -15,7 +15,7 @@
 struct py_line_layout {
 	unsigned minor;
 	/* <= 3.10: PyFrameObject.f_lasti (int: bytes to 3.9, code units in 3.10); 3.11, 3.12:
-	 * _PyInterpreterFrame.prev_instr; 3.13: .instr_ptr (pointers into the code) */
+	 * _PyInterpreterFrame.prev_instr; 3.13+: .instr_ptr (pointers into the code) */
 	unsigned frame_instr;
 	unsigned code_table;	/* co_lnotab (<= 3.9) or co_linetable: a bytes object */
 	unsigned code_adaptive; /* 3.11+: co_code_adaptive, the first instruction */
@@ -23,11 +23,11 @@ struct py_line_layout {
 	unsigned interp_gil;	/* 3.12+: PyInterpreterState.ceval.gil, a pointer to it */
 };
 
-/* In struct _gil_runtime_state (3.8-3.13): the last thread state to take it, and whether it
+/* In struct _gil_runtime_state (3.8-3.15): the last thread state to take it, and whether it
  * is taken now. */
 #define GIL_LAST_HOLDER 8
 #define GIL_LOCKED 16
-/* PyBytesObject: ob_size, ob_sval (3.8-3.13) */
+/* PyBytesObject: ob_size, ob_sval (3.8-3.15) */
 #define BYTES_SIZE 16
 #define BYTES_DATA 32
 #define LINE_TABLE_MAX (1 << 20) /* bytes of a line table we read at most */
