@@ -4,7 +4,8 @@
 # everything is present, so make can call it every time.
 #
 #   install-deps.sh [build]   what building pyuprof and running it need (make, make demo)
-#   install-deps.sh test      that and what the tests need (make test, .ci/run)
+#   install-deps.sh test      that and what the tests need (make test, .ci/run), the sid root
+#                             with CPython 3.14 and 3.15 too (install-sid-root.sh)
 set -euo pipefail
 
 what=${1:-build}
@@ -17,7 +18,8 @@ build=(clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libcapstone
 # of the outputs: xmllint (SVG), Chromium driven from node (the flame graph), go tool pprof;
 # tmux (pyuprof top, driven as a user types); clang's runtimes (make test's ASan build and
 # libFuzzer harnesses); Debian's 3.11 regression tests (tests/peer.bats: a peer's judgement);
-# greenlet and gevent for Debian's 3.11 (tests/greenlet.bats: programs that switch stacks)
+# greenlet and gevent for Debian's 3.11 (tests/greenlet.bats: programs that switch stacks);
+# debootstrap, which makes the sid root (below)
 test=(bats python3.11 libxml2-utils chromium nodejs golang-go tmux libclang-rt-14-dev
       libpython3.11-testsuite python3-greenlet python3-gevent debootstrap)
 # test, too: Debian roots that Pythons run in as in a chroot or a container (make-root.sh; the
@@ -60,6 +62,8 @@ done
 
 if [ "$what" = test ]; then
 	"$(dirname "$0")/make-root.sh" "$roots_dir/sid" sid "${sid_packages[@]}"
+	# CPython 3.14 and 3.15 in the same root, which the tests run them in
+	"$(dirname "$0")/install-sid-root.sh" "$roots_dir/sid"
 fi
 
 # Debian's nodejs comes without npm, which is its own package there; NodeSource's nodejs
