@@ -13,8 +13,15 @@ PYUPROF="${PYUPROF:-$REPO/build/pyuprof}"
 TARGETS="$REPO/tests/targets"
 TOOLS="$REPO/tests/tools"
 
-# Interpreters by label: pyenv builds (shared libpython) and Debian's static, stripped 3.11.
-SUPPORTED_PYS=(3.8 3.9 3.10 3.11 3.12 3.13 deb3.11)
+# Interpreters by label: pyenv builds (shared libpython), Debian's static, stripped 3.11, and
+# Debian's 3.14 and 3.15 (static, stripped), which run in the sid root (below).
+SUPPORTED_PYS=(3.8 3.9 3.10 3.11 3.12 3.13 3.14 3.15 deb3.11)
+# Debian's libpython3.14.so and libpython3.15.so (the sid root's python3.X-shared): the
+# interpreter in a shared library, tested where a test names them.
+SHARED_PYS=(lib3.14 lib3.15)
+# The sid root (scripts/install-sid-root.sh, which install-deps.sh test runs). Its Pythons run
+# chrooted in a mount namespace of their own, as in a container (tests/tools/sid-python).
+SID_ROOT="${PYUPROF_SID_ROOT:-/var/lib/pyuprof/roots/sid}"
 # In pyenv only to be refused.
 UNSUPPORTED_PYS=(2.7 3.6 3.7)
 
@@ -41,9 +48,21 @@ pyenv_root() {
 	fi
 }
 
-# Prints the interpreter for LABEL (highest patch release installed); returns 1 if absent.
+# Prints the interpreter for LABEL (highest patch release installed); returns 1 if absent. For
+# 3.14 and 3.15, the command that runs it in the sid root.
 py_path() {
 	local label=$1 root cand
+	if [[ $label =~ ^(lib)?(3\.1[4-9])$ ]]; then
+		if [[ -n ${BASH_REMATCH[1]} ]]; then
+			cand=python${BASH_REMATCH[2]}-shared
+			[[ -x $SID_ROOT/usr/local/bin/$cand ]] || return 1
+		else
+			cand=python${BASH_REMATCH[2]}
+			[[ -x $SID_ROOT/usr/bin/$cand ]] || return 1
+		fi
+		echo "$TOOLS/sid/$cand"
+		return 0
+	fi
 	if [[ $label == deb3.11 ]]; then
 		cand=/usr/bin/python3.11
 		# a real Debian build, not a pyenv shim or link into a pyenv tree
