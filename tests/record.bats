@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Recording for real. Every fixture in tests/targets on every interpreter present (pyenv
-# 3.8-3.13, Debian's python3.11) is recorded by pyuprof in launch mode and by cProfile
+# 3.8-3.13, Debian's python3.11, 3.14 and 3.15) is recorded by pyuprof in launch mode and by cProfile
 # (tools/cprofile_run.py, builtins off, every thread), and tools/pstats_compare.py
 # demands the same calls, primitive calls and callers for every function of the fixture.
 # Then: exit status and stdio pass-through, non-ASCII names, attach mode with exact
@@ -103,6 +103,8 @@ for_each_py() {
 @test "record: plain_calls on 3.11 matches cProfile" { check_fixture plain_calls 3.11; }
 @test "record: plain_calls on 3.12 matches cProfile" { check_fixture plain_calls 3.12; }
 @test "record: plain_calls on 3.13 matches cProfile" { check_fixture plain_calls 3.13; }
+@test "record: plain_calls on 3.14 matches cProfile" { check_fixture plain_calls 3.14; }
+@test "record: plain_calls on 3.15 matches cProfile" { check_fixture plain_calls 3.15; }
 @test "record: plain_calls on deb3.11 matches cProfile" { check_fixture plain_calls deb3.11; }
 
 @test "record: recursion on 3.8 matches cProfile" { check_fixture recursion 3.8; }
@@ -111,6 +113,8 @@ for_each_py() {
 @test "record: recursion on 3.11 matches cProfile" { check_fixture recursion 3.11; }
 @test "record: recursion on 3.12 matches cProfile" { check_fixture recursion 3.12; }
 @test "record: recursion on 3.13 matches cProfile" { check_fixture recursion 3.13; }
+@test "record: recursion on 3.14 matches cProfile" { check_fixture recursion 3.14; }
+@test "record: recursion on 3.15 matches cProfile" { check_fixture recursion 3.15; }
 @test "record: recursion on deb3.11 matches cProfile" { check_fixture recursion deb3.11; }
 
 @test "record: mutual_recursion on 3.8 matches cProfile" { check_fixture mutual_recursion 3.8; }
@@ -119,6 +123,8 @@ for_each_py() {
 @test "record: mutual_recursion on 3.11 matches cProfile" { check_fixture mutual_recursion 3.11; }
 @test "record: mutual_recursion on 3.12 matches cProfile" { check_fixture mutual_recursion 3.12; }
 @test "record: mutual_recursion on 3.13 matches cProfile" { check_fixture mutual_recursion 3.13; }
+@test "record: mutual_recursion on 3.14 matches cProfile" { check_fixture mutual_recursion 3.14; }
+@test "record: mutual_recursion on 3.15 matches cProfile" { check_fixture mutual_recursion 3.15; }
 @test "record: mutual_recursion on deb3.11 matches cProfile" { check_fixture mutual_recursion deb3.11; }
 
 @test "record: generators on 3.8 matches cProfile" { check_fixture generators 3.8; }
@@ -127,6 +133,8 @@ for_each_py() {
 @test "record: generators on 3.11 matches cProfile" { check_fixture generators 3.11; }
 @test "record: generators on 3.12 matches cProfile" { check_fixture generators 3.12; }
 @test "record: generators on 3.13 matches cProfile" { check_fixture generators 3.13; }
+@test "record: generators on 3.14 matches cProfile" { check_fixture generators 3.14; }
+@test "record: generators on 3.15 matches cProfile" { check_fixture generators 3.15; }
 @test "record: generators on deb3.11 matches cProfile" { check_fixture generators deb3.11; }
 
 @test "record: throw_delegating on 3.8 matches cProfile" { check_fixture throw_delegating 3.8; }
@@ -135,6 +143,8 @@ for_each_py() {
 @test "record: throw_delegating on 3.11 matches cProfile" { check_fixture throw_delegating 3.11; }
 @test "record: throw_delegating on 3.12 matches cProfile" { check_fixture throw_delegating 3.12; }
 @test "record: throw_delegating on 3.13 matches cProfile" { check_fixture throw_delegating 3.13; }
+@test "record: throw_delegating on 3.14 matches cProfile" { check_fixture throw_delegating 3.14; }
+@test "record: throw_delegating on 3.15 matches cProfile" { check_fixture throw_delegating 3.15; }
 @test "record: throw_delegating on deb3.11 matches cProfile" { check_fixture throw_delegating deb3.11; }
 
 @test "record: async_coroutines on 3.8 matches cProfile" { check_fixture async_coroutines 3.8; }
@@ -143,6 +153,8 @@ for_each_py() {
 @test "record: async_coroutines on 3.11 matches cProfile" { check_fixture async_coroutines 3.11; }
 @test "record: async_coroutines on 3.12 matches cProfile" { check_fixture async_coroutines 3.12; }
 @test "record: async_coroutines on 3.13 matches cProfile" { check_fixture async_coroutines 3.13; }
+@test "record: async_coroutines on 3.14 matches cProfile" { check_fixture async_coroutines 3.14; }
+@test "record: async_coroutines on 3.15 matches cProfile" { check_fixture async_coroutines 3.15; }
 @test "record: async_coroutines on deb3.11 matches cProfile" { check_fixture async_coroutines deb3.11; }
 
 @test "record: exceptions on 3.8 matches cProfile" { check_fixture exceptions 3.8; }
@@ -151,6 +163,8 @@ for_each_py() {
 @test "record: exceptions on 3.11 matches cProfile" { check_fixture exceptions 3.11; }
 @test "record: exceptions on 3.12 matches cProfile" { check_fixture exceptions 3.12; }
 @test "record: exceptions on 3.13 matches cProfile" { check_fixture exceptions 3.13; }
+@test "record: exceptions on 3.14 matches cProfile" { check_fixture exceptions 3.14; }
+@test "record: exceptions on 3.15 matches cProfile" { check_fixture exceptions 3.15; }
 @test "record: exceptions on deb3.11 matches cProfile" { check_fixture exceptions deb3.11; }
 
 @test "record: finalizers on 3.8 matches cProfile" { check_fixture finalizers 3.8; }
@@ -159,6 +173,8 @@ for_each_py() {
 @test "record: finalizers on 3.11 matches cProfile" { check_fixture finalizers 3.11; }
 @test "record: finalizers on 3.12 matches cProfile" { check_fixture finalizers 3.12; }
 @test "record: finalizers on 3.13 matches cProfile" { check_fixture finalizers 3.13; }
+@test "record: finalizers on 3.14 matches cProfile" { check_fixture finalizers 3.14; }
+@test "record: finalizers on 3.15 matches cProfile" { check_fixture finalizers 3.15; }
 @test "record: finalizers on deb3.11 matches cProfile" { check_fixture finalizers deb3.11; }
 
 @test "record: methods on 3.8 matches cProfile" { check_fixture methods 3.8; }
@@ -167,6 +183,8 @@ for_each_py() {
 @test "record: methods on 3.11 matches cProfile" { check_fixture methods 3.11; }
 @test "record: methods on 3.12 matches cProfile" { check_fixture methods 3.12; }
 @test "record: methods on 3.13 matches cProfile" { check_fixture methods 3.13; }
+@test "record: methods on 3.14 matches cProfile" { check_fixture methods 3.14; }
+@test "record: methods on 3.15 matches cProfile" { check_fixture methods 3.15; }
 @test "record: methods on deb3.11 matches cProfile" { check_fixture methods deb3.11; }
 
 @test "record: getitem on 3.8 matches cProfile" { check_fixture getitem 3.8; }
@@ -175,6 +193,8 @@ for_each_py() {
 @test "record: getitem on 3.11 matches cProfile" { check_fixture getitem 3.11; }
 @test "record: getitem on 3.12 matches cProfile" { check_fixture getitem 3.12; }
 @test "record: getitem on 3.13 matches cProfile" { check_fixture getitem 3.13; }
+@test "record: getitem on 3.14 matches cProfile" { check_fixture getitem 3.14; }
+@test "record: getitem on 3.15 matches cProfile" { check_fixture getitem 3.15; }
 @test "record: getitem on deb3.11 matches cProfile" { check_fixture getitem deb3.11; }
 
 @test "record: init on 3.8 matches cProfile" { check_fixture init 3.8; }
@@ -183,6 +203,8 @@ for_each_py() {
 @test "record: init on 3.11 matches cProfile" { check_fixture init 3.11; }
 @test "record: init on 3.12 matches cProfile" { check_fixture init 3.12; }
 @test "record: init on 3.13 matches cProfile" { check_fixture init 3.13; }
+@test "record: init on 3.14 matches cProfile" { check_fixture init 3.14; }
+@test "record: init on 3.15 matches cProfile" { check_fixture init 3.15; }
 @test "record: init on deb3.11 matches cProfile" { check_fixture init deb3.11; }
 
 @test "record: lambdas_closures on 3.8 matches cProfile" { check_fixture lambdas_closures 3.8; }
@@ -191,6 +213,8 @@ for_each_py() {
 @test "record: lambdas_closures on 3.11 matches cProfile" { check_fixture lambdas_closures 3.11; }
 @test "record: lambdas_closures on 3.12 matches cProfile" { check_fixture lambdas_closures 3.12; }
 @test "record: lambdas_closures on 3.13 matches cProfile" { check_fixture lambdas_closures 3.13; }
+@test "record: lambdas_closures on 3.14 matches cProfile" { check_fixture lambdas_closures 3.14; }
+@test "record: lambdas_closures on 3.15 matches cProfile" { check_fixture lambdas_closures 3.15; }
 @test "record: lambdas_closures on deb3.11 matches cProfile" { check_fixture lambdas_closures deb3.11; }
 
 @test "record: threads on 3.8 matches cProfile" { check_fixture threads 3.8; }
@@ -199,6 +223,8 @@ for_each_py() {
 @test "record: threads on 3.11 matches cProfile" { check_fixture threads 3.11; }
 @test "record: threads on 3.12 matches cProfile" { check_fixture threads 3.12; }
 @test "record: threads on 3.13 matches cProfile" { check_fixture threads 3.13; }
+@test "record: threads on 3.14 matches cProfile" { check_fixture threads 3.14; }
+@test "record: threads on 3.15 matches cProfile" { check_fixture threads 3.15; }
 @test "record: threads on deb3.11 matches cProfile" { check_fixture threads deb3.11; }
 @test "record: thread_names on 3.8 matches cProfile" { check_fixture thread_names 3.8; }
 @test "record: thread_names on 3.9 matches cProfile" { check_fixture thread_names 3.9; }
@@ -206,6 +232,8 @@ for_each_py() {
 @test "record: thread_names on 3.11 matches cProfile" { check_fixture thread_names 3.11; }
 @test "record: thread_names on 3.12 matches cProfile" { check_fixture thread_names 3.12; }
 @test "record: thread_names on 3.13 matches cProfile" { check_fixture thread_names 3.13; }
+@test "record: thread_names on 3.14 matches cProfile" { check_fixture thread_names 3.14; }
+@test "record: thread_names on 3.15 matches cProfile" { check_fixture thread_names 3.15; }
 @test "record: thread_names on deb3.11 matches cProfile" { check_fixture thread_names deb3.11; }
 
 @test "record: unicode_names on 3.8 matches cProfile" { check_fixture unicode_names 3.8; }
@@ -214,6 +242,8 @@ for_each_py() {
 @test "record: unicode_names on 3.11 matches cProfile" { check_fixture unicode_names 3.11; }
 @test "record: unicode_names on 3.12 matches cProfile" { check_fixture unicode_names 3.12; }
 @test "record: unicode_names on 3.13 matches cProfile" { check_fixture unicode_names 3.13; }
+@test "record: unicode_names on 3.14 matches cProfile" { check_fixture unicode_names 3.14; }
+@test "record: unicode_names on 3.15 matches cProfile" { check_fixture unicode_names 3.15; }
 @test "record: unicode_names on deb3.11 matches cProfile" { check_fixture unicode_names deb3.11; }
 
 @test "record: deep_chain on 3.8 matches cProfile" { check_fixture deep_chain 3.8; }
@@ -222,6 +252,8 @@ for_each_py() {
 @test "record: deep_chain on 3.11 matches cProfile" { check_fixture deep_chain 3.11; }
 @test "record: deep_chain on 3.12 matches cProfile" { check_fixture deep_chain 3.12; }
 @test "record: deep_chain on 3.13 matches cProfile" { check_fixture deep_chain 3.13; }
+@test "record: deep_chain on 3.14 matches cProfile" { check_fixture deep_chain 3.14; }
+@test "record: deep_chain on 3.15 matches cProfile" { check_fixture deep_chain 3.15; }
 @test "record: deep_chain on deb3.11 matches cProfile" { check_fixture deep_chain deb3.11; }
 
 @test "record: deep_recursion on 3.8 matches cProfile" { check_fixture deep_recursion 3.8; }
@@ -230,6 +262,8 @@ for_each_py() {
 @test "record: deep_recursion on 3.11 matches cProfile" { check_fixture deep_recursion 3.11; }
 @test "record: deep_recursion on 3.12 matches cProfile" { check_fixture deep_recursion 3.12; }
 @test "record: deep_recursion on 3.13 matches cProfile" { check_fixture deep_recursion 3.13; }
+@test "record: deep_recursion on 3.14 matches cProfile" { check_fixture deep_recursion 3.14; }
+@test "record: deep_recursion on 3.15 matches cProfile" { check_fixture deep_recursion 3.15; }
 @test "record: deep_recursion on deb3.11 matches cProfile" { check_fixture deep_recursion deb3.11; }
 
 
@@ -239,6 +273,8 @@ for_each_py() {
 @test "record: attach on 3.11 counts the rounds run while attached exactly" { check_attach 3.11; }
 @test "record: attach on 3.12 counts the rounds run while attached exactly" { check_attach 3.12; }
 @test "record: attach on 3.13 counts the rounds run while attached exactly" { check_attach 3.13; }
+@test "record: attach on 3.14 counts the rounds run while attached exactly" { check_attach 3.14; }
+@test "record: attach on 3.15 counts the rounds run while attached exactly" { check_attach 3.15; }
 @test "record: attach on deb3.11 counts the rounds run while attached exactly" { check_attach deb3.11; }
 
 # --- the tools themselves (no BPF needed) ---
