@@ -136,17 +136,6 @@ check_with() {
 	check_with 3.13 mutual_recursion -- -X perf
 	! grep -q ' 0 calls bypassed the trampoline' ours.err
 }
-# build_hook: tests/targets/ext/pep523hook.c built for $PY into $PEP523_DIR (exported).
-build_hook() {
-	local inc suffix
-	inc=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
-	suffix=$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-	export PEP523_DIR="$BATS_TEST_TMPDIR/ext"
-	mkdir -p "$PEP523_DIR"
-	cc -shared -fPIC -O2 -I"$inc" -o "$PEP523_DIR/pep523hook$suffix" \
-		"$TARGETS/ext/pep523hook.c"
-}
-
 # A Dynamo-like hook installed while pyuprof records chains to the trampoline it finds (no
 # call bypasses it but, on <= 3.10, the interpreter's very first one, made before its hook was
 # switched), and puts it back when it goes.

@@ -81,17 +81,22 @@ runpy.run_path(sys.argv[0], run_name="__main__")'
 	[[ $output =~ ^result\ [0-9]+\ workers\ 2$ ]] || { show_run; return 1; }
 }
 
-# Recursion stops where it does natively, recorded from the start.
+# Recursion stops where it does natively, recorded from the start. 3.14+: but where a bare PEP
+# 523 hook alone moves it the same way (tools/recursion_compare.py: the kinds 3.14 counts
+# otherwise when it runs their calls inline, which any hook turns off).
 check_recursion_launch() {
-	local native
+	local native hooked=()
 	require_py "$1"
 	require_bpf
 	cd "$BATS_TEST_TMPDIR"
 	native=$("$PY" "$TARGETS/recursion_limits.py")
+	if [[ $1 =~ 3\.1[4-9]$ ]]; then
+		build_hook
+		hooked=("$("$PY" "$TARGETS/recursion_limits.py" --pep523)")
+	fi
 	run_ok "$PYUPROF" record -q -o out.prof -- \
 		"$PY" "$TARGETS/recursion_limits.py"
-	if [[ $output != "$native" ]]; then
-		printf 'natively: %s\nrecorded: %s\n' "$native" "$output"
+	if ! python3 "$TOOLS/recursion_compare.py" "$native" "$output" "${hooked[@]}"; then
 		show_run
 		return 1
 	fi
@@ -199,6 +204,14 @@ check_asleep() {
 	check_fork_launch 3.13
 }
 
+@test "harm: forked children run as natively, launch (3.14)" {
+	check_fork_launch 3.14
+}
+
+@test "harm: forked children run as natively, launch (3.15)" {
+	check_fork_launch 3.15
+}
+
 @test "harm: forked children run as natively, launch (Debian 3.11)" {
 	check_fork_launch deb3.11
 }
@@ -213,6 +226,14 @@ check_asleep() {
 
 @test "harm: children forked while attached run as natively (3.13)" {
 	check_fork_attach 3.13
+}
+
+@test "harm: children forked while attached run as natively (3.14)" {
+	check_fork_attach 3.14
+}
+
+@test "harm: children forked while attached run as natively (3.15)" {
+	check_fork_attach 3.15
 }
 
 @test "harm: children forked while attached run as natively (Debian 3.11)" {
@@ -235,6 +256,14 @@ check_asleep() {
 	check_fork_pool 3.13
 }
 
+@test "harm: a fork pool finishes with no worker lost (3.14)" {
+	check_fork_pool 3.14
+}
+
+@test "harm: a fork pool finishes with no worker lost (3.15)" {
+	check_fork_pool 3.15
+}
+
 @test "harm: a fork pool finishes with no worker lost (Debian 3.11)" {
 	check_fork_pool deb3.11
 }
@@ -247,10 +276,18 @@ check_asleep() {
 	check_fork_pool_late_worker 3.13
 }
 
+@test "harm: the fork pool fixture counts a worker that starts late (3.14)" {
+	check_fork_pool_late_worker 3.14
+}
+
+@test "harm: the fork pool fixture counts a worker that starts late (3.15)" {
+	check_fork_pool_late_worker 3.15
+}
+
 @test "harm: a followed child keeps its own code, pyuprof ended by SIGINT, SIGTERM, SIGKILL" {
 	local label sig n=0
 	require_bpf
-	for label in 3.8 3.12 3.13; do
+	for label in 3.8 3.12 3.13 3.14; do
 		have_py "$label" || continue
 		for sig in INT TERM KILL; do
 			mkdir -p "$BATS_TEST_TMPDIR/$label-$sig"
@@ -277,6 +314,18 @@ check_asleep() {
 
 @test "harm: recursion stops where it does natively (3.13)" {
 	check_recursion_launch 3.13
+}
+
+@test "harm: recursion stops where it does natively (3.14)" {
+	check_recursion_launch 3.14
+}
+
+@test "harm: recursion stops where it does natively (3.15)" {
+	check_recursion_launch 3.15
+}
+
+@test "harm: recursion stops where it does natively (lib3.14)" {
+	check_recursion_launch lib3.14
 }
 
 @test "harm: recursion stops where it does natively (Debian 3.11)" {
@@ -340,6 +389,23 @@ check_after_kill() {
 	python3 "$TOOLS/attach_cycles.py" "$PYUPROF" "$PY" 100 "$BATS_TEST_TMPDIR"
 }
 
+# (3.14+: recorded, a bare PEP 523 hook's own changes are allowed: check_recursion_launch)
+check_attach_cycles_hooked() {
+	require_py "$1"
+	require_bpf
+	build_hook
+	python3 "$TOOLS/attach_cycles.py" "$PYUPROF" "$PY" 100 "$BATS_TEST_TMPDIR" \
+		"$("$PY" "$TARGETS/recursion_limits.py" --pep523)"
+}
+
+@test "harm: recursion limits unchanged by 100 attach/detach cycles on one process (3.14)" {
+	check_attach_cycles_hooked 3.14
+}
+
+@test "harm: recursion limits unchanged by 100 attach/detach cycles on one process (3.15)" {
+	check_attach_cycles_hooked 3.15
+}
+
 # A thread that blocks SIGURG, attached to while its ring fills (pyuprof stopped meanwhile:
 # every flush then asks pyuprof to act): it must not be sent the SIGURG pyuprof stops a thread
 # with, since it would not stop, and the signal would wait, pending, past the detach. Before,
@@ -375,6 +441,14 @@ check_after_kill() {
 
 @test "harm: threads asleep in epoll_wait and sigtimedwait sleep on through an attach (3.13)" {
 	check_asleep busy 3.13
+}
+
+@test "harm: threads asleep in epoll_wait and sigtimedwait sleep on through an attach (3.14)" {
+	check_asleep busy 3.14
+}
+
+@test "harm: threads asleep in epoll_wait and sigtimedwait sleep on through an attach (3.15)" {
+	check_asleep busy 3.15
 }
 
 @test "harm: threads asleep in epoll_wait and sigtimedwait sleep on through an attach (Debian 3.11)" {

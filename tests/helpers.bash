@@ -97,6 +97,20 @@ bench_stamp() {
 	echo "pyuprof $c; Pythons ${vs[*]}" | sed 's/,/, /g'
 }
 
+# build_hook: tests/targets/ext/pep523hook.c, a bare PEP 523 hook, built for $PY into
+# $PEP523_DIR (exported). A Python of the sid root is built for with its headers, and its
+# multiarch pyconfig.h after this machine's C library headers.
+build_hook() {
+	local inc suffix root=""
+	[[ $PY == "$TOOLS"/sid/* ]] && root=$SID_ROOT
+	inc=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+	suffix=$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+	export PEP523_DIR="$BATS_TEST_TMPDIR/ext"
+	mkdir -p "$PEP523_DIR"
+	cc -shared -fPIC -O2 -I"$root$inc" ${root:+-idirafter "$root/usr/include"} \
+		-o "$PEP523_DIR/pep523hook$suffix" "$TARGETS/ext/pep523hook.c"
+}
+
 # Skips the test with WHY; under CI=true fails it instead, because in CI a skipped test is a
 # test that cannot fail (the README lists no optional interpreter or tool).
 skip_unless_ci() {

@@ -3,6 +3,9 @@
     python recursion_limits.py            print one JSON line of results and exit
     python recursion_limits.py --serve    print "ready", then one line per line read on stdin
                                           ("quit" ends it)
+    python recursion_limits.py --pep523   the same as the first under a bare PEP 523 hook
+                                          (tests/targets/ext/pep523hook.c, built by the test
+                                          into $PEP523_DIR): what any hook changes
 
 How deep each kind of recursion gets at the default limit (and a plain one at 3000): kinds
 that CPython 3.11+ runs inline (calls of every form, generators driven by for and yield from,
@@ -61,7 +64,13 @@ def results():
     return out
 
 
-if len(sys.argv) > 1 and sys.argv[1] == "--serve":
+if len(sys.argv) > 1 and sys.argv[1] == "--pep523":
+    sys.path.insert(0, os.environ["PEP523_DIR"])
+    import pep523hook  # noqa: E402
+
+    pep523hook.enable()
+    print(json.dumps(results()))
+elif len(sys.argv) > 1 and sys.argv[1] == "--serve":
     print("ready", flush=True)
     for line in sys.stdin:
         if line.strip() == "quit":

@@ -1,18 +1,23 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Attach to one process over and over; its recursion limits must never move (tests/harm.bats).
 
-    attach_cycles.py PYUPROF PYTHON CYCLES WORKDIR
+    attach_cycles.py PYUPROF PYTHON CYCLES WORKDIR [HOOKED]
 
 Serves tests/targets/recursion_limits.py under PYTHON, reads its results natively, then
 attaches `PYUPROF record -p PID` CYCLES times, ending it by SIGINT and SIGTERM in turn, and
 asks for the results again while recorded (every tenth cycle) and after the last detach. Every
-answer must equal the native one. Prints each difference; exits 0 if there is none.
+answer must equal the native one; while recorded, but where a bare PEP 523 hook alone moves it
+the same way (HOOKED: recursion_limits.py --pep523's line, 3.14+; recursion_compare.py). Prints
+each difference; exits 0 if there is none.
 """
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+
+from recursion_compare import differences
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE = os.path.join(HERE, "..", "targets", "recursion_limits.py")
@@ -20,6 +25,7 @@ FIXTURE = os.path.join(HERE, "..", "targets", "recursion_limits.py")
 
 def main():
     pyuprof, python, cycles, work = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    hooked = json.loads(sys.argv[5]) if len(sys.argv) > 5 else None
     log = os.path.join(work, "pyuprof.err")
     target = subprocess.Popen([python, FIXTURE, "--serve"], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, universal_newlines=True, bufsize=1)
@@ -43,8 +49,9 @@ def main():
             time.sleep(0.02)
         if i % 10 == 9:
             got = ask()
-            if got != native:
-                print("cycle %d, recorded: %s" % (i, got))
+            harm, _ = differences(json.loads(native), json.loads(got), hooked)
+            if harm:
+                print("cycle %d, recorded: %s" % (i, "; ".join(harm)))
                 bad += 1
         rec.send_signal(signal.SIGINT if i % 2 else signal.SIGTERM)
         if rec.wait(timeout=60) != 0:
