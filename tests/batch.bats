@@ -36,9 +36,11 @@ check_reuse() {
 @test "batch: code objects freed and made at their address are named right (3.11)" { check_reuse 3.11; }
 @test "batch: code objects freed and made at their address are named right (3.12)" { check_reuse 3.12; }
 @test "batch: code objects freed and made at their address are named right (3.13)" { check_reuse 3.13; }
-@test "batch: the per-call trampoline names them right too (3.8, 3.12, 3.13)" {
+@test "batch: code objects freed and made at their address are named right (3.14)" { check_reuse 3.14; }
+@test "batch: code objects freed and made at their address are named right (3.15)" { check_reuse 3.15; }
+@test "batch: the per-call trampoline names them right too (3.8, 3.12, 3.13, 3.14)" {
 	local label
-	for label in 3.8 3.12 3.13; do
+	for label in 3.8 3.12 3.13 3.14; do
 		check_reuse "$label" --exits trampoline
 		! grep -q 'batch mode' ours.err
 	done
@@ -62,6 +64,8 @@ check_fork_wiped() {
 @test "batch: a forked child starts with staging off, its parent's on (3.8)" { check_fork_wiped 3.8; }
 @test "batch: a forked child starts with staging off, its parent's on (3.12)" { check_fork_wiped 3.12; }
 @test "batch: a forked child starts with staging off, its parent's on (3.13)" { check_fork_wiped 3.13; }
+@test "batch: a forked child starts with staging off, its parent's on (3.14)" { check_fork_wiped 3.14; }
+@test "batch: a forked child starts with staging off, its parent's on (3.15)" { check_fork_wiped 3.15; }
 
 # pyuprof SIGKILLed while the target stages: the page finds its flush nop no longer probed and
 # stops staging; the target runs on, right, untraced.
@@ -160,6 +164,8 @@ check_gen_returns() {
 
 @test "batch: a generator's return is told from its yield (3.12)" { check_gen_returns 3.12 2 4; }
 @test "batch: a generator's return is told from its yield (3.13)" { check_gen_returns 3.13 2 4; }
+@test "batch: a generator's return is told from its yield (3.14)" { check_gen_returns 3.14 2 4; }
+@test "batch: a generator's return is told from its yield (3.15)" { check_gen_returns 3.15 2 4; }
 @test "batch: no return is marked where it costs nothing more (3.8, 3.11)" {
 	check_gen_returns 3.8 0 0
 	check_gen_returns 3.11 0 0
@@ -329,10 +335,10 @@ PY
 # Where no thread can wait for room (PYUPROF_TEST_NO_WAIT makes every full ring such a place,
 # as a process's end is), the staged records are lost and counted. A generator's creation
 # (3.11+) is no call (cProfile counts none): it was counted lost, one a round too many here.
-@test "batch: records lost to a full ring are counted: calls recorded + lost = calls made (3.8, 3.12, 3.13, Debian 3.11)" {
+@test "batch: records lost to a full ring are counted: calls recorded + lost = calls made (3.8, 3.12, 3.13, 3.14, Debian 3.11)" {
 	require_bpf
 	local label n=0
-	for label in 3.8 3.12 3.13 deb3.11; do
+	for label in 3.8 3.12 3.13 3.14 deb3.11; do
 		have_py "$label" || continue
 		n=$((n + 1))
 		check_calls_or_lost "$label" --loop PYUPROF_TEST_NO_WAIT=1
