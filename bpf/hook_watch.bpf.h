@@ -189,6 +189,21 @@ static __noinline int perf_trampoline_init(struct pt_regs *ctx)
 	return 0;
 }
 
+/*
+ * A build stripped of _PyPerfTrampoline_Init's symbol: where (each copy of) it reads eval_frame
+ * to refuse any hook but its own, turning on or off. Ours is withdrawn there; a trampoline
+ * turned on brings its own hook; turned off, it puts back the one it found (NULL) through the
+ * setter, whose probe switches ours back.
+ */
+static __noinline int perf_trampoline_check(void)
+{
+	__u32 tid = current_tid();
+
+	if (tid && hook_enabled)
+		request(current_interp(), REQ_HOOK_YIELD, tid, bpf_ktime_get_ns());
+	return 0;
+}
+
 /* Its ret: turning the trampoline off stores NULL directly (3.12), past the setter probe. */
 static __noinline int perf_trampoline_init_ret(void)
 {

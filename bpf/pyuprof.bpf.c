@@ -520,6 +520,8 @@ int on_probe(struct pt_regs *ctx)
 		return perf_trampoline_init(ctx);
 	case PROBE_PERF_INIT_RET:
 		return perf_trampoline_init_ret();
+	case PROBE_PERF_CHECK:
+		return perf_trampoline_check();
 	case PROBE_INLINE_INIT:
 		return inline_init(ctx);
 	case PROBE_INLINE_GETITEM:

@@ -55,6 +55,9 @@ enum probe_role {
 	PROBE_STAGE_FLUSH = 11, /* the trampoline's flush nop (--exits batch) */
 	PROBE_INLINE_GETITEM = 12, /* 3.11's inline __getitem__ path (user/target/inline_subscr.h) */
 	PROBE_STACK_LOW = 13, /* the trampoline's stack guard: a call raises RecursionError */
+	/* a build stripped of _PyPerfTrampoline_Init: its check of the eval_frame hook, in each
+	 * copy (user/target/py_target.c's find_perf_checks) */
+	PROBE_PERF_CHECK = 14,
 };
 
 /* The register that holds the frame at PROBE_INLINE_GETITEM (callee-saved in the eval loop) */

@@ -101,7 +101,7 @@ static int probes_of(struct link_probes set[NSETS], const struct py_target *t, e
 		     const char *tramp_path)
 {
 	bool hook = t->offsets->bpf.PyInterpreterState_eval_frame != 0;
-	size_t cap = (size_t)t->nret + t->nsetter_ret + t->nperf_ret + 4;
+	size_t cap = (size_t)t->nret + t->nsetter_ret + t->nperf_ret + t->nperf_check + 4;
 	struct link_probes *lib = &set[1];
 	int i, err;
 
@@ -148,6 +148,8 @@ static int probes_of(struct link_probes set[NSETS], const struct py_target *t, e
 			add(lib, t->perf_init_offset, 0, PROBE_PERF_INIT);
 		for (i = 0; i < t->nperf_ret; i++)
 			add(lib, t->perf_ret_offsets[i], 0, PROBE_PERF_INIT_RET);
+		for (i = 0; i < t->nperf_check; i++)
+			add(lib, t->perf_check_offsets[i], 0, PROBE_PERF_CHECK);
 	}
 	/* the page's guard of the C stack's end, whatever the exits (a pass-through's too) */
 	if (tramp_path[0])

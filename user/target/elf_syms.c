@@ -508,3 +508,201 @@ int elf_file__cfa_offset(struct elf_file *ef, uint64_t pc, int64_t *off)
 	free(frame);
 	return err;
 }
+
+/* The data of the section named name, and its vaddr; NULL if the file has none. */
+static Elf_Data *section_named(struct elf_file *ef, const char *name, uint64_t *vaddr)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(ef->elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(ef->elf, shstrndx, sh.sh_name)) ||
+		    strcmp(n, name))
+			continue;
+		*vaddr = sh.sh_addr;
+		return elf_getdata(scn, NULL);
+	}
+	return NULL;
+}
+
+/*
+ * The FDE that covers pc, found in .eh_frame_hdr's search table (initial locations, sorted):
+ * the encodings GCC and LLVM write on x86-64 only (the table: data-relative signed 4-byte
+ * pairs; the FDE's own initial location pc-relative and its range 4 bytes, as its CIE
+ * says by 'zR' 0x1b, which is checked by the location matching the table's).
+ */
+int elf_file__func_range(struct elf_file *ef, uint64_t pc, uint64_t *start, uint64_t *end)
+{
+	uint64_t hdr, fde;
+	const uint8_t *h;
+	uint32_t count, len, range;
+	int32_t loc, at, begin;
+	size_t lo, hi, mid;
+	Elf_Data *d = section_named(ef, ".eh_frame_hdr", &hdr);
+
+	if (!d || !d->d_buf || d->d_size < 12)
+		return -ENOENT;
+	h = d->d_buf;
+	/* version 1; eh_frame_ptr any 4-byte form; count udata4; table datarel|sdata4 */
+	if (h[0] != 1 || (h[1] & 0x0f) != 0x0b || h[2] != 0x03 || h[3] != 0x3b)
+		return -ENOTSUP;
+	memcpy(&count, h + 8, 4);
+	if (!count || 12 + (size_t)count * 8 > d->d_size)
+		return -ENOENT;
+	/* the last entry whose initial location is at or below pc */
+	lo = 0;
+	hi = count;
+	while (hi - lo > 1) {
+		mid = (lo + hi) / 2;
+		memcpy(&loc, h + 12 + mid * 8, 4);
+		if (hdr + (uint64_t)(int64_t)loc <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	memcpy(&loc, h + 12 + lo * 8, 4);
+	memcpy(&at, h + 12 + lo * 8 + 4, 4);
+	fde = hdr + (uint64_t)(int64_t)at;
+	if (hdr + (uint64_t)(int64_t)loc > pc || elf_file__read(ef, fde, &len, 4) ||
+	    elf_file__read(ef, fde + 8, &begin, 4) || elf_file__read(ef, fde + 12, &range, 4) ||
+	    len < 12 || len == 0xffffffff)
+		return -ENOENT;
+	*start = fde + 8 + (uint64_t)(int64_t)begin;
+	*end = *start + range;
+	if (*start != hdr + (uint64_t)(int64_t)loc || pc >= *end)
+		return -ENOENT;
+	return 0;
+}
+
+int elf_file__string_refs(struct elf_file *ef, const char *s, uint64_t *at, int max)
+{
+	size_t len = strlen(s) + 1, i, n = 0;
+	Elf_Scn *scn = NULL;
+	uint64_t str = 0;
+	GElf_Shdr sh;
+
+	/* the string, NUL-terminated, in a section of initialised read-only data */
+	while (!str && (scn = elf_nextscn(ef->elf, scn))) {
+		Elf_Data *d;
+		const char *p, *end;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_ALLOC) || (sh.sh_flags & (SHF_WRITE | SHF_EXECINSTR)))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf)
+			continue;
+		/* at each string's start: after a NUL (tail-merged strings end others) */
+		for (p = d->d_buf, end = p + d->d_size; p + len <= end; p++) {
+			if (!memcmp(p, s, len)) {
+				str = sh.sh_addr + (uint64_t)(p - (const char *)d->d_buf);
+				break;
+			}
+			p = memchr(p, 0, (size_t)(end - p));
+			if (!p)
+				break;
+		}
+	}
+	if (!str)
+		return -ENOENT;
+	/* the instructions that load its address: lea disp32(%rip) (REX.W 8d, ModRM 00 reg 101),
+	 * or, in a non-PIE executable, mov $imm32 into a 32-bit register (b8+r, 41 b8+r) */
+	scn = NULL;
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		const uint8_t *b;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf)
+			continue;
+		b = d->d_buf;
+		for (i = 0; i + 7 <= d->d_size; i++) {
+			uint64_t pc = sh.sh_addr + i, found = 0;
+			int32_t disp;
+			uint32_t imm;
+
+			if ((b[i] & 0xf8) == 0x48 && b[i + 1] == 0x8d && (b[i + 2] & 0xc7) == 0x05) {
+				memcpy(&disp, b + i + 3, 4);
+				if (pc + 7 + (uint64_t)(int64_t)disp == str)
+					found = pc;
+			} else if ((b[i] & 0xf8) == 0xb8 || (b[i] == 0x41 && (b[i + 1] & 0xf8) == 0xb8)) {
+				memcpy(&imm, b + i + 1 + (b[i] == 0x41), 4);
+				if (imm == str)
+					found = pc;
+			}
+			if (found && (int)n < max)
+				at[n++] = found;
+		}
+	}
+	return (int)n;
+}
+
+int elf_file__loads(struct elf_file *ef, uint64_t vaddr, uint64_t size, int64_t disp,
+		    uint64_t **at)
+{
+	uint64_t *found = NULL, *grown, addr = vaddr;
+	size_t n = 0, cap = 0, left = size;
+	const uint8_t *code;
+	uint8_t *bytes;
+	cs_insn *insn;
+	csh cs;
+	int err = 0;
+
+	if (!size || size > (1u << 20))
+		return -EINVAL;
+	bytes = malloc(size);
+	if (!bytes)
+		return -ENOMEM;
+	if (elf_file__read(ef, vaddr, bytes, size) ||
+	    cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
+		free(bytes);
+		return -EINVAL;
+	}
+	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+	insn = cs_malloc(cs);
+	code = bytes;
+	while (insn && left && !err) {
+		const cs_x86 *x;
+
+		if (!cs_disasm_iter(cs, &code, &left, &addr, insn)) {
+			err = -EILSEQ; /* out of step with the instructions: refused (sweep) */
+			break;
+		}
+		x = &insn->detail->x86;
+		if (insn->id != X86_INS_MOV || x->op_count != 2 || x->operands[0].type != X86_OP_REG ||
+		    x->operands[1].type != X86_OP_MEM || x->operands[1].size != 8 ||
+		    x->operands[1].mem.disp != disp || x->operands[1].mem.index != X86_REG_INVALID ||
+		    x->operands[1].mem.base == X86_REG_RIP || x->operands[1].mem.base == X86_REG_RSP)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 4;
+			grown = realloc(found, cap * sizeof(*found));
+			if (!grown) {
+				err = -ENOMEM;
+				break;
+			}
+			found = grown;
+		}
+		found[n++] = insn->address;
+	}
+	if (insn)
+		cs_free(insn, 1);
+	else
+		err = -ENOMEM;
+	cs_close(&cs);
+	free(bytes);
+	if (err) {
+		free(found);
+		return err;
+	}
+	*at = found;
+	return (int)n;
+}

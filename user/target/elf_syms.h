@@ -78,4 +78,26 @@ bool elf_file__rel32_into(struct elf_file *ef, uint64_t from, uint64_t to);
  * call frame information. Returns 0, or -ENOENT if it gives none in the form CFA = rsp + k. */
 int elf_file__cfa_offset(struct elf_file *ef, uint64_t pc, int64_t *off);
 
+/*
+ * The range [*start, *end) of the call frame information entry (FDE) that covers pc: a
+ * function, or a part split off one (a .cold part), in a file stripped of its symbols too;
+ * from .eh_frame_hdr. 0, -ENOENT, or -ENOTSUP (a table encoding not read here).
+ */
+int elf_file__func_range(struct elf_file *ef, uint64_t pc, uint64_t *start, uint64_t *end);
+
+/*
+ * The instructions that load the address of the string s (whole, NUL-terminated, in read-only
+ * data): a rip-relative lea, or a mov of a 32-bit immediate (non-PIE executables). Up to max
+ * into at; returns how many (every byte position is read as one: a false one is possible, and
+ * the caller checks what it finds around each).
+ */
+int elf_file__string_refs(struct elf_file *ef, const char *s, uint64_t *at, int max);
+
+/*
+ * The 8-byte loads `mov disp(%reg),%reg` (no index; base neither rip nor rsp) in the code
+ * [vaddr, vaddr + size): their vaddrs, malloc'd into *at. Returns the count or -errno.
+ */
+int elf_file__loads(struct elf_file *ef, uint64_t vaddr, uint64_t size, int64_t disp,
+		    uint64_t **at);
+
 #endif /* __PYUPROF_ELF_SYMS_H */

@@ -128,6 +128,43 @@ static int check_debug_offsets(struct elf_file *ef, const struct py_target *t, c
 	return 0;
 }
 
+/*
+ * A build stripped of _PyPerfTrampoline_Init (a local symbol: Debian's 3.14 and 3.15 have
+ * only .dynsym): the entry of each copy the compiler made of it (Debian's libpython3.14 has
+ * two), which reads the interpreter's eval_frame to refuse a hook that is not its own before
+ * it raises "a custom eval frame is already present". Found from that string's loads: the
+ * function around each (the call frame information's entry, which starts with the return
+ * address alone on the stack, not a part split off a function) that loads eval_frame before
+ * it. At the entry, not the load: a probed instruction runs before the signal that stops the
+ * thread for pyuprof is taken. Returns how many were put into offs (file offsets).
+ */
+static int find_perf_checks(struct elf_file *ef, const struct py_target *t, uint64_t *offs,
+			    int max)
+{
+	uint64_t refs[PERF_CHECKS_MAX], start, end, *loads;
+	int nrefs, i, j, n = 0, nl;
+	int64_t cfa;
+
+	nrefs = elf_file__string_refs(ef, "Trampoline cannot be initialized as a custom eval "
+				      "frame is already present", refs, PERF_CHECKS_MAX);
+	for (i = 0; i < nrefs && n < max; i++) {
+		if (elf_file__func_range(ef, refs[i], &start, &end) ||
+		    elf_file__cfa_offset(ef, start, &cfa) || cfa != 8)
+			continue;
+		nl = elf_file__loads(ef, start, refs[i] - start,
+				     t->offsets->bpf.PyInterpreterState_eval_frame, &loads);
+		if (nl <= 0)
+			continue;
+		free(loads);
+		for (j = 0; j < n; j++)
+			if (offs[j] == start)
+				break;
+		if (j == n && !elf_file__vaddr_to_offset(ef, start, &offs[n]))
+			n++;
+	}
+	return n;
+}
+
 /* Tries one mapped object; returns 0 if it holds the interpreter (and fills t), else -ENOEXEC. */
 static int try_object(struct py_target *t, const struct mapping *maps, int n,
 		      const struct mapping *m, char *why, size_t why_len)
@@ -237,6 +274,12 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n,
 			t->nperf_ret = 0;
 			t->perf_init_offset = 0;
 		}
+	} else if (t->setter_offset && t->minor >= 12) {
+		t->nperf_check = find_perf_checks(ef, t, t->perf_check_offsets, PERF_CHECKS_MAX);
+		if (!t->nperf_check)
+			vlog("%s: its perf trampoline's check of the eval_frame hook is not found: "
+			     "-X perf and sys.activate_stack_trampoline() refuse to start while "
+			     "recorded", path);
 	}
 
 	/* its only caller is the instruction that runs __init__ inline (checked on 3.13.0). Its

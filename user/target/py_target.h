@@ -16,6 +16,8 @@
 #include "target/py_layouts.h"
 #include "target/thread_block.h"
 
+#define PERF_CHECKS_MAX 4 /* copies of _PyPerfTrampoline_Init's check found, at most */
+
 struct py_target {
 	pid_t pid;
 	char path[PATH_MAX + 32]; /* how we open the interpreter object (proc_root.h): the
@@ -39,6 +41,10 @@ struct py_target {
 	uint64_t perf_init_offset; /* _PyPerfTrampoline_Init (3.12+, .symtab only), 0 if none */
 	uint64_t *perf_ret_offsets;
 	int nperf_ret;
+	/* without that symbol (a stripped 3.12+): the entries of its copies (py_target.c's
+	 * find_perf_checks) */
+	uint64_t perf_check_offsets[PERF_CHECKS_MAX];
+	int nperf_check;
 	uint64_t inline_init_offset; /* _PyType_NewManagedObject (3.13, .symtab only), 0 if none */
 	uint64_t inline_getitem_offset; /* 3.11's inline __getitem__ (inline_subscr.h), or 0 */
 	uint32_t inline_getitem_reg;	/* the frame's register there (enum frame_reg) */
