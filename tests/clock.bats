@@ -58,6 +58,14 @@ check_clocks() {
 	check_clocks 3.13
 }
 
+@test "clock: sleeper's time is the sleep by the wall clock, nothing by the CPU clock (3.14)" {
+	check_clocks 3.14
+}
+
+@test "clock: sleeper's time is the sleep by the wall clock, nothing by the CPU clock (3.15)" {
+	check_clocks 3.15
+}
+
 @test "clock: sleeper's time is the sleep by the wall clock, nothing by the CPU clock (deb3.11)" {
 	check_clocks deb3.11
 }

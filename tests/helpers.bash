@@ -97,6 +97,22 @@ bench_stamp() {
 	echo "pyuprof $c; Pythons ${vs[*]}" | sed 's/,/, /g'
 }
 
+# The interpreter's own argv[0], as /proc/PID/cmdline has it: $PY, but what tests/tools/sid-python
+# execs in the end for a Python of the sid root.
+py_argv0() {
+	case $PY in
+	"$TOOLS"/sid/*-shared) echo "/usr/local/bin/${PY##*/}" ;;
+	"$TOOLS"/sid/*) echo "/usr/bin/${PY##*/}" ;;
+	*) echo "$PY" ;;
+	esac
+}
+
+# The Python that runs a tool which runs this machine's programs (go tool pprof): $PY, but
+# this machine's python3 for a Python of the sid root, which sees none of them.
+tool_py() {
+	if [[ $PY == "$TOOLS"/sid/* ]]; then echo python3; else echo "$PY"; fi
+}
+
 # build_hook: tests/targets/ext/pep523hook.c, a bare PEP 523 hook, built for $PY into
 # $PEP523_DIR (exported). A Python of the sid root is built for with its headers, and its
 # multiarch pyconfig.h after this machine's C library headers.

@@ -77,7 +77,8 @@ os._exit(7)' 2>"$BATS_TEST_TMPDIR/f.err" || status=$?
 
 # subinterp LABEL: a subinterpreter with its own GIL keeps pyuprof's hook while the perf
 # trampoline takes the main interpreter's, and its calls meanwhile are all recorded; the
-# writes that touch every interpreter waited for the whole process to stop (-v says so).
+# writes that touch every interpreter waited for the whole process to stop (-v says so). 3.15's
+# perf trampoline runs the hook it finds (pyuprof's): nothing is withdrawn, nothing waited for.
 subinterp() {
 	require_py "$1"
 	require_bpf
@@ -87,8 +88,10 @@ subinterp() {
 	# shellcheck disable=SC2046
 	remove_perf_maps $(recorded_pids "$BATS_TEST_TMPDIR/s.err")
 	grep -qx ok "$BATS_TEST_TMPDIR/s.out"
-	grep -q 'waited for the whole process to stop' "$BATS_TEST_TMPDIR/s.err" ||
-		{ grep -v 'debug: code' "$BATS_TEST_TMPDIR/s.err"; return 1; }
+	if [[ $1 != 3.15 ]]; then
+		grep -q 'waited for the whole process to stop' "$BATS_TEST_TMPDIR/s.err" ||
+			{ grep -v 'debug: code' "$BATS_TEST_TMPDIR/s.err"; return 1; }
+	fi
 	# cProfile sees one interpreter only: the counts are the fixture's own
 	"$PY" -c 'import pstats, sys
 calls = {k[2]: v[1] for k, v in pstats.Stats(sys.argv[1]).stats.items()}
@@ -102,4 +105,12 @@ assert got == want, got' "$BATS_TEST_TMPDIR/s.prof"
 }
 @test "hold: two interpreters with a GIL each: hook writes wait for the whole process, every call is recorded (3.13)" {
 	subinterp 3.13
+}
+
+@test "hold: two interpreters with a GIL each: hook writes wait for the whole process, every call is recorded (3.14)" {
+	subinterp 3.14
+}
+
+@test "hold: two interpreters with a GIL each: hook writes wait for the whole process, every call is recorded (3.15)" {
+	subinterp 3.15
 }

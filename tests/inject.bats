@@ -138,6 +138,29 @@ attach_paused() {
 	done
 }
 
+@test "inject: a storm of signals during the attach: the page is placed, the target runs on (3.14)" {
+	local storm r
+	require_py 3.14
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	cc -O2 -o storm "$TARGETS/ext/signal_storm.c"
+	for r in 1 2 3; do # (not i: bats' run sets a global i)
+		start_bg "target$r.out" target.err "$PY" "$TARGETS/long_running.py" --loop 4
+		TARGET=$BG_PID
+		wait_for_line "target$r.out" '^ready' 20 "$TARGET"
+		start_bg /dev/null /dev/null ./storm "$TARGET" 2.5 28
+		storm=$BG_PID
+		run -0 --separate-stderr "$PYUPROF" record -v --top 0 -p "$TARGET" -d 1 \
+			-o "out$r.prof"
+		grep -q "probe trampoline at 0x[0-9a-f]* in pid $TARGET\$" <<<"$stderr" ||
+			{ echo "attach $r: $stderr"; return 1; }
+		wait_exit "$storm" 20
+		wait_exit "$TARGET" 30
+		[[ $EXIT_STATUS == 0 ]] || { cat "target$r.out" target.err; return 1; }
+		grep -q '^rounds [0-9]' "target$r.out"
+	done
+}
+
 # pyuprof SIGKILLed while call K is held: the thread must die of SIG at once.
 check_killed_in_call() {
 	require_py 3.12

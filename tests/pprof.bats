@@ -28,7 +28,7 @@ check_label() {
 	[[ -n $pid ]]
 	# gzipped, as pprof consumers expect whatever the name
 	[[ $(head -c 2 p.pb.gz | od -An -tx1 | tr -d ' ') == 1f8b ]]
-	run -0 "$PY" "$TOOLS/pprof_check.py" p.pb.gz p.prof --pid "$pid" --thread MainThread \
+	run -0 "$(tool_py)" "$TOOLS/pprof_check.py" p.pb.gz p.prof --pid "$pid" --thread MainThread \
 		--thread loader-1
 	echo "$output"
 }
@@ -49,6 +49,14 @@ check_label() {
 	check_label 3.13
 }
 
+@test "pprof: go tool pprof loads it and its totals equal the .prof's (3.14)" {
+	check_label 3.14
+}
+
+@test "pprof: go tool pprof loads it and its totals equal the .prof's (3.15)" {
+	check_label 3.15
+}
+
 @test "pprof: go tool pprof loads it and its totals equal the .prof's (Debian 3.11)" {
 	check_label deb3.11
 }
@@ -66,7 +74,7 @@ check_label() {
 	run -0 --separate-stderr "$PYUPROF" report -q r.raw --pprof plain.pprof -o again.prof
 	cmp <(gzip -dc p.pb.gz) <(gzip -dc plain.pprof)
 	cmp p.prof again.prof
-	run -0 "$PY" "$TOOLS/pprof_check.py" plain.pprof again.prof
+	run -0 "$(tool_py)" "$TOOLS/pprof_check.py" plain.pprof again.prof
 }
 
 @test "pprof: --subprocesses writes the merge and one file per process, each as its .prof" {
@@ -82,12 +90,12 @@ check_label() {
 		pid=${f#out.}
 		pid=${pid%.prof}
 		[[ -f out.$pid.pb.gz ]] || { echo "no out.$pid.pb.gz beside $f"; ls; return 1; }
-		run -0 "$PY" "$TOOLS/pprof_check.py" "out.$pid.pb.gz" "$f" --pid "$pid"
+		run -0 "$(tool_py)" "$TOOLS/pprof_check.py" "out.$pid.pb.gz" "$f" --pid "$pid"
 		pids+=(--pid "$pid")
 		n=$((n + 1))
 	done
 	((n >= 5))
-	run -0 "$PY" "$TOOLS/pprof_check.py" out.pb.gz out.prof "${pids[@]}"
+	run -0 "$(tool_py)" "$TOOLS/pprof_check.py" out.pb.gz out.prof "${pids[@]}"
 }
 
 @test "pprof: an unwritable --pprof path fails first, in one line, nothing written" {
@@ -111,7 +119,7 @@ check_label() {
 		"$PY" "$TARGETS/recursion.py"
 	run -0 go tool pprof -raw p.pb.gz
 	[[ $output == *"calls/count cpu/nanoseconds"* ]]
-	run -0 "$PY" "$TOOLS/pprof_check.py" p.pb.gz p.prof
+	run -0 "$(tool_py)" "$TOOLS/pprof_check.py" p.pb.gz p.prof
 	echo "$output"
 }
 
@@ -131,6 +139,6 @@ check_label() {
 	local target=$BG_PID
 	wait_for_line target.out "^ready" 30 "$target"
 	run -0 --separate-stderr "$PYUPROF" record -q -p "$target" -d 1 -o a.prof --pprof a.pb.gz
-	run -0 "$PY" "$TOOLS/pprof_check.py" a.pb.gz a.prof --pid "$target" --thread MainThread
+	run -0 "$(tool_py)" "$TOOLS/pprof_check.py" a.pb.gz a.prof --pid "$target" --thread MainThread
 	assert_unharmed "$target"
 }

@@ -35,6 +35,14 @@ qualnames() {
 	qualnames 3.13 lambdas_closures
 }
 
+@test "qualnames: closures and lambdas on 3.14 show co_qualname" {
+	qualnames 3.14 lambdas_closures
+}
+
+@test "qualnames: closures and lambdas on 3.15 show co_qualname" {
+	qualnames 3.15 lambdas_closures
+}
+
 @test "qualnames: methods on Debian's 3.11 show co_qualname" {
 	qualnames deb3.11 methods
 }

@@ -75,6 +75,14 @@ check_subprocesses() {
 	check_subprocesses 3.13
 }
 
+@test "subprocesses: each process's profile and their merge match cProfile (3.14)" {
+	check_subprocesses 3.14
+}
+
+@test "subprocesses: each process's profile and their merge match cProfile (3.15)" {
+	check_subprocesses 3.15
+}
+
 @test "subprocesses: each process's profile and their merge match cProfile (Debian 3.11)" {
 	check_subprocesses deb3.11
 }

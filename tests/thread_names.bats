@@ -110,6 +110,8 @@ check_attach() {
 @test "thread names: launch on 3.11, and report from --raw" { check_launch 3.11; }
 @test "thread names: launch on 3.12, and report from --raw" { check_launch 3.12; }
 @test "thread names: launch on 3.13, and report from --raw" { check_launch 3.13; }
+@test "thread names: launch on 3.14, and report from --raw" { check_launch 3.14; }
+@test "thread names: launch on 3.15, and report from --raw" { check_launch 3.15; }
 @test "thread names: launch on deb3.11, and report from --raw" { check_launch deb3.11; }
 
 @test "thread names: attach on 3.8, and report from --raw" { check_attach 3.8; }
@@ -118,4 +120,6 @@ check_attach() {
 @test "thread names: attach on 3.11, and report from --raw" { check_attach 3.11; }
 @test "thread names: attach on 3.12, and report from --raw" { check_attach 3.12; }
 @test "thread names: attach on 3.13, and report from --raw" { check_attach 3.13; }
+@test "thread names: attach on 3.14, and report from --raw" { check_attach 3.14; }
+@test "thread names: attach on 3.15, and report from --raw" { check_attach 3.15; }
 @test "thread names: attach on deb3.11, and report from --raw" { check_attach deb3.11; }

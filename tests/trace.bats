@@ -59,7 +59,7 @@ trace_matches_prof() {
 	local name=$1 label=$2 trace=$3 min_threads=$4
 	record_trace "$name" "$label" "$trace"
 	# the process is named after its command line, as /proc/PID/cmdline has it
-	check_trace "$trace" --min-us 0.000 --left-out 0 --process "$PY $TARGETS/$name.py"
+	check_trace "$trace" --min-us 0.000 --left-out 0 --process "$(py_argv0) $TARGETS/$name.py"
 	if ((EVENTS == 0 || THREADS < min_threads)); then
 		echo "$EVENTS events in $THREADS threads (expected at least $min_threads threads)"
 		return 1
@@ -105,6 +105,14 @@ trace_size_said() {
 	trace_matches_prof threads 3.13 trace.json.gz 5
 }
 
+@test "trace: threads on 3.14 matches the .prof (.gz)" {
+	trace_matches_prof threads 3.14 trace.json.gz 5
+}
+
+@test "trace: threads on 3.15 matches the .prof (.gz)" {
+	trace_matches_prof threads 3.15 trace.json.gz 5
+}
+
 @test "trace: threads on deb3.11 nests per thread and matches the .prof" {
 	trace_matches_prof threads deb3.11 trace.json 5
 }
@@ -119,6 +127,14 @@ trace_size_said() {
 
 @test "trace: recursion on 3.13 nests and matches the .prof" {
 	trace_matches_prof recursion 3.13 trace.json 1
+}
+
+@test "trace: recursion on 3.14 nests and matches the .prof" {
+	trace_matches_prof recursion 3.14 trace.json 1
+}
+
+@test "trace: recursion on 3.15 nests and matches the .prof" {
+	trace_matches_prof recursion 3.15 trace.json 1
 }
 
 @test "trace: --trace-min-us leaves short calls out and counts them" {

@@ -136,7 +136,8 @@ static int check_debug_offsets(struct elf_file *ef, const struct py_target *t, c
  * function around each (the call frame information's entry, which starts with the return
  * address alone on the stack, not a part split off a function) that loads eval_frame before
  * it. At the entry, not the load: a probed instruction runs before the signal that stops the
- * thread for pyuprof is taken. Returns how many were put into offs (file offsets).
+ * thread for pyuprof is taken. Returns how many were put into offs (file offsets): 0 where
+ * the build raises no such error, -ENOENT where no copy is found.
  */
 static int find_perf_checks(struct elf_file *ef, const struct py_target *t, uint64_t *offs,
 			    int max)
@@ -147,6 +148,8 @@ static int find_perf_checks(struct elf_file *ef, const struct py_target *t, uint
 
 	nrefs = elf_file__string_refs(ef, "Trampoline cannot be initialized as a custom eval "
 				      "frame is already present", refs, PERF_CHECKS_MAX);
+	if (nrefs <= 0)
+		return 0; /* no such check (3.15: its trampoline runs the hook it finds) */
 	for (i = 0; i < nrefs && n < max; i++) {
 		if (elf_file__func_range(ef, refs[i], &start, &end) ||
 		    elf_file__cfa_offset(ef, start, &cfa) || cfa != 8)
@@ -162,7 +165,7 @@ static int find_perf_checks(struct elf_file *ef, const struct py_target *t, uint
 		if (j == n && !elf_file__vaddr_to_offset(ef, start, &offs[n]))
 			n++;
 	}
-	return n;
+	return n ? n : -ENOENT;
 }
 
 /* Tries one mapped object; returns 0 if it holds the interpreter (and fills t), else -ENOEXEC. */
@@ -276,10 +279,12 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n,
 		}
 	} else if (t->setter_offset && t->minor >= 12) {
 		t->nperf_check = find_perf_checks(ef, t, t->perf_check_offsets, PERF_CHECKS_MAX);
-		if (!t->nperf_check)
+		if (t->nperf_check < 0)
 			vlog("%s: its perf trampoline's check of the eval_frame hook is not found: "
 			     "-X perf and sys.activate_stack_trampoline() refuse to start while "
 			     "recorded", path);
+		if (t->nperf_check < 0)
+			t->nperf_check = 0;
 	}
 
 	/* its only caller is the instruction that runs __init__ inline (checked on 3.13.0). Its
