@@ -23,7 +23,7 @@ struct py_offsets {
 	__u32 has_tstate_arg;	     /* 1 on 3.9+: arg0 is the PyThreadState */
 
 	/* frame: PyFrameObject (<= 3.10) or _PyInterpreterFrame (3.11+) */
-	__u32 frame_code;	     /* f_code (PyFrameObject, then _PyInterpreterFrame), f_executable (3.13+) */
+	__u32 frame_code;	     /* f_code (PyFrameObject, _PyInterpreterFrame), 3.13+ f_executable */
 	__u32 frame_back;	     /* f_back / previous */
 	__u32 frame_owner;	     /* 3.11+ only: owner (char); 0 = none */
 	/* 3.14+: f_executable and the locals are _PyStackRefs, a pointer with tag bits below it

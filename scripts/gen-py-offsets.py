@@ -31,6 +31,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import textwrap
 
 MINORS = range(8, 16)
 # Minors read from a sid root's headers rather than a pyenv build's DWARF (see above)
@@ -109,10 +110,12 @@ OFFSETS = [
     ("PyThreadState_thread_id", False, {8: ("PyThreadState", "thread_id")}, None),
     # 3.13's specialised class call (CALL_ALLOC_AND_ENTER_INIT) runs __init__ inline
     ("PyHeapTypeObject_spec_cache_init", False,
-     {8: (None, None), 13: ("PyHeapTypeObject", "_spec_cache.init")},
+     {8: (None, None), 13: ("PyHeapTypeObject", "_spec_cache.init"),
+      14: (None, "3.14+ check for a hook before a class call's __init__ inline (_CHECK_PEP_523)")},
      "no inlined class call before 3.13"),
     ("PyFunctionObject_func_code", False,
-     {8: (None, None), 13: ("PyFunctionObject", "func_code")},
+     {8: (None, None), 13: ("PyFunctionObject", "func_code"),
+      14: (None, "only needed for the 3.13 class-call hole")},
      "only needed for the 3.13 class-call hole"),
     # 3.12+: a number each code object gets at its creation from a counter that only grows
     # (0 once it wrapped), which tells a code object from an earlier one at its address
@@ -1056,7 +1059,11 @@ def format_table(entries, binary_notes):
                                                     if minor in HEADER_MINORS
                                                     else "pyenv " + version))
         for note in binary_notes.get(minor, []):
-            out.append("\t\t/* %s */" % note)
+            # (wrapped to the 100 columns of the rest, a tab counted as 8)
+            lines = textwrap.wrap(note, 100 - 16 - 6)
+            out += ["\t\t%s %s%s" % ("/*" if i == 0 else " *", line,
+                                       " */" if i == len(lines) - 1 else "")
+                    for i, line in enumerate(lines)]
         out.append("\t\t.major = 3, .minor = %d, .patch_min = 0, .patch_max = 255," % minor)
         out.append("\t\t.bpf = {")
         bpf = []

@@ -86,9 +86,10 @@ for v in "${versions[@]}"; do
 	out="$dir/usr/local/bin/python$v-shared"
 	[ "$out" -nt "$lib/libpython$v.so.1.0" ] && continue
 	mkdir -p "$dir/usr/local/bin"
-	printf '#include <Python.h>\nint main(int argc, char **argv) { return Py_BytesMain(argc, argv); }\n' |
-		gcc -O2 -x c - -o "$out.new" -I "$dir/usr/include/python$v" -idirafter "$dir/usr/include" \
-			-L "$lib" -lpython"$v" -Wl,--allow-shlib-undefined
+	printf '%s\n' '#include <Python.h>' \
+		'int main(int argc, char **argv) { return Py_BytesMain(argc, argv); }' |
+		gcc -O2 -x c - -o "$out.new" -I "$dir/usr/include/python$v" \
+			-idirafter "$dir/usr/include" -L "$lib" -lpython"$v" -Wl,--allow-shlib-undefined
 	mv "$out.new" "$out"
 done
 exit 0

@@ -552,7 +552,8 @@ static const struct py_offsets_entry table[] = {
 	{
 		/* 3.14: DWARF of Debian 3.14.10's -dev headers */
 		/* machine code and data of /usr/bin/python3.14 of the sid root (3.14.10) agree */
-		/* machine code and data of /usr/lib/x86_64-linux-gnu/libpython3.14.so.1.0 of the sid root (3.14.10) agree */
+		/* machine code and data of /usr/lib/x86_64-linux-gnu/libpython3.14.so.1.0 of the
+		 * sid root (3.14.10) agree */
 		.major = 3, .minor = 14, .patch_min = 0, .patch_max = 255,
 		.bpf = {
 			/* gdb: whatis _PyEval_EvalFrameDefault: frame is arg1 */
@@ -605,9 +606,9 @@ static const struct py_offsets_entry table[] = {
 		.PyThreadState_frame = 0, /* no tstate->frame since 3.11 */
 		.PyInterpreterFrame_size = 88, /* gdb: sizeof(_PyInterpreterFrame) */
 		.PyCodeObject_co_qualname = 128, /* gdb: offsetof(PyCodeObject, co_qualname) */
-		/* gdb: offsetof(PyHeapTypeObject, _spec_cache.init) */
-		.PyHeapTypeObject_spec_cache_init = 928,
-		.PyFunctionObject_func_code = 48, /* gdb: offsetof(PyFunctionObject, func_code) */
+		/* 3.14+ check for a hook before a class call's __init__ inline (_CHECK_PEP_523) */
+		.PyHeapTypeObject_spec_cache_init = 0,
+		.PyFunctionObject_func_code = 0, /* only needed for the 3.13 class-call hole */
 		.PyCodeObject_co_version = 92, /* gdb: offsetof(PyCodeObject, co_version) */
 		/* no C recursion budget since 3.14 (the C stack is checked by its address) */
 		.PyThreadState_py_recursion_remaining = 0,
@@ -648,7 +649,8 @@ static const struct py_offsets_entry table[] = {
 	{
 		/* 3.15: DWARF of Debian 3.15.2's -dev headers */
 		/* machine code and data of /usr/bin/python3.15 of the sid root (3.15.2) agree */
-		/* machine code and data of /usr/lib/x86_64-linux-gnu/libpython3.15.so.1.0 of the sid root (3.15.2) agree */
+		/* machine code and data of /usr/lib/x86_64-linux-gnu/libpython3.15.so.1.0 of the
+		 * sid root (3.15.2) agree */
 		.major = 3, .minor = 15, .patch_min = 0, .patch_max = 255,
 		.bpf = {
 			/* gdb: whatis _PyEval_EvalFrameDefault: frame is arg1 */
@@ -701,9 +703,9 @@ static const struct py_offsets_entry table[] = {
 		.PyThreadState_frame = 0, /* no tstate->frame since 3.11 */
 		.PyInterpreterFrame_size = 88, /* gdb: sizeof(_PyInterpreterFrame) */
 		.PyCodeObject_co_qualname = 128, /* gdb: offsetof(PyCodeObject, co_qualname) */
-		/* gdb: offsetof(PyHeapTypeObject, _spec_cache.init) */
-		.PyHeapTypeObject_spec_cache_init = 936,
-		.PyFunctionObject_func_code = 48, /* gdb: offsetof(PyFunctionObject, func_code) */
+		/* 3.14+ check for a hook before a class call's __init__ inline (_CHECK_PEP_523) */
+		.PyHeapTypeObject_spec_cache_init = 0,
+		.PyFunctionObject_func_code = 0, /* only needed for the 3.13 class-call hole */
 		.PyCodeObject_co_version = 92, /* gdb: offsetof(PyCodeObject, co_version) */
 		/* no C recursion budget since 3.14 (the C stack is checked by its address) */
 		.PyThreadState_py_recursion_remaining = 0,
