@@ -19,9 +19,10 @@ build=(clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libcapstone
 # tmux (pyuprof top, driven as a user types); clang's runtimes (make test's ASan build and
 # libFuzzer harnesses); Debian's 3.11 regression tests (tests/peer.bats: a peer's judgement);
 # greenlet and gevent for Debian's 3.11 (tests/greenlet.bats: programs that switch stacks);
-# debootstrap, which makes the sid root (below)
+# debootstrap, which makes the sid root (below); gdb, through which gen-py-offsets.py checks
+# the layout table against the builds (tests/layouts.bats)
 test=(bats python3.11 libxml2-utils chromium nodejs golang-go tmux libclang-rt-14-dev
-      libpython3.11-testsuite python3-greenlet python3-gevent debootstrap)
+      libpython3.11-testsuite python3-greenlet python3-gevent debootstrap gdb)
 # test, too: Debian roots that Pythons run in as in a chroot or a container (make-root.sh; the
 # tests find them in the same $PYUPROF_ROOTS, tests/helpers.bash). sid: python3.13 built
 # against a newer glibc than the machine's, so that it runs only inside its root
