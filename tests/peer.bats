@@ -58,6 +58,14 @@ check_peer() {
 	check_peer 3.13 "${FORK[@]}"
 }
 
+@test "peer: CPython's fork and spawn tests pass recorded as natively (3.14)" {
+	check_peer 3.14 "${FORK[@]}"
+}
+
+@test "peer: CPython's fork and spawn tests pass recorded as natively (3.15)" {
+	check_peer 3.15 "${FORK[@]}"
+}
+
 @test "peer: CPython's fork and spawn tests pass recorded as natively (Debian 3.11)" {
 	check_peer deb3.11 "${FORK[@]}"
 }
@@ -76,4 +84,12 @@ check_peer() {
 
 @test "peer: CPython's recursion-limit tests pass recorded as natively (3.13)" {
 	check_peer 3.13 "${RECURSION[@]}"
+}
+
+@test "peer: CPython's recursion-limit tests pass recorded as natively (3.14)" {
+	check_peer 3.14 "${RECURSION[@]}"
+}
+
+@test "peer: CPython's recursion-limit tests pass recorded as natively (3.15)" {
+	check_peer 3.15 "${RECURSION[@]}"
 }
