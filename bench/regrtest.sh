@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # make bench-regrtest: CPython's own regression tests, from each installed interpreter (PYS:
-# 3.8-3.13 and Debian's 3.11 by default; its tests are Debian's libpython3.11-testsuite,
-# installed here if missing), run three ways: natively; recorded from the start (pyuprof record --
+# 3.8-3.15 and Debian's 3.11 by default; its tests are Debian's libpython3.11-testsuite,
+# installed here if missing; 3.14's and 3.15's are Debian's too, in the sid root where they
+# run: scripts/install-sid-root.sh), run three ways: natively; recorded from the start (pyuprof record --
 # python -m test, the tests in one process: no -j); and natively while pyuprof attaches and
 # detaches over and over (-p PID -d 3, then a pause, until the suite ends). The judge is the
 # interpreter's own suite: a test that fails recorded but passes natively is harm, unless it
 # fails as well natively with the smallest PEP 523 hook set and no pyuprof (the modules that
-# failed only recorded run a fourth time so, bench/with_hook.py, 3.11-3.13: CPython's own
+# failed only recorded run a fourth time so, bench/with_hook.py, 3.11-3.15: CPython's own
 # behaviour under any hook). Also
 # counted: fatal errors and crashes of the suite's process, and new `segfault`/`traps:` lines
 # in the kernel's log during each run. Per run a log in OUT (bench/regrtest-logs by default,
@@ -20,7 +21,7 @@ repo=$PWD
 bin=$(realpath "${PYUPROF:-build/pyuprof}")
 source tests/helpers.bash 2>/dev/null || true
 PYUPROF=$bin
-PYS=${PYS:-3.8 3.9 3.10 3.11 3.12 3.13 deb3.11}
+PYS=${PYS:-3.8 3.9 3.10 3.11 3.12 3.13 3.14 3.15 deb3.11}
 MODES=${MODES:-native launch attach hook}
 OUT=${OUT:-$PWD/bench/regrtest-logs}
 [[ $(id -u) -eq 0 ]] || { echo "bench-regrtest: run as root (probes)" >&2; exit 1; }
@@ -54,10 +55,12 @@ DEFAULT_MODULES="test_threading test_thread test_threading_local
 MODULES=${MODULES:-$DEFAULT_MODULES}
 
 
-# has_module PY NAME: NAME (or its package, for test_pkg.test_mod) is in PY's Lib/test
+# has_module PY NAME: NAME (or its package, for test_pkg.test_mod) is in PY's Lib/test (a
+# Python of the sid root sees its Lib/test there)
 has_module() {
-	local lib base=${2%%.*}
-	lib=$("$1" -c 'import os, test; print(os.path.dirname(test.__file__))' 2>/dev/null) ||
+	local lib base=${2%%.*} root=""
+	[[ $1 == */tests/tools/sid/* ]] && root=$SID_ROOT
+	lib=$root$("$1" -c 'import os, test; print(os.path.dirname(test.__file__))' 2>/dev/null) ||
 		return 1
 	[[ -e $lib/$base.py || -d $lib/$base ]] || return 1
 	[[ $2 != *.* ]] || [[ -e $lib/$base/${2#*.}.py ]]
@@ -126,10 +129,10 @@ for label in $PYS; do
 		run_mode "$label" "$py" "$mode" "$dir" "${mods[@]}"
 	done
 	# the modules that failed only recorded, again natively with a bare hook (its slot's
-	# offset is with_hook.py's: pyenv's 3.11-3.13)
+	# offset is with_hook.py's: 3.11-3.15)
 	hooked=$(python3 bench/regrtest_table.py --recorded-only-modules "$dir")
 	if [[ " $MODES " == *" hook "* && -n $hooked && $label != deb3.11 ]] &&
-		"$py" -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 13))'; then
+		"$py" -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 15))'; then
 		# shellcheck disable=SC2086 # one word per module
 		run_mode "$label" "$py" hook "$dir" $hooked
 	fi

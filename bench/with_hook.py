@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Runs a module with the smallest PEP 523 hook there is, without pyuprof (bench/regrtest.sh).
 
-    python3.X bench/with_hook.py MODULE ARGS...    (3.11-3.13)
+    python3.X bench/with_hook.py MODULE ARGS...    (3.11-3.15)
 
 Sets the interpreter's eval_frame hook to CPython's own evaluator (it changes nothing but that
 CPython no longer runs Python-to-Python calls inline) and runs MODULE as `python -m` would. A
@@ -12,7 +12,8 @@ import ctypes
 import runpy
 import sys
 
-SLOT = {(3, 11): 1424, (3, 12): 1744, (3, 13): 8472}  # PyInterpreterState.eval_frame
+# PyInterpreterState.eval_frame (user/target/py_layouts.c)
+SLOT = {(3, 11): 1424, (3, 12): 1744, (3, 13): 8472, (3, 14): 8520, (3, 15): 8472}
 
 
 def eval_frame_slot():
