@@ -26,6 +26,9 @@ in_ns_launch() {
 @test "namespaces: pyuprof inside a PID namespace records a program there (3.8)" {
 	in_ns_launch 3.8
 }
+@test "namespaces: pyuprof inside a PID namespace records a program there (3.14)" {
+	in_ns_launch 3.14
+}
 @test "namespaces: pyuprof inside a PID namespace records a program there (Debian 3.11)" {
 	in_ns_launch deb3.11
 }

@@ -96,6 +96,14 @@ top_on() {
 	top_on 3.12
 }
 
+@test "top: 3.14, qualified names, q quits, the target runs on untraced" {
+	top_on 3.14
+}
+
+@test "top: 3.15, qualified names, q quits, the target runs on untraced" {
+	top_on 3.15
+}
+
 @test "top: Debian's 3.11, qualified names, q quits, the target runs on untraced" {
 	top_on deb3.11
 }
