@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Recording for real. Every fixture in tests/targets on every interpreter present (pyenv
-# 3.8-3.13, Debian's python3.11, 3.14 and 3.15) is recorded by pyuprof in launch mode and by cProfile
+# 3.8-3.13, Debian's python3.11, 3.14 and 3.15; some on Debian's libpython3.14 and 3.15) is
+# recorded by pyuprof in launch mode and by cProfile
 # (tools/cprofile_run.py, builtins off, every thread), and tools/pstats_compare.py
 # demands the same calls, primitive calls and callers for every function of the fixture.
 # Then: exit status and stdio pass-through, non-ASCII names, attach mode with exact
@@ -135,6 +136,8 @@ for_each_py() {
 @test "record: generators on 3.13 matches cProfile" { check_fixture generators 3.13; }
 @test "record: generators on 3.14 matches cProfile" { check_fixture generators 3.14; }
 @test "record: generators on 3.15 matches cProfile" { check_fixture generators 3.15; }
+@test "record: generators on lib3.14 matches cProfile" { check_fixture generators lib3.14; }
+@test "record: generators on lib3.15 matches cProfile" { check_fixture generators lib3.15; }
 @test "record: generators on deb3.11 matches cProfile" { check_fixture generators deb3.11; }
 
 @test "record: throw_delegating on 3.8 matches cProfile" { check_fixture throw_delegating 3.8; }
@@ -155,6 +158,8 @@ for_each_py() {
 @test "record: async_coroutines on 3.13 matches cProfile" { check_fixture async_coroutines 3.13; }
 @test "record: async_coroutines on 3.14 matches cProfile" { check_fixture async_coroutines 3.14; }
 @test "record: async_coroutines on 3.15 matches cProfile" { check_fixture async_coroutines 3.15; }
+@test "record: async_coroutines on lib3.14 matches cProfile" { check_fixture async_coroutines lib3.14; }
+@test "record: async_coroutines on lib3.15 matches cProfile" { check_fixture async_coroutines lib3.15; }
 @test "record: async_coroutines on deb3.11 matches cProfile" { check_fixture async_coroutines deb3.11; }
 
 @test "record: exceptions on 3.8 matches cProfile" { check_fixture exceptions 3.8; }
@@ -186,6 +191,18 @@ for_each_py() {
 @test "record: methods on 3.14 matches cProfile" { check_fixture methods 3.14; }
 @test "record: methods on 3.15 matches cProfile" { check_fixture methods 3.15; }
 @test "record: methods on deb3.11 matches cProfile" { check_fixture methods deb3.11; }
+
+@test "record: call_paths on 3.8 matches cProfile" { check_fixture call_paths 3.8; }
+@test "record: call_paths on 3.9 matches cProfile" { check_fixture call_paths 3.9; }
+@test "record: call_paths on 3.10 matches cProfile" { check_fixture call_paths 3.10; }
+@test "record: call_paths on 3.11 matches cProfile" { check_fixture call_paths 3.11; }
+@test "record: call_paths on 3.12 matches cProfile" { check_fixture call_paths 3.12; }
+@test "record: call_paths on 3.13 matches cProfile" { check_fixture call_paths 3.13; }
+@test "record: call_paths on 3.14 matches cProfile" { check_fixture call_paths 3.14; }
+@test "record: call_paths on 3.15 matches cProfile" { check_fixture call_paths 3.15; }
+@test "record: call_paths on lib3.14 matches cProfile" { check_fixture call_paths lib3.14; }
+@test "record: call_paths on lib3.15 matches cProfile" { check_fixture call_paths lib3.15; }
+@test "record: call_paths on deb3.11 matches cProfile" { check_fixture call_paths deb3.11; }
 
 @test "record: getitem on 3.8 matches cProfile" { check_fixture getitem 3.8; }
 @test "record: getitem on 3.9 matches cProfile" { check_fixture getitem 3.9; }
@@ -225,6 +242,8 @@ for_each_py() {
 @test "record: threads on 3.13 matches cProfile" { check_fixture threads 3.13; }
 @test "record: threads on 3.14 matches cProfile" { check_fixture threads 3.14; }
 @test "record: threads on 3.15 matches cProfile" { check_fixture threads 3.15; }
+@test "record: threads on lib3.14 matches cProfile" { check_fixture threads lib3.14; }
+@test "record: threads on lib3.15 matches cProfile" { check_fixture threads lib3.15; }
 @test "record: threads on deb3.11 matches cProfile" { check_fixture threads deb3.11; }
 @test "record: thread_names on 3.8 matches cProfile" { check_fixture thread_names 3.8; }
 @test "record: thread_names on 3.9 matches cProfile" { check_fixture thread_names 3.9; }
@@ -264,6 +283,8 @@ for_each_py() {
 @test "record: deep_recursion on 3.13 matches cProfile" { check_fixture deep_recursion 3.13; }
 @test "record: deep_recursion on 3.14 matches cProfile" { check_fixture deep_recursion 3.14; }
 @test "record: deep_recursion on 3.15 matches cProfile" { check_fixture deep_recursion 3.15; }
+@test "record: deep_recursion on lib3.14 matches cProfile" { check_fixture deep_recursion lib3.14; }
+@test "record: deep_recursion on lib3.15 matches cProfile" { check_fixture deep_recursion lib3.15; }
 @test "record: deep_recursion on deb3.11 matches cProfile" { check_fixture deep_recursion deb3.11; }
 
 
