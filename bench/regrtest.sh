@@ -19,6 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 bin=$(realpath "${PYUPROF:-build/pyuprof}")
+BATS_TEST_DIRNAME=$repo/tests # (helpers.bash finds the repository, TOOLS, by it)
 source tests/helpers.bash 2>/dev/null || true
 PYUPROF=$bin
 PYS=${PYS:-3.8 3.9 3.10 3.11 3.12 3.13 3.14 3.15 deb3.11}
