@@ -29,7 +29,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source tests/helpers.bash 2>/dev/null || true
 REPS=${REPS:-3}
-PYS=${PYS:-"3.8 3.9 3.10 3.11 3.12 3.13 deb3.11"}
+PYS=${PYS:-"3.8 3.9 3.10 3.11 3.12 3.13 3.14 3.15 deb3.11"}
 WORKLOADS=${WORKLOADS:-"fib generators compile deep many"}
 COMPILE_FILES=${COMPILE_FILES:-2}
 export BENCH_COMPILE_ROUNDS=${COMPILE_ROUNDS:-1}

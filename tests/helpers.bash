@@ -8,7 +8,8 @@
 
 bats_require_minimum_version 1.5.0
 
-REPO="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
+# (bench/*.sh source this file outside bats: there it finds the repository by its own path)
+REPO="$(cd "${BATS_TEST_DIRNAME:-$(dirname "${BASH_SOURCE[0]}")}/.." && pwd)"
 PYUPROF="${PYUPROF:-$REPO/build/pyuprof}"
 TARGETS="$REPO/tests/targets"
 TOOLS="$REPO/tests/tools"
