@@ -975,8 +975,12 @@ LAYOUT_C = r"""
 #include "internal/pycore_dict.h"
 #include "internal/pycore_genobject.h"
 #include "internal/pycore_ceval.h"
+#if __has_include("internal/pycore_debug_offsets.h")  /* 3.14+; 3.13: in pycore_runtime.h */
 #include "internal/pycore_debug_offsets.h"
+#endif
+#ifdef Py_TAG_BITS
 const unsigned long pyuprof_tag_bits = Py_TAG_BITS;
+#endif
 __typeof__(_PyEval_EvalFrameDefault) *pyuprof_eval = _PyEval_EvalFrameDefault;
 """
 
