@@ -40,7 +40,8 @@ DEFAULT_BINARIES = ["/usr/bin/python3.11"]
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLE_FILE = os.path.join(REPO, "user", "target", "py_layouts.c")
 LAYOUTS_H = os.path.join(REPO, "user", "target", "py_layouts.h")
-SID_ROOT = os.environ.get("PYUPROF_SID_ROOT", "/var/lib/pyuprof/roots/sid")
+SID_ROOT = os.environ.get("PYUPROF_SID_ROOT") or os.path.join(
+    os.environ.get("PYUPROF_ROOTS") or "/var/lib/pyuprof/roots", "sid")
 
 
 CALLER_FROM_F_BACK, CALLER_FROM_CFRAME, CALLER_FROM_TSTATE = 0, 1, 2

@@ -20,15 +20,15 @@ SUPPORTED_PYS=(3.8 3.9 3.10 3.11 3.12 3.13 3.14 3.15 deb3.11)
 # Debian's libpython3.14.so and libpython3.15.so (the sid root's python3.X-shared): the
 # interpreter in a shared library, tested where a test names them.
 SHARED_PYS=(lib3.14 lib3.15)
-# The sid root (scripts/install-sid-root.sh, which install-deps.sh test runs). Its Pythons run
-# chrooted in a mount namespace of their own, as in a container (tests/tools/sid-python).
-SID_ROOT="${PYUPROF_SID_ROOT:-/var/lib/pyuprof/roots/sid}"
 # In pyenv only to be refused.
 UNSUPPORTED_PYS=(2.7 3.6 3.7)
 
 # Debian roots that Pythons run in as in a chroot or a container (scripts/make-root.sh; made
 # by `scripts/install-deps.sh test`, which reads the same variable).
 ROOTS_DIR=${PYUPROF_ROOTS:-/var/lib/pyuprof/roots}
+# The sid root's 3.14 and 3.15 (scripts/install-sid-root.sh, which install-deps.sh test runs)
+# run chrooted in a mount namespace of their own, as in a container (tests/tools/sid-python).
+SID_ROOT=${PYUPROF_SID_ROOT:-$ROOTS_DIR/sid}
 
 # require_root_py NAME PYTHON: sets ROOT to the root NAME and RPY to PYTHON's path in it
 # (/usr/bin/PYTHON), or skips the test when it is not there (fails it under CI=true).
