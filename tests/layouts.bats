@@ -84,6 +84,29 @@ refused() {
 	done
 }
 
+# 3.13's patch releases moved the main interpreter inside _PyRuntime (3.13.0: +88352, Debian's
+# 3.13.18: +88424), a place no published offset names but the runtime state's size less the
+# interpreter state's gives. Taken from the table, the hook was written 72 bytes off inside the
+# real interpreter at launch and every call's interpreter compare failed: no call was staged
+# (every one took the per-call probes, 2.3 us a call). Staged, the raw recording has the code
+# flushes only the batch makes (RAW_FLUSH, 106), and the counts are exact.
+@test "layouts: Debian's 3.13.18 (its main interpreter 72 bytes on from 3.13.0's) records in batches, exactly" {
+	require_bpf
+	require_root_py sid python3.13
+	cd "$BATS_TEST_TMPDIR"
+	run_ok "$PYUPROF" record -o p.prof --raw p.raw -- chroot "$ROOT" "$RPY" -c '
+def f(i):
+    return i
+for i in range(5000):
+    f(i)'
+	[[ $stderr == *"(Python 3.13."* ]]
+	run -0 python3 "$TOOLS/raw_types.py" p.raw
+	grep -Eq '^106 [1-9]' <<<"$output" || { echo "no code flush staged:"; echo "$output"; return 1; }
+	run -0 python3 -c 'import pstats, sys
+n = {k[2]: v[1] for k, v in pstats.Stats(sys.argv[1]).stats.items() if k[0] == "<string>"}
+assert n.get("f") == 5000, n' p.prof
+}
+
 # The table equals what gen-py-offsets.py reads from every build (pyenv's DWARF, Debian's
 # headers, machine code and published offsets; the positions of the lists py_layouts.c
 # compares at attach). gdb and gcc are test dependencies (install-deps.sh).

@@ -258,7 +258,7 @@ static int compared(const struct debug_case *c, unsigned pos)
 }
 
 /* 3.13: pyenv's libpython (PYUPROF_LIBPYTHON313 overrides); 3.14, 3.15: Debian's executable in
- * the sid root ($PYUPROF_SID_ROOT, else where install-sid-root.sh puts it). */
+ * the sid root ($PYUPROF_SID_ROOT, else $PYUPROF_ROOTS/sid, where install-sid-root.sh puts it). */
 static int find_build(unsigned minor, char *out, size_t len)
 {
 	const char *env = getenv("PYUPROF_LIBPYTHON313");
@@ -269,8 +269,13 @@ static int find_build(unsigned minor, char *out, size_t len)
 	glob_t g;
 
 	if (minor != 13) {
-		snprintf(out, len, "%s/usr/bin/python3.%u", sid && *sid ? sid :
-			 "/var/lib/pyuprof/roots/sid", minor);
+		const char *roots = getenv("PYUPROF_ROOTS");
+
+		if (sid && *sid)
+			snprintf(out, len, "%s/usr/bin/python3.%u", sid, minor);
+		else
+			snprintf(out, len, "%s/sid/usr/bin/python3.%u",
+				 roots && *roots ? roots : "/var/lib/pyuprof/roots", minor);
 		return access(out, R_OK) ? -ENOENT : 0;
 	}
 	if (env) {
@@ -369,6 +374,7 @@ static void test_debug_offsets_real(const struct debug_case *c, const unsigned c
 {
 	const struct py_offsets_entry *e = py_layouts__find(3, c->minor, 0);
 	unsigned char buf[DEBUG_MAX];
+	uint64_t main;
 	unsigned pos;
 	int err;
 
@@ -391,6 +397,16 @@ static void test_debug_offsets_real(const struct debug_case *c, const unsigned c
 			printf("#   3.%u: a change at %u gave %d (%s)\n", c->minor, pos, err, why);
 		CHECK(compared(c, pos) ? err == -EINVAL && why[0] : err == 0);
 	}
+	/* The main interpreter: the runtime state's last member, where the table has it for the
+	 * build the table came from; a runtime state grown by 72 (Debian's 3.13.18) moves it */
+	CHECK(py_layouts__main_interpreter(real, c->size, &main) == 0 &&
+	      main == e->PyRuntime_main_interpreter);
+	memcpy(buf, real, c->size);
+	put_u64(buf, 24, get_u64(buf, 24) + 72);
+	CHECK(py_layouts__main_interpreter(buf, c->size, &main) == 0 &&
+	      main == e->PyRuntime_main_interpreter + 72);
+	put_u64(buf, 24, get_u64(buf, 48)); /* no room */
+	CHECK(py_layouts__main_interpreter(buf, c->size, &main) == -EINVAL);
 	/* Another minor version's entry does not describe this runtime. */
 	CHECK(check(py_layouts__find(3, c->minor - 1, 0), real, c->size) == -EINVAL);
 }

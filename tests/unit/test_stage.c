@@ -136,7 +136,8 @@ static int rig_up_minor_with(struct rig *r, unsigned minor, void *fn)
 	t.minor = minor;
 	t.offsets = r->o;
 	t.none_addr = addr(r->w->none); /* (3.12+: a generator's return told from its yields) */
-	t.runtime_addr = addr(r->w->interp) - r->o->PyRuntime_main_interpreter;
+	t.main_interp_off = r->o->PyRuntime_main_interpreter;
+	t.runtime_addr = addr(r->w->interp) - t.main_interp_off;
 	t.eval_addr = addr(fn);
 	memcpy(t.eval_head, fn, sizeof(t.eval_head));
 	if (tramp__build(&t, TRAMP_BATCH, addr(r->stage), r->page, why, sizeof(why)))

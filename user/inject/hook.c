@@ -128,11 +128,11 @@ static int yield_hooks(const struct py_target *t, struct hook_state *h, uint64_t
 int hook__preinit(const struct py_target *t, struct hook_state *h)
 {
 	if (!h->slot || !t->offsets->bpf.PyInterpreterState_eval_frame || !t->runtime_addr ||
-	    !t->offsets->PyRuntime_main_interpreter)
+	    !t->main_interp_off)
 		return 0;
 	/* the static main interpreter keeps this value through Py_Initialize (checked on 3.11,
 	 * 3.12, 3.13), so the very first Python call already runs with inlining off */
-	return switch_interp(t, h, t->runtime_addr + t->offsets->PyRuntime_main_interpreter);
+	return switch_interp(t, h, t->runtime_addr + t->main_interp_off);
 }
 
 int hook__install(const struct py_target *t, struct hook_state *h)

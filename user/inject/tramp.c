@@ -170,7 +170,7 @@ static void batch_params(const struct py_target *t, uint64_t stage, struct tramp
 	/* 3.12+: an interpreter may have a GIL of its own; only the main one stages */
 	if (t->major == 3 && t->minor >= 12) {
 		p->interp_off = b->PyThreadState_interp;
-		p->main_interp = t->runtime_addr + o->PyRuntime_main_interpreter;
+		p->main_interp = t->runtime_addr + t->main_interp_off;
 	}
 	p->frame_arg = b->eval_frame_arg;
 	p->code_off = b->frame_code;

@@ -920,6 +920,28 @@ static uint64_t get_u64(const void *buf, size_t pos)
 	return v;
 }
 
+/* The head of _Py_DebugOffsets is the same in 3.13-3.15: runtime_state {size, finalizing,
+ * interpreters_head}, then interpreter_state's size. */
+#define DEBUG_RUNTIME_SIZE 24
+#define DEBUG_INTERP_HEAD 40
+#define DEBUG_INTERP_SIZE 48
+
+int py_layouts__main_interpreter(const void *buf, size_t len, uint64_t *off)
+{
+	uint64_t runtime, interp, head;
+
+	if (len < DEBUG_INTERP_SIZE + 8 || memcmp(buf, DEBUG_COOKIE, 8))
+		return -EINVAL;
+	runtime = get_u64(buf, DEBUG_RUNTIME_SIZE);
+	interp = get_u64(buf, DEBUG_INTERP_SIZE);
+	head = get_u64(buf, DEBUG_INTERP_HEAD);
+	/* after interpreters.head and .main at least, 8-aligned, inside the runtime state */
+	if (interp >= runtime || runtime - interp < head + 16 || (runtime - interp) % 8)
+		return -EINVAL;
+	*off = runtime - interp;
+	return 0;
+}
+
 bool py_layouts__free_threaded(const void *buf, size_t len)
 {
 	return len >= DEBUG_FREE_THREADED + 8 && !memcmp(buf, DEBUG_COOKIE, 8) &&

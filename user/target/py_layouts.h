@@ -9,6 +9,7 @@
 #include <linux/types.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "py_offsets.h" /* the shared struct, not this file */
 
 struct py_offsets_entry {
@@ -97,6 +98,13 @@ const struct py_offsets_entry *py_layouts__at(size_t i);
  */
 int py_layouts__check_debug_offsets(const struct py_offsets_entry *e, const void *buf, size_t len,
 				    char *why, size_t why_len);
+
+/*
+ * 3.13+: the main interpreter's offset in _PyRuntime, from the _Py_DebugOffsets in buf (as
+ * above): the runtime state's size less the interpreter state's, since the main interpreter is
+ * the runtime state's last member (3.13, 3.14, 3.15). 0, or -EINVAL when they give none.
+ */
+int py_layouts__main_interpreter(const void *buf, size_t len, uint64_t *off);
 
 /* 3.13+: whether the _Py_DebugOffsets in buf (as above) are a free-threaded build's. */
 bool py_layouts__free_threaded(const void *buf, size_t len);

@@ -96,7 +96,7 @@ static int check_eval_frame_offset(struct elf_file *ef, const struct py_target *
  * initialised data, so read from the file) against the table: a build whose layout moved, or
  * a free-threaded one (whose objects and frames the table does not describe), is refused.
  */
-static int check_debug_offsets(struct elf_file *ef, const struct py_target *t, char *why,
+static int check_debug_offsets(struct elf_file *ef, struct py_target *t, char *why,
 			       size_t why_len)
 {
 	char buf[2048], detail[256] = "";
@@ -119,6 +119,14 @@ static int check_debug_offsets(struct elf_file *ef, const struct py_target *t, c
 	}
 	err = py_layouts__check_debug_offsets(t->offsets, buf, sizeof(buf), detail,
 					      sizeof(detail));
+	/* the main interpreter, the runtime state's last member, where the build puts it: it
+	 * moved within 3.13 (88352 in 3.13.0, 88424 in Debian's 3.13.18), and a wrong one is
+	 * written through (hook.c's preinit) */
+	if (!err && py_layouts__main_interpreter(buf, sizeof(buf), &t->main_interp_off)) {
+		snprintf(why, why_len, "Python %s's own layout (_Py_DebugOffsets) gives no place for "
+			 "its main interpreter: unsupported build", t->version);
+		return -EINVAL;
+	}
 	if (err) {
 		snprintf(why, why_len, "Python %s's own layout (_Py_DebugOffsets) does not match "
 			 "pyuprof's table for %u.%u (%s): unsupported build", t->version, t->major,
@@ -166,6 +174,25 @@ static int find_perf_checks(struct elf_file *ef, const struct py_target *t, uint
 			n++;
 	}
 	return n ? n : -ENOENT;
+}
+
+/*
+ * 3.11+: once the runtime is initialised, interpreters.main (after interpreters.head) points at
+ * the main interpreter: it must be where pyuprof writes its hook and compares each call's
+ * interpreter with. Before (launch mode, at the interpreter's mapping) it is NULL.
+ */
+static int check_main_interpreter(const struct py_target *t, char *why, size_t why_len)
+{
+	uint64_t main = 0;
+
+	if (!t->main_interp_off || !t->runtime_addr ||
+	    proc__read(t->pid, t->runtime_addr + t->offsets->PyRuntime_interpreters_head + 8, &main,
+		       sizeof(main)) || !main || main == t->runtime_addr + t->main_interp_off)
+		return 0;
+	snprintf(why, why_len, "Python %s's main interpreter is at _PyRuntime+%lld, where pyuprof "
+		 "reads +%llu: unsupported build", t->version,
+		 (long long)(main - t->runtime_addr), (unsigned long long)t->main_interp_off);
+	return -EINVAL;
 }
 
 /* Tries one mapped object; returns 0 if it holds the interpreter (and fills t), else -ENOEXEC. */
@@ -264,6 +291,11 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n,
 	}
 	if (!elf_file__sym(ef, "_PyRuntime", &vaddr, NULL))
 		t->runtime_addr = t->bias + vaddr;
+	if (!t->main_interp_off) /* before 3.13: the table's (3.11, 3.12: checked by gen-py-offsets) */
+		t->main_interp_off = t->offsets->PyRuntime_main_interpreter;
+	err = check_main_interpreter(t, why, why_len);
+	if (err)
+		goto out;
 	if (!elf_file__sym(ef, "_Py_NoneStruct", &vaddr, NULL))
 		t->none_addr = t->bias + vaddr;
 	if (!elf_file__sym(ef, "PyErr_SetString", &vaddr, NULL))

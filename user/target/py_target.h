@@ -37,6 +37,9 @@ struct py_target {
 	uint64_t *setter_ret_offsets; /* its ret instructions */
 	int nsetter_ret;
 	uint64_t runtime_addr;	 /* &_PyRuntime at run time */
+	/* 3.11+: the main interpreter, embedded in _PyRuntime: its offset there (3.13+: as the
+	 * build publishes it, _Py_DebugOffsets; before, the table's), 0 before 3.11 */
+	uint64_t main_interp_off;
 	uint64_t none_addr;	 /* &_Py_NoneStruct at run time (None), 0 if not found */
 	uint64_t perf_init_offset; /* _PyPerfTrampoline_Init (3.12+, .symtab only), 0 if none */
 	uint64_t *perf_ret_offsets;
