@@ -94,8 +94,9 @@ run_mode() {
 # The staging anchor, the floor of the batch design (../shared/anchors/stage/README.md), as a
 # shared object, and the file offset of its flush nop (where bare's counting probe goes).
 stage_so="" stage_flush=""
-if [[ -f ../shared/anchors/stage/stage.S ]] &&
-	gcc -shared -nostdlib -o "$tmp/stage.so" ../shared/anchors/stage/stage.S; then
+# (SHARED: where shared/ is, for a worktree that is not beside it)
+anchor=${SHARED:-../shared}/anchors/stage/stage.S
+if [[ -f $anchor ]] && gcc -shared -nostdlib -o "$tmp/stage.so" "$anchor"; then
 	stage_so=$tmp/stage.so
 	stage_flush=$(python3 - "$stage_so" <<'PY'
 import subprocess, sys

@@ -2,7 +2,7 @@
 """Runs a script with the staging anchor as the interpreter's eval_frame hook, without pyuprof
 (bench/run.sh's stage mode: the floor of the batch design, ../shared/anchors/stage).
 
-    python3.X bench/with_stage.py SCRIPT ARGS...    (3.8-3.13; STAGE_SO: the anchor's .so)
+    python3.X bench/with_stage.py SCRIPT ARGS...    (3.8-3.15; STAGE_SO: the anchor's .so)
 
 The anchor's `tramp` stages a TSC-stamped record per entry and per exit in a 4 KiB buffer and
 calls its `tramp_flush` every 256 records; bench/bare's stage mode puts a counting probe there.
@@ -12,7 +12,8 @@ import os
 import runpy
 import sys
 
-SLOT = {(3, 11): 1424, (3, 12): 1744, (3, 13): 8472}  # PyInterpreterState.eval_frame
+# PyInterpreterState.eval_frame (user/target/py_layouts.c)
+SLOT = {(3, 11): 1424, (3, 12): 1744, (3, 13): 8472, (3, 14): 8520, (3, 15): 8472}
 
 
 def main():
