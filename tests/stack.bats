@@ -16,19 +16,28 @@ load helpers
 # 900): before 3.11 such a thread crashes natively at about 512 (each call is a C activation
 # there too), and a depth that crashes natively is passed over.
 check_small_stack() {
-	local depth native nstatus n=0 exits=()
+	local depth native nstatus n=0 exits=() hooked=""
 	require_py "$1"
 	require_bpf
 	[[ -z ${2:-} ]] || exits=(--exits "$2")
 	cd "$BATS_TEST_TMPDIR"
+	# 3.14+ check their C stack themselves (no guard of pyuprof's): there a RecursionError
+	# recorded must be one a bare PEP 523 hook meets too
+	[[ $1 =~ 3\.1[4-9]$ ]] && build_hook
 	for depth in ${DEPTHS:-300 500 900}; do
 		nstatus=0
-		native=$("$PY" "$TARGETS/small_stack.py" thread 256 "$depth") || nstatus=$?
+		native=$(PEP523_DIR="" "$PY" "$TARGETS/small_stack.py" thread 256 "$depth") ||
+			nstatus=$?
 		[[ $nstatus == 0 ]] || { echo "# depth $depth: crashes natively ($nstatus)"; continue; }
 		echo "# depth $depth: natively $native"
-		run_ok "$PYUPROF" record "${exits[@]}" -o "out$depth.prof" -- \
+		[[ -z ${PEP523_DIR:-} ]] ||
+			hooked=$("$PY" "$TARGETS/small_stack.py" thread 256 "$depth")
+		run_ok env PEP523_DIR= "$PYUPROF" record "${exits[@]}" -o "out$depth.prof" -- \
 			"$PY" "$TARGETS/small_stack.py" thread 256 "$depth"
-		if [[ $output == "RecursionError: "* ]]; then
+		if [[ -n ${PEP523_DIR:-} && $output == "RecursionError: Stack overflow"* ]]; then
+			echo "# depth $depth: recorded $output; under a bare hook $hooked"
+			[[ $hooked == "RecursionError: Stack overflow"* ]] || { show_run; return 1; }
+		elif [[ $output == "RecursionError: "* ]]; then
 			grep -q "calls raised RecursionError, their thread's C stack (256 KiB)" <<<"$stderr" ||
 				{ show_run; return 1; }
 			# the shallowest runs recorded as natively
@@ -57,6 +66,14 @@ check_small_stack() {
 
 @test "stack: a thread with a small stack: the native result or RecursionError, never a crash (3.13)" {
 	check_small_stack 3.13
+}
+
+@test "stack: a thread with a small stack: the native result or RecursionError, never a crash (3.14)" {
+	check_small_stack 3.14
+}
+
+@test "stack: a thread with a small stack: the native result or RecursionError, never a crash (3.15)" {
+	check_small_stack 3.15
 }
 
 @test "stack: a thread with a small stack: the native result or RecursionError, never a crash (Debian 3.11)" {
@@ -102,15 +119,22 @@ check_small_stack_attach() {
 # the heap; recorded it may end in RecursionError near the end of the 8 MiB stack, never in
 # a crash.
 check_main_deep() {
-	local native
+	local native hooked=""
 	require_py "$1"
 	require_bpf
 	cd "$BATS_TEST_TMPDIR"
 	native=$("$PY" "$TARGETS/small_stack.py" main 60000)
 	[[ $native == "depth 60000" ]]
-	run_ok "$PYUPROF" record -o out.prof -- "$PY" "$TARGETS/small_stack.py" main 60000
+	# (3.14+: CPython's own check raises it, as under a bare PEP 523 hook)
+	if [[ $1 =~ 3\.1[4-9]$ ]]; then
+		build_hook
+		hooked=$("$PY" "$TARGETS/small_stack.py" main 60000)
+		[[ $hooked == "RecursionError: Stack overflow"* ]] || { echo "hooked: $hooked"; return 1; }
+	fi
+	run_ok env PEP523_DIR= "$PYUPROF" record -o out.prof -- "$PY" "$TARGETS/small_stack.py" main 60000
 	[[ $output == "$native" ]] ||
 		{ [[ $output == "RecursionError: "* ]] && grep -q "calls raised RecursionError" <<<"$stderr"; } ||
+		{ [[ -n $hooked && $output == "RecursionError: Stack overflow"* ]]; } ||
 		{ show_run; return 1; }
 }
 
@@ -120,6 +144,14 @@ check_main_deep() {
 
 @test "stack: a deep recursion on the main thread: the native result or RecursionError, never a crash (3.13)" {
 	check_main_deep 3.13
+}
+
+@test "stack: a deep recursion on the main thread: the native result or RecursionError, never a crash (3.14)" {
+	check_main_deep 3.14
+}
+
+@test "stack: a deep recursion on the main thread: the native result or RecursionError, never a crash (3.15)" {
+	check_main_deep 3.15
 }
 
 @test "stack: a deep recursion on the main thread: the native result or RecursionError, never a crash (Debian 3.11)" {

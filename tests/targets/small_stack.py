@@ -7,7 +7,9 @@
     small_stack.py main DEPTH [WAITFILE]         the main thread, with the limit raised past
                                                  DEPTH
 
-With WAITFILE, prints "ready" and waits for the file first (an attach comes meanwhile). Prints
+With $PEP523_DIR set, under a bare PEP 523 hook (tests/targets/ext/pep523hook.c built there):
+what any hook changes. With WAITFILE, prints "ready" and waits for the file first (an attach
+comes meanwhile). Prints
 "depth DEPTH" if the recursion returned, "RecursionError: ..." if it raised that (caught at
 the recursion's start): natively on 3.11+ calls run inline and need no C stack, before 3.11
 each is a C activation and a stack that runs out crashes the process. Exits 0 either way.
@@ -30,6 +32,11 @@ def attempt(depth, out):
 
 
 def main():
+    if os.environ.get("PEP523_DIR"):
+        sys.path.insert(0, os.environ["PEP523_DIR"])
+        import pep523hook
+
+        pep523hook.enable()
     how = sys.argv[1]
     args = sys.argv[2:]
     kib = int(args.pop(0)) if how == "thread" else 0
