@@ -97,6 +97,18 @@ $(OUTPUT)/tests/probe_site_cases.so: tests/unit/probe_site_cases.S | $(OUTPUT)/t
 	$(Q)$(CC) -shared -nostdlib $< -o $@
 $(OUTPUT)/tests/test_probe_site: $(OUTPUT)/tests/probe_site_cases.so
 $(OUTPUT)/tests/test_probe_site: ALL_CFLAGS += -DCASES_SO='"$(OUTPUT)/tests/probe_site_cases.so"'
+# test_inline_init's: the same code twice, the second with a _PyType_NewManagedObject symbol
+$(OUTPUT)/tests/inline_init_cases.so: tests/unit/inline_init_cases.S | $(OUTPUT)/tests
+	$(call msg,AS,$@)
+	$(Q)$(CC) -shared -nostdlib $< -o $@
+$(OUTPUT)/tests/inline_init_cases_sym.so: tests/unit/inline_init_cases.S | $(OUTPUT)/tests
+	$(call msg,AS,$@)
+	$(Q)$(CC) -DWITH_SYM -shared -nostdlib $< -o $@
+$(OUTPUT)/tests/test_inline_init: $(OUTPUT)/tests/inline_init_cases.so \
+	$(OUTPUT)/tests/inline_init_cases_sym.so
+$(OUTPUT)/tests/test_inline_init: ALL_CFLAGS += \
+	-DCASES_SO='"$(OUTPUT)/tests/inline_init_cases.so"' \
+	-DCASES_SYM_SO='"$(OUTPUT)/tests/inline_init_cases_sym.so"'
 
 unit: $(UNIT_BINS)
 

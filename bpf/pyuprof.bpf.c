@@ -33,8 +33,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* 3.13: PyHeapTypeObject._spec_cache.init and PyFunctionObject.func_code */
 const volatile __u32 spec_cache_init_off = 0, func_code_off = 0;
-/* 3.11: where the new frame is at the inline __getitem__ probe (enum frame_reg) */
-const volatile __u32 getitem_frame_reg = 0;
+/* 3.11: where the new frame is at the inline __getitem__ probe; 3.13: where the running frame
+ * is at the inline __init__ probe (enum frame_reg) */
+const volatile __u32 getitem_frame_reg = 0, init_frame_reg = 0;
 /* 3.12+: each activation of the eval function links its frame to a C-stack entry frame */
 const volatile __u32 entry_shim = 0;
 /* the return probe is the trampoline head's: the frame that returns is at the stack pointer */
@@ -343,31 +344,10 @@ static __noinline void send_inline_call(__u64 code, const void *cw, __u64 frame,
 	bpf_ringbuf_submit(e, wakeup_flags(RB_BYTES(sizeof(*e))));
 }
 
-/*
- * _PyType_NewManagedObject(type), called (3.13.0) only by the specialised class call
- * CALL_ALLOC_AND_ENTER_INIT, which then runs type.__init__ inline whatever eval_frame says:
- * a call no entry probe sees. Report it with its code object; its frame is not made yet.
- */
-static __noinline int inline_init(struct pt_regs *ctx)
-{
-	__u64 cw[CODE_WINDOW / 8], type = PT_REGS_PARM1(ctx), init, code;
-	__u32 tid = current_tid();
-
-	if (tid)
-		stage_drain(tid, true);
-	if (!tid || read_user(&init, sizeof(init), type + spec_cache_init_off) ||
-	    read_user(&code, sizeof(code), init + func_code_off) ||
-	    read_user(cw, sizeof(cw), code))
-		return 0;
-	/* 3.13.0's eval loop keeps the running frame in rbp (callee-saved, so still there):
-	 * the caller. User space uses it only if it is a frame on that thread's stack. */
-	send_inline_call(code, cw, 0, PT_REGS_FP(ctx), tid);
-	return 0;
-}
-
-/* The frame register at PROBE_INLINE_GETITEM (user/target/inline_subscr.c found which). Each read
- * at a fixed offset: the verifier refuses a context pointer moved by a variable. */
-static __always_inline __u64 getitem_frame(const struct pt_regs *ctx)
+/* The frame register reg (enum frame_reg) at an inline call's probe (user/target/inline_subscr.c,
+ * inline_init.c found which). Each read at a fixed offset: the verifier refuses a context
+ * pointer moved by a variable. */
+static __always_inline __u64 frame_in(const struct pt_regs *ctx, __u32 reg)
 {
 	__u64 bx = ctx->bx, bp = ctx->bp, r12 = ctx->r12, r13 = ctx->r13, r14 = ctx->r14,
 	      r15 = ctx->r15;
@@ -378,7 +358,7 @@ static __always_inline __u64 getitem_frame(const struct pt_regs *ctx)
 	barrier_var(r13);
 	barrier_var(r14);
 	barrier_var(r15);
-	switch (getitem_frame_reg) {
+	switch (reg) {
 	case FRAME_REG_BX:
 		return bx;
 	case FRAME_REG_BP:
@@ -396,6 +376,28 @@ static __always_inline __u64 getitem_frame(const struct pt_regs *ctx)
 }
 
 /*
+ * The call that makes the object in the specialised class call CALL_ALLOC_AND_ENTER_INIT
+ * (3.13; user/target/inline_init.c), which then runs type.__init__ inline whatever eval_frame
+ * says: a call no entry probe sees. Report it with its code object; its frame is not made
+ * yet. The type is the call's first argument; the caller, the running frame, in the eval
+ * loop's register for it (user space uses it only if it is a frame on that thread's stack).
+ */
+static __noinline int inline_init(struct pt_regs *ctx)
+{
+	__u64 cw[CODE_WINDOW / 8], type = PT_REGS_PARM1(ctx), init, code;
+	__u32 tid = current_tid();
+
+	if (tid)
+		stage_drain(tid, true);
+	if (!tid || read_user(&init, sizeof(init), type + spec_cache_init_off) ||
+	    read_user(&code, sizeof(code), init + func_code_off) ||
+	    read_user(cw, sizeof(cw), code))
+		return 0;
+	send_inline_call(code, cw, 0, frame_in(ctx, init_frame_reg), tid);
+	return 0;
+}
+
+/*
  * CPython 3.11's BINARY_SUBSCR_GETITEM (early 3.11 releases: Debian's 3.11.2, not pyenv's
  * 3.11.7) runs a Python
  * __getitem__ inline whatever eval_frame says, on a path of its own in the eval loop. The
@@ -405,7 +407,8 @@ static __always_inline __u64 getitem_frame(const struct pt_regs *ctx)
  */
 static __noinline int inline_getitem(struct pt_regs *ctx)
 {
-	__u64 fw[FRAME_WINDOW / 8], cw[CODE_WINDOW / 8], frame = getitem_frame(ctx), code;
+	__u64 fw[FRAME_WINDOW / 8], cw[CODE_WINDOW / 8], code;
+	__u64 frame = frame_in(ctx, getitem_frame_reg);
 	__u32 tid = current_tid();
 
 	if (tid)

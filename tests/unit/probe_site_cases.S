@@ -19,7 +19,7 @@ moves_to:
 1:	ret
 	.size moves, . - moves
 
-/* 3.13.0's _PyType_NewManagedObject: sub rsp, xor esi, then a call (keep rdi, rbp) */
+/* sub rsp, xor esi, then a call, as 3.13.0's _PyType_NewManagedObject starts (keep rdi, rbp) */
 	.globl init_like, init_like_to
 	.type init_like, @function
 init_like:

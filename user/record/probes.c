@@ -279,6 +279,7 @@ static int load(struct probes *tr, const struct py_target *t, enum exits exits, 
 	skel->rodata->spec_cache_init_off = t->offsets->PyHeapTypeObject_spec_cache_init;
 	skel->rodata->func_code_off = t->offsets->PyFunctionObject_func_code;
 	skel->rodata->getitem_frame_reg = t->inline_getitem_reg;
+	skel->rodata->init_frame_reg = t->inline_init_reg;
 	skel->rodata->localsplus_off = t->offsets->PyFrame_localsplus;
 	skel->rodata->qualname_off = t->offsets->PyCodeObject_co_qualname;
 	skel->rodata->entry_shim = t->major == 3 && t->minor >= 12;

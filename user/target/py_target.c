@@ -4,7 +4,6 @@
  * The object that defines PyEval_EvalFrameEx (every 2.7 and 3.x build) is the interpreter:
  * libpythonX.Y.so with --enable-shared, the executable itself in Debian's static build.
  */
-#include <capstone/capstone.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +13,7 @@
 #include "base/proc.h"
 #include "pyuprof.h"
 #include "target/elf_syms.h"
-#include "target/probe_site.h"
+#include "target/inline_init.h"
 #include "target/proc_root.h"
 #include "target/py_target.h"
 
@@ -195,6 +194,29 @@ static int check_main_interpreter(const struct py_target *t, char *why, size_t w
 	return -EINVAL;
 }
 
+/*
+ * 3.13: the call that makes the object in CALL_ALLOC_AND_ENTER_INIT, which then runs __init__
+ * inline (target/inline_init.h), found in the eval function [eval, eval + size). Not found:
+ * no probe, said with -v (such calls that call another Python function are recovered from the
+ * frame chain, and the summary counts them; the others go unseen).
+ */
+static void find_inline_init(struct elf_file *ef, struct py_target *t, uint64_t eval,
+			     uint64_t size, const char *path)
+{
+	uint32_t off = t->offsets->PyHeapTypeObject_spec_cache_init;
+	struct inline_init s;
+
+	if (!inline_init__find(ef, eval, size, off, &s) &&
+	    !elf_file__vaddr_to_offset(ef, s.vaddr, &t->inline_init_offset)) {
+		t->inline_init_reg = s.reg;
+		return;
+	}
+	t->inline_init_offset = 0;
+	vlog("%s: the path of the __init__ calls Python %s runs inline (a specialised class call) "
+	     "is not found: those that call no other Python function are not seen", path,
+	     t->version);
+}
+
 /* Tries one mapped object; returns 0 if it holds the interpreter (and fills t), else -ENOEXEC. */
 static int try_object(struct py_target *t, const struct mapping *maps, int n,
 		      const struct mapping *m, char *why, size_t why_len)
@@ -252,6 +274,9 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n,
 	    !inline_subscr__find(ef, vaddr, size, t->offsets->bpf.frame_back, &getitem) &&
 	    !elf_file__vaddr_to_offset(ef, getitem.vaddr, &t->inline_getitem_offset))
 		t->inline_getitem_reg = getitem.reg;
+	/* 3.13: the __init__ calls its specialised class calls run inline whatever the hook says */
+	if (t->offsets->PyHeapTypeObject_spec_cache_init)
+		find_inline_init(ef, t, vaddr, size, path);
 	/* from the file: the trampoline replays the first instruction (a probe may sit on it in
 	 * memory) */
 	if (elf_file__read(ef, vaddr, t->eval_head, sizeof(t->eval_head)))
@@ -317,19 +342,6 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n,
 			     "recorded", path);
 		if (t->nperf_check < 0)
 			t->nperf_check = 0;
-	}
-
-	/* its only caller is the instruction that runs __init__ inline (checked on 3.13.0). Its
-	 * first instruction is single-stepped under a probe (3.13.0: sub rsp), a second
-	 * exception a hit; the program reads only the type (rdi) and the caller's frame (rbp),
-	 * so the probe sits on the first instruction the kernel emulates (3.13.0: the call two
-	 * on). */
-	if (t->offsets->PyHeapTypeObject_spec_cache_init &&
-	    !elf_file__sym(ef, "_PyType_NewManagedObject", &vaddr, &size)) {
-		static const unsigned keep[] = { X86_REG_RDI, X86_REG_RBP };
-
-		vaddr = probe_site__move(ef, vaddr, vaddr + size, vaddr, keep, 2, NULL, 0);
-		elf_file__vaddr_to_offset(ef, vaddr, &t->inline_init_offset);
 	}
 
 	/* 3.12+: how calls CPython would run inline reach the hook (a table too large for the

@@ -48,7 +48,8 @@ struct py_target {
 	 * find_perf_checks) */
 	uint64_t perf_check_offsets[PERF_CHECKS_MAX];
 	int nperf_check;
-	uint64_t inline_init_offset; /* _PyType_NewManagedObject (3.13, .symtab only), 0 if none */
+	uint64_t inline_init_offset; /* 3.13's inline __init__: the object's making, or 0 */
+	uint32_t inline_init_reg;     /* the frame's register there (enum frame_reg; inline_init.h) */
 	uint64_t inline_getitem_offset; /* 3.11's inline __getitem__ (inline_subscr.h), or 0 */
 	uint32_t inline_getitem_reg;	/* the frame's register there (enum frame_reg) */
 	struct usdt_probe exit_probe; /* 3.11 python:function__return, used instead of ret sites */
