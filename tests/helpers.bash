@@ -64,6 +64,13 @@ py_path() {
 		echo "$TOOLS/sid/$cand"
 		return 0
 	fi
+	# Debian's 3.13 (static, stripped) of the sid root: not in SUPPORTED_PYS (tests/roots.bats
+	# and tests/layouts.bats run it chrooted), named for bench/
+	if [[ $label == deb3.13 ]]; then
+		[[ -x $SID_ROOT/usr/bin/python3.13 ]] || return 1
+		echo "$TOOLS/sid/python3.13"
+		return 0
+	fi
 	if [[ $label == deb3.11 ]]; then
 		cand=/usr/bin/python3.11
 		# a real Debian build, not a pyenv shim or link into a pyenv tree
@@ -88,7 +95,7 @@ bench_stamp() {
 	for label in "$@"; do
 		py=$(py_path "$label") || continue
 		v=$("$py" -c 'import sys; print(sys.version.split()[0])')
-		[[ $label == deb3.11 ]] && v="Debian's $v (deb3.11)"
+		[[ $label == deb3.* ]] && v="Debian's $v ($label)"
 		vs+=("$v")
 	done
 	local c
