@@ -153,8 +153,10 @@ check_gevent_server() {
 	grep -Eq "^leaf $leaves $leaves [0-9.]+ compute:$leaves$" <<<"$FIELDS"
 	serve port "$PYUPROF" record "${exits[@]}" -o ours.prof -- \
 		"$PY" "$TARGETS/gevent_server.py" port
-	run -0 "$PY" "$TOOLS/pstats_compare.py" ours.prof truth.prof \
+	run "$PY" "$TOOLS/pstats_compare.py" ours.prof truth.prof \
 		--file "$TARGETS/gevent_server.py"
+	echo "$output"
+	[[ $status == 0 ]]
 	serve port "$PY" "$TOOLS/cprofile_run.py" -o cprofile.prof "$TARGETS/gevent_server.py" port
 	run "$PY" "$TOOLS/pstats_compare.py" cprofile.prof truth.prof \
 		--file "$TARGETS/gevent_server.py"

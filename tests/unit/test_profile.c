@@ -402,6 +402,36 @@ TEST(a_function_in_two_greenlets_is_no_recursion)
 	profile__free(p);
 }
 
+/* gevent: a greenlet's first frame has the frame that started it, the hub's loop f (10), as its
+ * caller, so it is stacked on the hub's; the hub's next call from f shows the hub running again:
+ * the greenlet (h, 30) waits, parked, and is neither closed there nor recovered when it goes on
+ * (its h was counted twice) */
+TEST(a_greenlet_started_from_the_hub_waits_when_the_hub_runs)
+{
+	struct profile *p = with_funcs();
+	const uint32_t f = 0, g = 1, h = 2;
+
+	call(p, 1, 100, 10, 0, 0, 0, 0, 0);	  /* the hub's f */
+	call(p, 2, 300, 20, 0, 0, 0, 0, 0);	  /* a first greenlet's h: no caller */
+	call(p, 3, 200, 11, 10, 100, 0, 0, 0);	  /* the hub again: g from f */
+	CHECK(!profile__return(p, 7, 4));
+	call(p, 5, 300, 30, 10, 100, 0, 0, 0);	  /* a greenlet the hub starts: h "from" f */
+	call(p, 6, 200, 31, 30, 300, 10, 100, 0); /* g from it */
+	CHECK(!profile__return(p, 7, 7));
+	call(p, 8, 200, 12, 10, 100, 0, 0, 0);	  /* the hub: g from f */
+	CHECK(!profile__return(p, 7, 9));
+	call(p, 10, 200, 32, 30, 300, 10, 100, 0); /* the greenlet goes on */
+	CHECK(!profile__return(p, 7, 11));
+	CHECK(!profile__return(p, 7, 12));	   /* its h returns */
+	profile__finish(p, 13);
+	CHECK(p->funcs[h].st.calls == 2 && p->funcs[g].st.calls == 4 && p->funcs[f].st.calls == 1);
+	CHECK(p->n.recovered == 0 && p->n.closed_unseen == 0);
+	/* the second h ran from 5 to 12 */
+	CHECK(p->funcs[h].st.total_ns >= 12 - 5);
+	CHECK(has_edge(p, f, g) && has_edge(p, h, g));
+	profile__free(p);
+}
+
 int main(void)
 {
 	static const struct test_case cases[] = {
@@ -424,6 +454,7 @@ int main(void)
 		TEST_CASE(threads_have_their_own_stacks_and_recursion_levels),
 		TEST_CASE(greenlets_have_their_own_stacks_and_recursion_levels),
 		TEST_CASE(a_function_in_two_greenlets_is_no_recursion),
+		TEST_CASE(a_greenlet_started_from_the_hub_waits_when_the_hub_runs),
 	};
 
 	return test_run(cases, TEST_COUNT(cases));

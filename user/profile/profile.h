@@ -49,6 +49,7 @@ struct frame_entry {
 	uint32_t node;	/* its call path in the call tree */
 	bool counted;	/* false for frames that began before recording (seen as callers only) */
 	bool inlined;	/* ran inline (recovered, or an inline call): no return event will come */
+	bool seeded;	/* entered before recording (attach): its return may come unseen */
 	uint32_t owed;	/* rets still to come of activations above it, closed at their return */
 	uint64_t probed; /* probed calls that ended inside it (compensation: their cost is in it) */
 	uint64_t done_ns; /* compensation: the generator returns' cost inside it (gen_return) */

@@ -79,6 +79,7 @@ static int push(struct profile *p, struct thread *t, uint64_t frame, uint32_t fu
 	e->edge = NO_ID;
 	e->counted = counted && func != NO_ID;
 	e->inlined = false;
+	e->seeded = false;
 	e->owed = 0;
 	e->probed = 0;
 	e->done_ns = 0;
@@ -364,6 +365,79 @@ static int64_t strand_of(struct profile *p, struct thread *t, uint64_t frame)
 }
 
 /*
+ * Whether a frame above index keep will still have a return of its own: probed at its entry
+ * and begun while recording (an inline call, or a frame begun before recording, returns
+ * unseen).
+ */
+static bool returns_above(const struct thread *t, int64_t keep)
+{
+	for (uint32_t j = (uint32_t)(keep + 1); j < t->depth; j++)
+		if (t->stack[j].counted && !t->stack[j].inlined && !t->stack[j].seeded)
+			return true;
+	return false;
+}
+
+/* The frames above index keep become a parked strand of their own, with their levels. */
+static int split_above(struct profile *p, struct thread *t, int64_t keep)
+{
+	uint32_t from = (uint32_t)(keep + 1), n = t->depth - from, j;
+	struct strand s = { 0 };
+	const struct frame_entry *e;
+
+	if (array_grow((void **)&s.stack, &s.cap, sizeof(*s.stack), n) ||
+	    array_grow((void **)&t->parked, &t->parked_cap, sizeof(*t->parked), t->nparked + 1))
+		goto nomem;
+	memcpy(s.stack, t->stack + from, (size_t)n * sizeof(*s.stack));
+	s.depth = n;
+	/* room for every level first: on failure the running strand is as it was */
+	for (j = 0; j < n; j++) {
+		e = &s.stack[j];
+		if (e->counted && (!level_of(&s.func_level, &s.func_level_cap, e->func) ||
+				   (e->edge != NO_ID &&
+				    !level_of(&s.edge_level, &s.edge_level_cap, e->edge))))
+			goto nomem;
+	}
+	for (j = 0; j < n; j++) {
+		e = &s.stack[j];
+		if (!e->counted)
+			continue;
+		t->func_level[e->func]--;
+		s.func_level[e->func]++;
+		if (e->edge != NO_ID) {
+			t->edge_level[e->edge]--;
+			s.edge_level[e->edge]++;
+		}
+	}
+	t->depth = from;
+	t->parked[t->nparked] = s;
+	index_parked(t, t->nparked++);
+	if (t->nparked > p->n.most_parked)
+		p->n.most_parked = t->nparked;
+	p->n.switches++;
+	return 0;
+nomem:
+	free(s.stack);
+	free(s.func_level);
+	free(s.edge_level);
+	return -ENOMEM;
+}
+
+/*
+ * An event shows the frame at index keep running again, with frames above it. On a thread
+ * that switches greenlets, frames above that will still return are a greenlet's that waits:
+ * a greenlet's first frame has as its caller the frame that started it, in another greenlet
+ * (the hub's loop, for gevent), so its frames were stacked on that one's. They are parked as
+ * a strand of their own. Otherwise they returned unseen.
+ */
+static int leave_above(struct profile *p, struct thread *t, int64_t keep, uint64_t ts)
+{
+	if (p->n.switches && returns_above(t, keep))
+		return split_above(p, t, keep);
+	close_above(p, t, keep, ts);
+	return 0;
+}
+
+/*
  * Recovers chain[n - 1] .. chain[0], frames that ran without an event, above index i. A call
  * already known by its code only (an inline call: address 0) takes its frame's address instead
  * of being counted twice; frames that are no call (3.13's __init__ shim) are left out.
@@ -449,10 +523,8 @@ static int resync(struct profile *p, struct thread *t, uint64_t ts, uint64_t fra
 		return 0;
 	}
 	i = strand_of(p, t, chain[0]);
-	if (i >= 0) {
-		close_above(p, t, i, ts);
-		return 0;
-	}
+	if (i >= 0)
+		return leave_above(p, t, i, ts);
 	/* the nearest known ancestor: everything above it returned, the frames below the
 	 * caller down to it were entered unseen */
 	for (k = 1; k <= CHAIN_LEN; k++) {
@@ -631,6 +703,8 @@ int profile__resume(struct profile *p, uint32_t tid, uint64_t frame)
 	if (!t)
 		return -ENOMEM;
 	i = strand_of(p, t, frame);
+	if (i >= 0 && p->n.switches && returns_above(t, i))
+		return split_above(p, t, i);
 	/* (what ran inline above it is closed by the return, as ever) */
 	while (i >= 0 && (int64_t)t->depth > i + 1 && !t->stack[t->depth - 1].inlined) {
 		p->n.closed_unseen++;
@@ -707,6 +781,7 @@ int profile__exit(struct profile *p, uint32_t tid, uint64_t ts, uint64_t frame, 
 int profile__seed(struct profile *p, uint32_t tid, uint64_t ts, uint64_t frame, uint64_t code)
 {
 	struct thread *t = thread_of(p, tid);
+	int err;
 
 	if (!t)
 		return -ENOMEM;
@@ -718,7 +793,10 @@ int profile__seed(struct profile *p, uint32_t tid, uint64_t ts, uint64_t frame, 
 		p->first_ns = ts;
 	p->last_ns = t->last_ns = ts;
 	p->n.seeded++;
-	return push(p, t, frame, profile__func_of_code(p, code), ts, true);
+	err = push(p, t, frame, profile__func_of_code(p, code), ts, true);
+	if (!err)
+		t->stack[t->depth - 1].seeded = true;
+	return err;
 }
 
 void profile__finish(struct profile *p, uint64_t stop_ns)
