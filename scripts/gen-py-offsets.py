@@ -144,6 +144,46 @@ OFFSETS = [
      "used on 3.12+ only (an await's return)"),
     ("PyGenObject_gi_iframe", False, {8: (None, None), 12: ("PyGenObject", "gi_iframe")},
      "used on 3.12+ only (an await's return)"),
+    # C functions (include/cfuncs.h). <= 3.11: the page's profile function in each thread's
+    # profile slot, the flag that turns CPython's tracing on (the thread state's, or from 3.10
+    # the running activation's frame of C, whose first member it is), the thread holding the
+    # GIL, and the interpreter frame behind a frame object (3.11)
+    ("PyThreadState_c_profilefunc", False,
+     {8: ("PyThreadState", "c_profilefunc"), 12: (None, None)},
+     "3.12+: C calls come from a sys.monitoring tool"),
+    ("PyThreadState_c_profileobj", False,
+     {8: ("PyThreadState", "c_profileobj"), 12: (None, None)},
+     "3.12+: C calls come from a sys.monitoring tool"),
+    ("PyThreadState_use_tracing", False,
+     {8: ("PyThreadState", "use_tracing"), 10: (None, None)},
+     "in the thread's cframe from 3.10"),
+    ("PyThreadState_trace_cframe", False,
+     {8: (None, None), 10: ("PyThreadState", "cframe"), 12: (None, None)},
+     "use_tracing is the thread state's before 3.10, gone in 3.12"),
+    ("PyRuntime_tstate_current", False,
+     {8: ("_PyRuntimeState", "gilstate.tstate_current"), 12: (None, None)},
+     "3.12+: a thread-local"),
+    ("PyFrameObject_f_frame", False,
+     {8: (None, None), 11: ("PyFrameObject", "f_frame"), 12: (None, None)},
+     "a frame object is the frame before 3.11; unused from 3.12"),
+    # 3.12+: the page's sys.monitoring tool: the events each tool gets, their callbacks, and the
+    # tools' names
+    ("PyInterpreterState_monitors", False,
+     {8: (None, None), 12: ("PyInterpreterState", "monitors")}, "no sys.monitoring before 3.12"),
+    ("PyInterpreterState_monitoring_callables", False,
+     {8: (None, None), 12: ("PyInterpreterState", "monitoring_callables")},
+     "no sys.monitoring before 3.12"),
+    ("PyInterpreterState_monitoring_tool_names", False,
+     {8: (None, None), 12: ("PyInterpreterState", "monitoring_tool_names")},
+     "no sys.monitoring before 3.12"),
+    # 3.12+: the thread whose callback runs (the page's callbacks get no thread state): the
+    # one holding the interpreter's GIL, its last holder
+    ("PyInterpreterState_ceval_gil", False,
+     {8: (None, None), 12: ("PyInterpreterState", "ceval.gil")},
+     "used on 3.12+ only (sys.monitoring's callbacks)"),
+    ("gil_last_holder", False,
+     {8: (None, None), 12: ("struct _gil_runtime_state", "last_holder")},
+     "used on 3.12+ only (sys.monitoring's callbacks)"),
     # A threading.Thread's name (thread_name.c): self in its _bootstrap frame, then `_name` in
     # the instance's attribute table (a dict, or 3.11+ values keyed by the type's shared keys)
     ("PyFrame_localsplus", False, {8: ("PyFrameObject", "f_localsplus"),
@@ -208,7 +248,13 @@ USER_ORDER = ["PyInterpreterState_hook", "PyObject_ob_type", "PyTypeObject_tp_na
               "PyDictKeysObject_dk_kind", "PyDictKeysObject_dk_nentries",
               "PyDictKeysObject_dk_indices", "PyDictKeyEntry_size", "PyDictKeyEntry_me_key",
               "PyDictKeyEntry_me_value", "PyDictUnicodeEntry_size", "PyDictUnicodeEntry_me_key",
-              "PyDictUnicodeEntry_me_value", "PyDictValues_values"]
+              "PyDictUnicodeEntry_me_value", "PyDictValues_values",
+              "PyThreadState_c_profilefunc", "PyThreadState_c_profileobj",
+              "PyThreadState_use_tracing",
+              "PyThreadState_trace_cframe", "PyRuntime_tstate_current", "PyFrameObject_f_frame",
+              "PyInterpreterState_monitors", "PyInterpreterState_monitoring_callables",
+              "PyInterpreterState_monitoring_tool_names", "PyInterpreterState_ceval_gil",
+              "gil_last_holder"]
 
 
 class CheckError(Exception):

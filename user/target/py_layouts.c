@@ -108,6 +108,21 @@ static const struct py_offsets_entry table[] = {
 		.PyDictUnicodeEntry_me_key = 0, /* no str-only entries before 3.11 */
 		.PyDictUnicodeEntry_me_value = 0, /* no str-only entries before 3.11 */
 		.PyDictValues_values = 0, /* ma_values is a plain PyObject ** before 3.11 */
+		.PyThreadState_c_profilefunc = 56, /* gdb: offsetof(PyThreadState, c_profilefunc) */
+		.PyThreadState_c_profileobj = 72, /* gdb: offsetof(PyThreadState, c_profileobj) */
+		.PyThreadState_use_tracing = 48, /* gdb: offsetof(PyThreadState, use_tracing) */
+		/* use_tracing is the thread state's before 3.10, gone in 3.12 */
+		.PyThreadState_trace_cframe = 0,
+		/* gdb: offsetof(_PyRuntimeState, gilstate.tstate_current) */
+		.PyRuntime_tstate_current = 1368,
+		/* a frame object is the frame before 3.11; unused from 3.12 */
+		.PyFrameObject_f_frame = 0,
+		.PyInterpreterState_monitors = 0, /* no sys.monitoring before 3.12 */
+		.PyInterpreterState_monitoring_callables = 0, /* no sys.monitoring before 3.12 */
+		.PyInterpreterState_monitoring_tool_names = 0, /* no sys.monitoring before 3.12 */
+		/* used on 3.12+ only (sys.monitoring's callbacks) */
+		.PyInterpreterState_ceval_gil = 0,
+		.gil_last_holder = 0, /* used on 3.12+ only (sys.monitoring's callbacks) */
 	},
 	{
 		/* 3.9: DWARF of pyenv 3.9.18 */
@@ -193,6 +208,21 @@ static const struct py_offsets_entry table[] = {
 		.PyDictUnicodeEntry_me_key = 0, /* no str-only entries before 3.11 */
 		.PyDictUnicodeEntry_me_value = 0, /* no str-only entries before 3.11 */
 		.PyDictValues_values = 0, /* ma_values is a plain PyObject ** before 3.11 */
+		.PyThreadState_c_profilefunc = 56, /* gdb: offsetof(PyThreadState, c_profilefunc) */
+		.PyThreadState_c_profileobj = 72, /* gdb: offsetof(PyThreadState, c_profileobj) */
+		.PyThreadState_use_tracing = 48, /* gdb: offsetof(PyThreadState, use_tracing) */
+		/* use_tracing is the thread state's before 3.10, gone in 3.12 */
+		.PyThreadState_trace_cframe = 0,
+		/* gdb: offsetof(_PyRuntimeState, gilstate.tstate_current) */
+		.PyRuntime_tstate_current = 568,
+		/* a frame object is the frame before 3.11; unused from 3.12 */
+		.PyFrameObject_f_frame = 0,
+		.PyInterpreterState_monitors = 0, /* no sys.monitoring before 3.12 */
+		.PyInterpreterState_monitoring_callables = 0, /* no sys.monitoring before 3.12 */
+		.PyInterpreterState_monitoring_tool_names = 0, /* no sys.monitoring before 3.12 */
+		/* used on 3.12+ only (sys.monitoring's callbacks) */
+		.PyInterpreterState_ceval_gil = 0,
+		.gil_last_holder = 0, /* used on 3.12+ only (sys.monitoring's callbacks) */
 	},
 	{
 		/* 3.10: DWARF of pyenv 3.10.13 */
@@ -278,6 +308,20 @@ static const struct py_offsets_entry table[] = {
 		.PyDictUnicodeEntry_me_key = 0, /* no str-only entries before 3.11 */
 		.PyDictUnicodeEntry_me_value = 0, /* no str-only entries before 3.11 */
 		.PyDictValues_values = 0, /* ma_values is a plain PyObject ** before 3.11 */
+		.PyThreadState_c_profilefunc = 56, /* gdb: offsetof(PyThreadState, c_profilefunc) */
+		.PyThreadState_c_profileobj = 72, /* gdb: offsetof(PyThreadState, c_profileobj) */
+		.PyThreadState_use_tracing = 0, /* in the thread's cframe from 3.10 */
+		.PyThreadState_trace_cframe = 48, /* gdb: offsetof(PyThreadState, cframe) */
+		/* gdb: offsetof(_PyRuntimeState, gilstate.tstate_current) */
+		.PyRuntime_tstate_current = 568,
+		/* a frame object is the frame before 3.11; unused from 3.12 */
+		.PyFrameObject_f_frame = 0,
+		.PyInterpreterState_monitors = 0, /* no sys.monitoring before 3.12 */
+		.PyInterpreterState_monitoring_callables = 0, /* no sys.monitoring before 3.12 */
+		.PyInterpreterState_monitoring_tool_names = 0, /* no sys.monitoring before 3.12 */
+		/* used on 3.12+ only (sys.monitoring's callbacks) */
+		.PyInterpreterState_ceval_gil = 0,
+		.gil_last_holder = 0, /* used on 3.12+ only (sys.monitoring's callbacks) */
 	},
 	{
 		/* 3.11: DWARF of pyenv 3.11.7 */
@@ -366,6 +410,19 @@ static const struct py_offsets_entry table[] = {
 		.PyDictUnicodeEntry_me_key = 0, /* gdb: offsetof(PyDictUnicodeEntry, me_key) */
 		.PyDictUnicodeEntry_me_value = 8, /* gdb: offsetof(PyDictUnicodeEntry, me_value) */
 		.PyDictValues_values = 0, /* gdb: offsetof(PyDictValues, values) */
+		.PyThreadState_c_profilefunc = 64, /* gdb: offsetof(PyThreadState, c_profilefunc) */
+		.PyThreadState_c_profileobj = 80, /* gdb: offsetof(PyThreadState, c_profileobj) */
+		.PyThreadState_use_tracing = 0, /* in the thread's cframe from 3.10 */
+		.PyThreadState_trace_cframe = 56, /* gdb: offsetof(PyThreadState, cframe) */
+		/* gdb: offsetof(_PyRuntimeState, gilstate.tstate_current) */
+		.PyRuntime_tstate_current = 576,
+		.PyFrameObject_f_frame = 24, /* gdb: offsetof(PyFrameObject, f_frame) */
+		.PyInterpreterState_monitors = 0, /* no sys.monitoring before 3.12 */
+		.PyInterpreterState_monitoring_callables = 0, /* no sys.monitoring before 3.12 */
+		.PyInterpreterState_monitoring_tool_names = 0, /* no sys.monitoring before 3.12 */
+		/* used on 3.12+ only (sys.monitoring's callbacks) */
+		.PyInterpreterState_ceval_gil = 0,
+		.gil_last_holder = 0, /* used on 3.12+ only (sys.monitoring's callbacks) */
 	},
 	{
 		/* 3.12: DWARF of pyenv 3.12.1 */
@@ -455,6 +512,25 @@ static const struct py_offsets_entry table[] = {
 		.PyDictUnicodeEntry_me_key = 0, /* gdb: offsetof(PyDictUnicodeEntry, me_key) */
 		.PyDictUnicodeEntry_me_value = 8, /* gdb: offsetof(PyDictUnicodeEntry, me_value) */
 		.PyDictValues_values = 0, /* gdb: offsetof(PyDictValues, values) */
+		/* 3.12+: C calls come from a sys.monitoring tool */
+		.PyThreadState_c_profilefunc = 0,
+		/* 3.12+: C calls come from a sys.monitoring tool */
+		.PyThreadState_c_profileobj = 0,
+		.PyThreadState_use_tracing = 0, /* in the thread's cframe from 3.10 */
+		/* use_tracing is the thread state's before 3.10, gone in 3.12 */
+		.PyThreadState_trace_cframe = 0,
+		.PyRuntime_tstate_current = 0, /* 3.12+: a thread-local */
+		/* a frame object is the frame before 3.11; unused from 3.12 */
+		.PyFrameObject_f_frame = 0,
+		/* gdb: offsetof(PyInterpreterState, monitors) */
+		.PyInterpreterState_monitors = 381744,
+		/* gdb: offsetof(PyInterpreterState, monitoring_callables) */
+		.PyInterpreterState_monitoring_callables = 381784,
+		/* gdb: offsetof(PyInterpreterState, monitoring_tool_names) */
+		.PyInterpreterState_monitoring_tool_names = 382872,
+		/* gdb: offsetof(PyInterpreterState, ceval.gil) */
+		.PyInterpreterState_ceval_gil = 384,
+		.gil_last_holder = 8, /* gdb: offsetof(_gil_runtime_state, last_holder) */
 	},
 	{
 		/* 3.13: DWARF of pyenv 3.13.0 */
@@ -548,6 +624,25 @@ static const struct py_offsets_entry table[] = {
 		.PyDictUnicodeEntry_me_key = 0, /* gdb: offsetof(PyDictUnicodeEntry, me_key) */
 		.PyDictUnicodeEntry_me_value = 8, /* gdb: offsetof(PyDictUnicodeEntry, me_value) */
 		.PyDictValues_values = 8, /* gdb: offsetof(PyDictValues, values) */
+		/* 3.12+: C calls come from a sys.monitoring tool */
+		.PyThreadState_c_profilefunc = 0,
+		/* 3.12+: C calls come from a sys.monitoring tool */
+		.PyThreadState_c_profileobj = 0,
+		.PyThreadState_use_tracing = 0, /* in the thread's cframe from 3.10 */
+		/* use_tracing is the thread state's before 3.10, gone in 3.12 */
+		.PyThreadState_trace_cframe = 0,
+		.PyRuntime_tstate_current = 0, /* 3.12+: a thread-local */
+		/* a frame object is the frame before 3.11; unused from 3.12 */
+		.PyFrameObject_f_frame = 0,
+		/* gdb: offsetof(PyInterpreterState, monitors) */
+		.PyInterpreterState_monitors = 193136,
+		/* gdb: offsetof(PyInterpreterState, monitoring_callables) */
+		.PyInterpreterState_monitoring_callables = 193176,
+		/* gdb: offsetof(PyInterpreterState, monitoring_tool_names) */
+		.PyInterpreterState_monitoring_tool_names = 194264,
+		/* gdb: offsetof(PyInterpreterState, ceval.gil) */
+		.PyInterpreterState_ceval_gil = 16,
+		.gil_last_holder = 8, /* gdb: offsetof(_gil_runtime_state, last_holder) */
 	},
 	{
 		/* 3.14: DWARF of Debian 3.14.10's -dev headers */
@@ -645,6 +740,25 @@ static const struct py_offsets_entry table[] = {
 		.PyDictUnicodeEntry_me_key = 0, /* gdb: offsetof(PyDictUnicodeEntry, me_key) */
 		.PyDictUnicodeEntry_me_value = 8, /* gdb: offsetof(PyDictUnicodeEntry, me_value) */
 		.PyDictValues_values = 8, /* gdb: offsetof(PyDictValues, values) */
+		/* 3.12+: C calls come from a sys.monitoring tool */
+		.PyThreadState_c_profilefunc = 0,
+		/* 3.12+: C calls come from a sys.monitoring tool */
+		.PyThreadState_c_profileobj = 0,
+		.PyThreadState_use_tracing = 0, /* in the thread's cframe from 3.10 */
+		/* use_tracing is the thread state's before 3.10, gone in 3.12 */
+		.PyThreadState_trace_cframe = 0,
+		.PyRuntime_tstate_current = 0, /* 3.12+: a thread-local */
+		/* a frame object is the frame before 3.11; unused from 3.12 */
+		.PyFrameObject_f_frame = 0,
+		/* gdb: offsetof(PyInterpreterState, monitors) */
+		.PyInterpreterState_monitors = 223240,
+		/* gdb: offsetof(PyInterpreterState, monitoring_callables) */
+		.PyInterpreterState_monitoring_callables = 223280,
+		/* gdb: offsetof(PyInterpreterState, monitoring_tool_names) */
+		.PyInterpreterState_monitoring_tool_names = 224496,
+		/* gdb: offsetof(PyInterpreterState, ceval.gil) */
+		.PyInterpreterState_ceval_gil = 16,
+		.gil_last_holder = 8, /* gdb: offsetof(_gil_runtime_state, last_holder) */
 	},
 	{
 		/* 3.15: DWARF of Debian 3.15.2's -dev headers */
@@ -743,6 +857,25 @@ static const struct py_offsets_entry table[] = {
 		.PyDictUnicodeEntry_me_key = 0, /* gdb: offsetof(PyDictUnicodeEntry, me_key) */
 		.PyDictUnicodeEntry_me_value = 8, /* gdb: offsetof(PyDictUnicodeEntry, me_value) */
 		.PyDictValues_values = 8, /* gdb: offsetof(PyDictValues, values) */
+		/* 3.12+: C calls come from a sys.monitoring tool */
+		.PyThreadState_c_profilefunc = 0,
+		/* 3.12+: C calls come from a sys.monitoring tool */
+		.PyThreadState_c_profileobj = 0,
+		.PyThreadState_use_tracing = 0, /* in the thread's cframe from 3.10 */
+		/* use_tracing is the thread state's before 3.10, gone in 3.12 */
+		.PyThreadState_trace_cframe = 0,
+		.PyRuntime_tstate_current = 0, /* 3.12+: a thread-local */
+		/* a frame object is the frame before 3.11; unused from 3.12 */
+		.PyFrameObject_f_frame = 0,
+		/* gdb: offsetof(PyInterpreterState, monitors) */
+		.PyInterpreterState_monitors = 223512,
+		/* gdb: offsetof(PyInterpreterState, monitoring_callables) */
+		.PyInterpreterState_monitoring_callables = 223552,
+		/* gdb: offsetof(PyInterpreterState, monitoring_tool_names) */
+		.PyInterpreterState_monitoring_tool_names = 224768,
+		/* gdb: offsetof(PyInterpreterState, ceval.gil) */
+		.PyInterpreterState_ceval_gil = 16,
+		.gil_last_holder = 8, /* gdb: offsetof(_gil_runtime_state, last_holder) */
 	},
 };
 

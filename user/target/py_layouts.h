@@ -67,6 +67,24 @@ struct py_offsets_entry {
 	unsigned PyDictUnicodeEntry_me_key;
 	unsigned PyDictUnicodeEntry_me_value;
 	unsigned PyDictValues_values; /* 3.11+; 3.13 puts a header before the values */
+
+	/* C functions (include/cfuncs.h). <= 3.11: the thread's profile slot; the flag that turns
+	 * CPython's tracing on: the thread state's (3.8, 3.9), else the first member of the
+	 * running activation's frame of C (3.10, 3.11: PyThreadState_trace_cframe); the thread
+	 * that holds the GIL; the interpreter frame behind a frame object (3.11) */
+	unsigned PyThreadState_c_profilefunc;
+	unsigned PyThreadState_c_profileobj;
+	unsigned PyThreadState_use_tracing;
+	unsigned PyThreadState_trace_cframe;
+	unsigned PyRuntime_tstate_current;
+	unsigned PyFrameObject_f_frame;
+	/* 3.12+: the page's sys.monitoring tool */
+	unsigned PyInterpreterState_monitors;		 /* a byte of tools per event */
+	unsigned PyInterpreterState_monitoring_callables; /* [tool][event] */
+	unsigned PyInterpreterState_monitoring_tool_names; /* [tool] */
+	/* 3.12+: the thread whose callback runs: the last holder of the interpreter's GIL */
+	unsigned PyInterpreterState_ceval_gil; /* struct _gil_runtime_state * */
+	unsigned gil_last_holder;
 };
 
 /*

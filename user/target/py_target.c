@@ -5,6 +5,7 @@
  * libpythonX.Y.so with --enable-shared, the executable itself in Debian's static build.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,37 @@ static int check_debug_offsets(struct elf_file *ef, struct py_target *t, char *w
 		return err == -ENOTSUP ? -ENOTSUP : -EINVAL;
 	}
 	return 0;
+}
+
+/* The addresses of the objects and functions C functions are recorded with (include/cfuncs.h),
+ * those found. */
+static void find_addrs(struct elf_file *ef, struct py_target *t)
+{
+	static const struct {
+		const char *name;
+		size_t at;
+	} syms[] = {
+		{ "PyCFunction_Type", offsetof(struct py_target, cfunction_type) },
+		{ "PyCMethod_Type", offsetof(struct py_target, cmethod_type) },
+		{ "PyMethodDescr_Type", offsetof(struct py_target, methoddescr_type) },
+		{ "PyUnicode_Type", offsetof(struct py_target, unicode_type) },
+		{ "PyType_Type", offsetof(struct py_target, type_type) },
+		{ "PyModule_Type", offsetof(struct py_target, module_type) },
+		{ "PyCode_Type", offsetof(struct py_target, code_type) },
+		{ "_PyInstrumentation_MISSING", offsetof(struct py_target, missing_addr) },
+		{ "PySys_GetObject", offsetof(struct py_target, api.sys_getobject) },
+		{ "PyObject_GetAttrString", offsetof(struct py_target, api.getattr) },
+		{ "PyLong_FromLong", offsetof(struct py_target, api.long_from) },
+		{ "PyObject_Vectorcall", offsetof(struct py_target, api.vectorcall) },
+		{ "Py_DecRef", offsetof(struct py_target, api.decref) },
+		{ "PyErr_GetRaisedException", offsetof(struct py_target, api.get_exc) },
+		{ "PyErr_SetRaisedException", offsetof(struct py_target, api.set_exc) },
+	};
+	uint64_t vaddr;
+
+	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++)
+		if (!elf_file__sym(ef, syms[i].name, &vaddr, NULL))
+			*(uint64_t *)((char *)t + syms[i].at) = t->bias + vaddr;
 }
 
 /*
@@ -327,6 +359,7 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n,
 		t->seterr_addr = t->bias + vaddr;
 	if (!elf_file__sym(ef, "PyExc_RecursionError", &vaddr, NULL))
 		t->recursion_error_addr = t->bias + vaddr;
+	find_addrs(ef, t);
 	if (t->setter_offset && !elf_file__sym(ef, "_PyPerfTrampoline_Init", &vaddr, &size) &&
 	    !elf_file__vaddr_to_offset(ef, vaddr, &t->perf_init_offset)) {
 		t->nperf_ret = elf_file__ret_sites(ef, vaddr, size, &t->perf_ret_offsets);

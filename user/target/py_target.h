@@ -41,6 +41,16 @@ struct py_target {
 	 * build publishes it, _Py_DebugOffsets; before, the table's), 0 before 3.11 */
 	uint64_t main_interp_off;
 	uint64_t none_addr;	 /* &_Py_NoneStruct at run time (None), 0 if not found */
+	/* the types a C function's callable is told by (include/cfuncs.h), at run time: 0 if
+	 * not found */
+	uint64_t cfunction_type, cmethod_type, methoddescr_type, unicode_type, type_type;
+	uint64_t module_type, code_type;
+	uint64_t missing_addr; /* 3.12+: sys.monitoring.MISSING (.symtab only), 0 if not found */
+	/* 3.12+: the C API the page's sys.monitoring tool is taken and given back with
+	 * (inject/tramp_cfuncs.h), at run time; 0 if not found */
+	struct {
+		uint64_t sys_getobject, getattr, long_from, vectorcall, decref, get_exc, set_exc;
+	} api;
 	uint64_t perf_init_offset; /* _PyPerfTrampoline_Init (3.12+, .symtab only), 0 if none */
 	uint64_t *perf_ret_offsets;
 	int nperf_ret;
