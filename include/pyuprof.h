@@ -32,6 +32,13 @@ enum ev_type {
 	 * since that frame's last event (greenlet): a staged resume record, or a return probe's
 	 * frame (the head keeps it) that is not the one the thread entered or returned to last */
 	EV_RESUME = 11,
+	/* C functions (include/cfuncs.h): a C function's identity (struct ev_cfunc), sent at its
+	 * first call; its calls and returns (struct ev_ccall: a return's key is 0), and a sync of
+	 * a thread's open C calls (struct ev_return: they returned unseen) */
+	EV_CFUNC = 12,
+	EV_CCALL = 13,
+	EV_CRETURN = 14,
+	EV_CSYNC = 15,
 };
 
 /* Which probe fired: the attach cookie of each probe (one program serves them all). */
@@ -191,6 +198,49 @@ struct ev_code {
 _Static_assert(sizeof(struct ev_code) == 56 + FILENAME_BYTES + 2 * FUNCNAME_BYTES,
 	       "ev_code layout");
 
+/* How cProfile names a C function (user/cfunc_name.c), from what the BPF side found */
+enum cfunc_kind {
+	CFUNC_UNREAD = 0, /* its callable could not be read: named by its address */
+	CFUNC_MODULE = 1, /* bound to nothing: "<module.name>", "<name>" (module builtins or none) */
+	CFUNC_METHOD = 2, /* its object's type defines it (in its MRO, owner): "<method 'name' of
+			   * 'owner' objects>" */
+	CFUNC_TYPE_NEW = 3, /* __new__ bound to a type: "<built-in method __new__ of type object
+			     * at 0x..>" (type_addr: the type object `type`, where it is found) */
+	CFUNC_BUILTIN = 4, /* bound, its object's type does not define it: "<built-in method
+			    * module.name>", "<built-in method name>" */
+};
+
+#define CFUNC_NAME_BYTES 128
+
+/* A C function's identity: key is its PyMethodDef (cProfile's key too); sent at the first
+ * call of it the page has not sent yet. The first one sent for a key names it, as in cProfile. */
+struct ev_cfunc {
+	__u32 type;
+	__u32 tid;
+	__u64 ts_ns;
+	__u64 key;
+	__u64 type_addr;
+	__u32 kind;	   /* enum cfunc_kind */
+	__u32 module_len;  /* characters of module[] (the str may be longer) */
+	__u8 module_kind;  /* STR_*; STR_UNREADABLE: no module name (none, or not a str) */
+	__u8 pad[7];
+	char name[CFUNC_NAME_BYTES];   /* ml_name, a C string */
+	char owner[CFUNC_NAME_BYTES];  /* CFUNC_METHOD: the defining type's tp_name */
+	char module[CFUNC_NAME_BYTES]; /* __module__ (m_module) if a str */
+};
+_Static_assert(sizeof(struct ev_cfunc) == 48 + 3 * CFUNC_NAME_BYTES, "ev_cfunc layout");
+
+/* A C call: key is the C function's PyMethodDef, frame the calling frame as entries name
+ * frames (0 if unknown). */
+struct ev_ccall {
+	__u32 type;
+	__u32 tid;
+	__u64 ts_ns;
+	__u64 key;
+	__u64 frame;
+};
+_Static_assert(sizeof(struct ev_ccall) == 32, "ev_ccall layout");
+
 /* ev_request.what: a write into the target that the BPF side cannot do itself (BPF writes to
  * user memory are refused on kernels in lockdown). The thread that asks is sent REQUEST_SIGNAL,
  * which stops it (user space holds the target under ptrace) until user space has written. */
@@ -229,6 +279,8 @@ struct pyuprof_stats {
 	__u64 read_fail;	/* a read of the target's memory failed */
 	__u64 exit_unverified;	/* frame exits whose frame register could not be confirmed */
 	__u64 foreign_hook;	/* entries seen with someone else's eval_frame hook in place */
+	__u64 lost_ccalls;	/* C calls and returns staged that found no room (cfuncs.h) */
+	__u64 lost_creturns;
 };
 
 /* How the calls came in, and how requests were taken (not part of the raw format: a raw

@@ -2,10 +2,12 @@
 """Truth for tests/unit/test_profile.c: runs a small workload twice.
 
 First under sys.setprofile, printing each Python call/return as the profile builder would see
-it ("call CODEID FRAMEID CALLER CALLER_CODE CALLER2 CALLER2_CODE BACK NAME" / "ret"); then under
-cProfile.Profile(builtins=False) with a timer that counts its own calls, so the i-th Python
-event happens at time i on both sides. Prints cProfile's stats as "stat NAME cc nc tt ct" and
-"edge CALLEE CALLER nc cc tt ct" (times in timer ticks).
+it ("call CODEID FRAMEID CALLER CALLER_CODE CALLER2 CALLER2_CODE BACK NAME" / "ret"), and with
+--builtins each C call and its return or exception ("ccall KEY FRAMEID NAME" / "cret", NAME
+cProfile's for it); then under cProfile.Profile(builtins=False), or builtins=True with
+--builtins, with a timer that counts its own calls, so the i-th event happens at time i on both
+sides. Prints cProfile's stats as "stat NAME cc nc tt ct" and "edge CALLEE CALLER nc cc tt ct"
+(times in timer ticks; a C function's NAME is cProfile's, its blanks as "_").
 """
 import cProfile
 import sys
@@ -46,6 +48,24 @@ def catcher():
             pass
 
 
+def keyf(x):
+    return -x
+
+
+def cwork():
+    out = []
+    for i in range(3):
+        out.append(i)
+        len(out)
+    out = sorted(out, key=keyf)
+    total = sum(gen(2)) + max(map(keyf, out))
+    try:
+        int("x")
+    except ValueError:
+        pass
+    return total
+
+
 def a(n):
     return b(n) if n else 0
 
@@ -60,10 +80,19 @@ WORKLOADS = {
     "generator": lambda: [x for x in gen(5)],
     "exceptions": lambda: catcher(),
     "indirect": lambda: a(5),
+    "cfuncs": lambda: cwork(),
 }
 
 
-def record_events(work):
+def c_name(func):
+    """cProfile's name for a C function of the workloads (_lsprof's normalizeUserObj)."""
+    self = getattr(func, "__self__", None)
+    if self is None or type(self).__name__ == "module":
+        return "<built-in method %s.%s>" % (func.__module__, func.__name__)
+    return "<method '%s' of '%s' objects>" % (func.__name__, type(self).__name__)
+
+
+def record_events(work, builtins):
     events = []
     ids = {}
 
@@ -80,17 +109,27 @@ def record_events(work):
                 oid(c2), oid(c2.f_code if c2 else None), oid(back), frame.f_code.co_name))
         elif event == "return":
             events.append("ret")
+        elif builtins and event == "c_call":
+            events.append("ccall %d %d %s" % (ids.setdefault(("c", c_name(arg)), len(ids) + 1),
+                                              oid(frame), c_name(arg).replace(" ", "_")))
+        elif builtins and event in ("c_return", "c_exception"):
+            events.append("cret")
 
     sys.setprofile(hook)
     work()
     sys.setprofile(None)
-    # the harness's own frames (this function's callee chain) are not part of the workload
-    return events[1:-1]
+    # the harness's own frames (this function's callee chain) are not part of the workload:
+    # its lambda's call and return, and the c_call of setprofile(None) after it
+    events = events[1:]
+    while events.pop() != "ret":
+        pass
+    return events
 
 
 def main():
     work = WORKLOADS[sys.argv[1]]
-    for line in record_events(work):
+    builtins = "--builtins" in sys.argv
+    for line in record_events(work, builtins):
         print(line)
     ticks = [0]
 
@@ -98,18 +137,26 @@ def main():
         ticks[0] += 1
         return ticks[0]
 
-    prof = cProfile.Profile(timer, builtins=False)
+    prof = cProfile.Profile(timer, builtins=builtins)
     prof.enable()
     work()
     prof.disable()
     prof.create_stats()
+
+    def ours(filename, name):
+        """The workload's functions, the C functions it calls; not the harness's."""
+        if filename == "~":
+            return "disable" not in name
+        return filename == __file__ and name != "<lambda>"
+
     for (filename, line, name), (cc, nc, tt, ct, callers) in prof.stats.items():
-        if filename != __file__ or name == "<lambda>":
+        if not ours(filename, name):
             continue
-        print("stat %s %d %d %g %g" % (name, cc, nc, tt, ct))
+        print("stat %s %d %d %g %g" % (name.replace(" ", "_"), cc, nc, tt, ct))
         for (cf, cl, cn), (enc, ecc, ett, ect) in callers.items():
-            if cf == __file__ and cn != "<lambda>":
-                print("edge %s %s %d %d %g %g" % (name, cn, enc, ecc, ett, ect))
+            if ours(cf, cn):
+                print("edge %s %s %d %d %g %g" % (name.replace(" ", "_"), cn.replace(" ", "_"),
+                                                  enc, ecc, ett, ect))
 
 
 main()

@@ -38,8 +38,9 @@ static struct edge *find_edge(struct profile *p, const char *callee, const char 
 	return NULL;
 }
 
-/* Replays lsprof_truth.py's events and compares with its cProfile stats. */
-static void check_against_cprofile(const char *workload)
+/* Replays lsprof_truth.py's events (with C calls if args says --builtins) and compares with
+ * its cProfile stats. */
+static void check_against_cprofile_args(const char *workload, const char *args)
 {
 	char cmd[512], line[512], name[128], caller[128];
 	struct profile *p = profile__new();
@@ -47,7 +48,7 @@ static void check_against_cprofile(const char *workload)
 	int stats = 0, edges = 0;
 	FILE *f;
 
-	snprintf(cmd, sizeof(cmd), "%s tests/unit/lsprof_truth.py %s", python(), workload);
+	snprintf(cmd, sizeof(cmd), "%s tests/unit/lsprof_truth.py %s %s", python(), workload, args);
 	f = popen(cmd, "r");
 	REQUIRE(f && p);
 	while (fgets(line, sizeof(line), f)) {
@@ -63,6 +64,11 @@ static void check_against_cprofile(const char *workload)
 			if (cc0 && !u64_map__get(&p->func_by_code, cc0))
 				profile__code(p, cc0, __FILE__, "<harness>", (int)cc0);
 			CHECK(!profile__call(p, 1, ts++, code, frame, chain, chain_code, back, false));
+		} else if (sscanf(line, "ccall %llu %llu %127s", &code, &frame, name) == 3) {
+			profile__cfunc(p, code, name);
+			CHECK(!profile__ccall(p, 1, ts++, code, frame));
+		} else if (!strncmp(line, "cret", 4)) {
+			CHECK(!profile__creturn(p, 1, ts++, 0));
 		} else if (!strncmp(line, "ret", 3)) {
 			CHECK(!profile__return(p, 1, ts++));
 		} else if (sscanf(line, "stat %127s %llu %llu %lf %lf", name, &pcalls, &ncalls, &tt,
@@ -98,7 +104,13 @@ static void check_against_cprofile(const char *workload)
 	CHECK(pclose(f) == 0);
 	CHECK(stats > 0 && edges > 0);
 	CHECK(p->n.closed_unseen == 0 && p->n.unmatched_returns == 0);
+	CHECK(p->n.c_closed == 0 && p->n.c_unmatched == 0);
 	profile__free(p);
+}
+
+static void check_against_cprofile(const char *workload)
+{
+	check_against_cprofile_args(workload, "");
 }
 
 TEST(recursion_matches_cprofile) { check_against_cprofile("fib"); }
@@ -106,6 +118,9 @@ TEST(mutual_recursion_matches_cprofile) { check_against_cprofile("mutual"); }
 TEST(generator_matches_cprofile) { check_against_cprofile("generator"); }
 TEST(exceptions_match_cprofile) { check_against_cprofile("exceptions"); }
 TEST(indirect_recursion_matches_cprofile) { check_against_cprofile("indirect"); }
+/* C functions (cProfile's builtins=True): a C call above the frame that made it; sorted's key,
+ * map's function and a generator sum() consumes called from inside it */
+TEST(c_functions_match_cprofile) { check_against_cprofile_args("cfuncs", "--builtins"); }
 
 static const __u64 none[CHAIN_LEN];
 
@@ -334,6 +349,43 @@ TEST(calls_made_while_a_returned_frame_is_cleared_belong_to_its_caller)
 	profile__free(p);
 }
 
+/* A C call whose return went to a profile function of the program's own is closed by its
+ * caller's return or by a sync; a return with no C call open is counted, and changes nothing. */
+TEST(c_calls_whose_returns_went_elsewhere_are_closed)
+{
+	struct profile *p = with_funcs();
+	uint32_t c;
+
+	REQUIRE(p && !profile__cfunc(p, 9000, "<built-in method sys.setprofile>"));
+	c = find_func(p, "<built-in method sys.setprofile>");
+	REQUIRE(c != NO_ID && p->funcs[c].cfunc);
+	CHECK(!strcmp(p->funcs[c].qualname, "{built-in method sys.setprofile}"));
+	call(p, 1, 100, 1, 0, 0, 0, 0, 0);
+	CHECK(!profile__ccall(p, 7, 2, 9000, 1));
+	/* f calls g: g's caller is the C call open above f (it is in it) */
+	call(p, 3, 200, 2, 1, 100, 0, 0, 0);
+	CHECK(!profile__return(p, 7, 4));
+	CHECK(has_edge(p, c, 1));
+	/* a sync: that C call is over */
+	CHECK(!profile__csync(p, 7, 5));
+	CHECK(p->n.c_closed == 1 && p->funcs[c].st.calls == 1 && p->funcs[c].st.total_ns == 3);
+	call(p, 6, 200, 2, 1, 100, 0, 0, 0);
+	CHECK(!profile__return(p, 7, 7));
+	CHECK(has_edge(p, 0, 1));
+	/* another whose return never comes: closed when f returns */
+	CHECK(!profile__ccall(p, 7, 8, 9000, 1));
+	CHECK(!profile__return(p, 7, 10));
+	CHECK(p->n.c_closed == 2 && p->funcs[c].st.calls == 2 && p->funcs[0].st.calls == 1);
+	CHECK(!profile__creturn(p, 7, 11, 0));
+	CHECK(p->n.c_unmatched == 1 && p->n.closed_unseen == 0);
+	/* a key whose identity never came */
+	call(p, 12, 100, 1, 0, 0, 0, 0, 0);
+	CHECK(!profile__ccall(p, 7, 13, 9999, 1));
+	CHECK(!profile__creturn(p, 7, 14, 0));
+	CHECK(p->n.c_unknown == 1 && find_func(p, "<unknown C function>") != NO_ID);
+	profile__free(p);
+}
+
 TEST(threads_have_their_own_stacks_and_recursion_levels)
 {
 	struct profile *p = with_funcs();
@@ -440,6 +492,8 @@ int main(void)
 		TEST_CASE(generator_matches_cprofile),
 		TEST_CASE(exceptions_match_cprofile),
 		TEST_CASE(indirect_recursion_matches_cprofile),
+		TEST_CASE(c_functions_match_cprofile),
+		TEST_CASE(c_calls_whose_returns_went_elsewhere_are_closed),
 		TEST_CASE(return_before_any_entry_is_ignored),
 		TEST_CASE(calls_open_at_stop_are_closed_there),
 		TEST_CASE(calls_made_while_a_returned_frame_is_cleared_belong_to_its_caller),

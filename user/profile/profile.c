@@ -15,8 +15,10 @@ struct profile *profile__new(void)
 	struct profile *p = calloc(1, sizeof(struct profile));
 
 	/* looked up at every call: code objects are allocated, and often called, in order */
-	if (p)
+	if (p) {
 		p->func_by_code.by_address = true;
+		p->func_by_cfunc.by_address = true;
+	}
 	return p;
 }
 
@@ -53,6 +55,7 @@ void profile__free(struct profile *p)
 	calltree__free(&p->tree);
 	u64_map__free(&p->func_by_key);
 	u64_map__free(&p->func_by_code);
+	u64_map__free(&p->func_by_cfunc);
 	u64_map__free(&p->edge_by_pair);
 	u64_map__free(&p->thread_by_tid);
 	free(p);
@@ -156,6 +159,59 @@ uint32_t profile__func_of_code(struct profile *p, uint64_t code)
 	/* its identity was lost (ring buffer full): keep the call, under a name that says so */
 	p->n.unknown_code++;
 	return profile__func(p, "~", "<unknown code object>", 0);
+}
+
+/* A C function's label (func__label): its name as pstats prints it, "{...}" for "<...>". */
+static int set_c_label(struct func *f)
+{
+	size_t n = strlen(f->name);
+	char *s;
+
+	if (f->qualname || n < 2 || f->name[0] != '<' || f->name[n - 1] != '>')
+		return 0;
+	s = strdup(f->name);
+	if (!s)
+		return -ENOMEM;
+	s[0] = '{';
+	s[n - 1] = '}';
+	f->qualname = s;
+	return 0;
+}
+
+int profile__cfunc(struct profile *p, uint64_t key, const char *name)
+{
+	uint64_t *slot = u64_map__upsert(&p->func_by_cfunc, key);
+	uint32_t id;
+
+	if (!slot)
+		return -ENOMEM;
+	if (*slot)
+		return 0; /* (named by the first) */
+	id = profile__func(p, "~", name, 0);
+	if (id == NO_ID) {
+		u64_map__del(&p->func_by_cfunc, key);
+		return -ENOMEM;
+	}
+	p->funcs[id].cfunc = true;
+	*slot = (uint64_t)id + 1;
+	return set_c_label(&p->funcs[id]);
+}
+
+uint32_t profile__func_of_cfunc(struct profile *p, uint64_t key)
+{
+	uint64_t *slot = u64_map__get(&p->func_by_cfunc, key);
+	uint32_t id;
+
+	if (slot)
+		return (uint32_t)(*slot - 1);
+	/* its identity was lost (ring buffer full) */
+	p->n.c_unknown++;
+	id = profile__func(p, "~", "<unknown C function>", 0);
+	if (id != NO_ID) {
+		p->funcs[id].cfunc = true;
+		set_c_label(&p->funcs[id]); /* (ENOMEM: its name stands) */
+	}
+	return id;
 }
 
 /* Key of an edge in edge_by_pair: never 0, which the map keeps for empty slots. */
@@ -267,6 +323,7 @@ int profile__merge(struct profile *dst, const struct profile *src)
 		fmap[i] = profile__func(dst, f->filename, f->name, f->firstlineno);
 		if (fmap[i] == NO_ID || set_qualname(&dst->funcs[fmap[i]], f->qualname))
 			goto out;
+		dst->funcs[fmap[i]].cfunc |= f->cfunc;
 		add_stats(&dst->funcs[fmap[i]].st, &f->st);
 	}
 	for (i = 0; i < src->nedges; i++) {
@@ -314,6 +371,10 @@ int profile__merge(struct profile *dst, const struct profile *src)
 	dst->n.switches += src->n.switches;
 	if (src->n.most_parked > dst->n.most_parked)
 		dst->n.most_parked = src->n.most_parked;
+	dst->n.c_calls += src->n.c_calls;
+	dst->n.c_closed += src->n.c_closed;
+	dst->n.c_unmatched += src->n.c_unmatched;
+	dst->n.c_unknown += src->n.c_unknown;
 	if (src->first_ns && (!dst->first_ns || src->first_ns < dst->first_ns))
 		dst->first_ns = src->first_ns;
 	if (src->last_ns > dst->last_ns)

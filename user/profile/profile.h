@@ -32,6 +32,7 @@ struct func {
 	 * vary call to call around the calibrated figure), taken from its later calls' time */
 	uint64_t debt_ns;
 	bool shim; /* CPython's _Py_InitCleanup (3.13): runs as a frame, is not a call */
+	bool cfunc; /* a C function (include/cfuncs.h): key ("~", 0, cProfile's name for it) */
 	uint32_t co_flags; /* its code's (the CO_GENERATOR kinds matter: profile__gen_return) */
 };
 
@@ -50,6 +51,7 @@ struct frame_entry {
 	bool counted;	/* false for frames that began before recording (seen as callers only) */
 	bool inlined;	/* ran inline (recovered, or an inline call): no return event will come */
 	bool seeded;	/* entered before recording (attach): its return may come unseen */
+	bool c;		/* a C call (profile__ccall): no frame of its own; frame is 0 */
 	uint32_t owed;	/* rets still to come of activations above it, closed at their return */
 	uint64_t probed; /* probed calls that ended inside it (compensation: their cost is in it) */
 	uint64_t done_ns; /* compensation: the generator returns' cost inside it (gen_return) */
@@ -112,6 +114,11 @@ struct profile_counters {
 	uint64_t flushes, flushed_ns; /* code flushes taken out of the times (profile__flush) */
 	uint64_t switches;	  /* a thread went on with frames of another stack (greenlet) */
 	uint32_t most_parked;	  /* the most stacks a thread had waiting at once */
+	uint64_t c_calls;	  /* C calls counted (also in calls) */
+	uint64_t c_closed;	  /* C calls whose return went elsewhere: closed at their caller's
+				   * next event that shows them over */
+	uint64_t c_unmatched;	  /* C returns with no C call open on top */
+	uint64_t c_unknown;	  /* C calls whose function's identity never arrived */
 };
 
 struct profile {
@@ -123,6 +130,7 @@ struct profile {
 	uint32_t nthreads, threads_cap;
 	struct u64_map func_by_key;   /* hash of (filename, line, name) -> id + 1 */
 	struct u64_map func_by_code;  /* code object address -> id + 1 */
+	struct u64_map func_by_cfunc; /* a C function's key (its PyMethodDef) -> id + 1 */
 	struct u64_map edge_by_pair;  /* (caller + 1) << 32 | callee -> id + 1 */
 	uint32_t *node_edge;	      /* by call-tree node: its edge (NO_ID: not looked up yet) */
 	uint32_t node_edge_cap;
@@ -138,11 +146,16 @@ struct profile {
 	void *on_call_ctx;
 };
 
-/* What the pictures and the trace call a function: its qualified name where known. */
+/* What the pictures and the trace call a function: its qualified name where known; a C
+ * function as pstats prints it, "{built-in method builtins.len}" (its qualname). */
 static inline const char *func__label(const struct func *f)
 {
 	return f->qualname ? f->qualname : f->name;
 }
+
+/* Where the pictures say a C function is, in place of its file and line ("~:0" in the .prof) */
+#define CFUNC_PLACE "C function"
+
 
 /*
  * Overhead compensation (calibrate.h): the probe time one call adds to the times, and the part
@@ -175,6 +188,24 @@ int profile__code(struct profile *p, uint64_t code, const char *filename, const 
 int profile__qualname(struct profile *p, uint64_t code, const char *qualname);
 /* The co_flags of the function bound to code. Returns 0 or -ENOENT (code not bound). */
 int profile__code_flags(struct profile *p, uint64_t code, uint32_t co_flags);
+
+/* Binds a C function's key to the function ("~", 0, name): cProfile's key for it; a key bound
+ * already keeps its first name, as in cProfile. Returns 0 or -ENOMEM. */
+int profile__cfunc(struct profile *p, uint64_t key, const char *name);
+/*
+ * A C call (include/cfuncs.h) of the function key, made by frame (0: unknown, the thread's
+ * top). Calls the C function makes back into Python are its callees; it ends at its
+ * profile__creturn, or at the latest when an event shows its caller running on (an entry whose
+ * caller is a frame above it ends it too: its return went unseen). Returns 0 or -ENOMEM.
+ */
+int profile__ccall(struct profile *p, uint32_t tid, uint64_t ts, uint64_t key, uint64_t frame);
+/* The return (or exception) of the C call open right above frame (on the stack the thread
+ * switched to, if another: greenlet), what ran above it returned too; with frame 0 or not
+ * found, of the thread's innermost C call. Returns 0 or -ENOMEM. */
+int profile__creturn(struct profile *p, uint32_t tid, uint64_t ts, uint64_t frame);
+/* The thread's C calls open above its innermost Python frame are over: their returns went to
+ * a profile function of the program's own. Returns 0 or -ENOMEM. */
+int profile__csync(struct profile *p, uint32_t tid, uint64_t ts);
 
 /*
  * One entry. chain[0] is the frame running when it was entered (0 if none), chain[1] that

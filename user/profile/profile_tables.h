@@ -12,6 +12,9 @@
 
 /* The function of a code object; one named "<unknown code object>" if its identity was lost. */
 uint32_t profile__func_of_code(struct profile *p, uint64_t code);
+/* The function of a C function's key; one named "<unknown C function>" if its identity was
+ * lost. NO_ID on ENOMEM. */
+uint32_t profile__func_of_cfunc(struct profile *p, uint64_t key);
 /* The edge caller->callee, remembered for call path node. NO_ID on ENOMEM. */
 uint32_t profile__node_edge_add(struct profile *p, uint32_t node, uint32_t caller,
 				uint32_t callee);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Raw recordings: header, then size-prefixed records in a gzip stream; every size checked. */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -35,6 +36,8 @@ int raw__record(struct outfile *o, const void *data, uint32_t size)
 }
 
 /* The only size a record of this type can have (0: no such type). */
+_Static_assert(offsetof(struct raw_end, stats.lost_ccalls) == RAW_END_V4_SIZE, "raw_end layout");
+
 static size_t size_of(__u32 type)
 {
 	switch (type) {
@@ -50,6 +53,13 @@ static size_t size_of(__u32 type)
 		return sizeof(struct ev_resume);
 	case EV_CODE:
 		return sizeof(struct ev_code);
+	case EV_CFUNC:
+		return sizeof(struct ev_cfunc);
+	case EV_CCALL:
+	case EV_CRETURN:
+		return sizeof(struct ev_ccall);
+	case EV_CSYNC:
+		return sizeof(struct ev_return);
 	case EV_REQUEST:
 		return sizeof(struct ev_request);
 	case RAW_THREAD:
@@ -176,12 +186,14 @@ int raw__read(const char *path, struct raw_header *h, struct raw_end *end,
 		memcpy(rec, buf + pos + sizeof(size), size);
 		pos += sizeof(size) + size;
 		if (size_of(*(__u32 *)rec) != size &&
-		    !(*(__u32 *)rec == RAW_CALIB && size == RAW_CALIB_V3_SIZE)) {
+		    !(*(__u32 *)rec == RAW_CALIB && size == RAW_CALIB_V3_SIZE) &&
+		    !(*(__u32 *)rec == RAW_END && size == RAW_END_V4_SIZE)) {
 			err = -EBADMSG;
 			break;
 		}
 		if (*(__u32 *)rec == RAW_END) {
-			memcpy(end, rec, sizeof(*end));
+			memset(end, 0, sizeof(*end));
+			memcpy(end, rec, size);
 			break;
 		}
 		++*records;

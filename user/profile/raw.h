@@ -19,8 +19,9 @@
  * refuse it by its number, and older recordings (a shorter ev_code) are refused here.
  * 4: EV_RETURN_DONE(_NONE), RAW_FLUSH, RAW_CALIB's done_ns (a version 3 RAW_CALIB is read
  * as done_ns 0).
- * 5: EV_RESUME */
-#define RAW_VERSION 5
+ * 5: EV_RESUME
+ * 6: C functions: EV_CFUNC, EV_CCALL, EV_CRETURN, EV_CSYNC */
+#define RAW_VERSION 6
 #define RAW_VERSION_MIN 3
 #define RAW_MAX_RECORD 4096
 
@@ -93,6 +94,7 @@ struct raw_end {
 	__u64 stop_ns;
 	struct pyuprof_stats stats;
 };
+#define RAW_END_V4_SIZE 72 /* (versions 3, 4: no lost C calls and returns) */
 
 /* Writes the header and starts compressing. Returns 0 or -errno. */
 int raw__begin(struct outfile *o, const struct raw_header *h);

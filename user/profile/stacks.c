@@ -80,6 +80,7 @@ static int push(struct profile *p, struct thread *t, uint64_t frame, uint32_t fu
 	e->counted = counted && func != NO_ID;
 	e->inlined = false;
 	e->seeded = false;
+	e->c = false;
 	e->owed = 0;
 	e->probed = 0;
 	e->done_ns = 0;
@@ -148,7 +149,7 @@ static void pop(struct profile *p, struct thread *t, uint64_t ts)
 	struct frame_entry *e = &t->stack[--t->depth], *parent;
 	/* a frame that ran inline had no probes of its own; every other frame, counted or
 	 * not (a generator's creation), had its entry and return probed */
-	uint64_t own = !e->inlined, tt, it;
+	uint64_t own = !e->inlined && !e->c, tt, it;
 	int64_t est = 0;
 
 	if (t->depth) {
@@ -235,7 +236,10 @@ static int64_t find_frame(const struct thread *t, uint64_t frame)
 static void close_above(struct profile *p, struct thread *t, int64_t keep, uint64_t ts)
 {
 	while ((int64_t)t->depth > keep + 1) {
-		p->n.closed_unseen++;
+		if (t->stack[t->depth - 1].c)
+			p->n.c_closed++;
+		else
+			p->n.closed_unseen++;
 		pop(p, t, ts);
 	}
 }
@@ -438,6 +442,17 @@ static int leave_above(struct profile *p, struct thread *t, int64_t keep, uint64
 }
 
 /*
+ * The entry to keep when a call's caller frame is at index i: the caller itself, or the C call
+ * it has open right above it, in which the call is made (sorted's key, map's function: a C
+ * function calling back into Python). A C call's callees are always called from inside it:
+ * its frame is blocked in it.
+ */
+static int64_t caller_index(const struct thread *t, int64_t i)
+{
+	return i + 1 < (int64_t)t->depth && t->stack[i + 1].c ? i + 1 : i;
+}
+
+/*
  * Recovers chain[n - 1] .. chain[0], frames that ran without an event, above index i. A call
  * already known by its code only (an inline call: address 0) takes its frame's address instead
  * of being counted twice; frames that are no call (3.13's __init__ shim) are left out.
@@ -524,7 +539,7 @@ static int resync(struct profile *p, struct thread *t, uint64_t ts, uint64_t fra
 	}
 	i = strand_of(p, t, chain[0]);
 	if (i >= 0)
-		return leave_above(p, t, i, ts);
+		return leave_above(p, t, caller_index(t, i), ts);
 	/* the nearest known ancestor: everything above it returned, the frames below the
 	 * caller down to it were entered unseen */
 	for (k = 1; k <= CHAIN_LEN; k++) {
@@ -589,6 +604,80 @@ int profile__call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code, u
 		p->n.no_return++;
 	}
 	return err;
+}
+
+int profile__ccall(struct profile *p, uint32_t tid, uint64_t ts, uint64_t key, uint64_t frame)
+{
+	struct thread *t = thread_of(p, tid);
+	int64_t i;
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	ts = event_time(p, t, ts);
+	if (!p->first_ns)
+		p->first_ns = ts;
+	p->last_ns = t->last_ns = ts;
+	/* its frame runs (on the stack the thread switched to, if another: greenlet): what is
+	 * above it returned */
+	i = frame ? strand_of(p, t, frame) : -1;
+	if (i >= 0)
+		close_above(p, t, i, ts);
+	err = push(p, t, 0, profile__func_of_cfunc(p, key), ts, true);
+	if (!err) {
+		t->stack[t->depth - 1].c = true;
+		p->n.c_calls += t->stack[t->depth - 1].counted;
+	}
+	return err;
+}
+
+int profile__creturn(struct profile *p, uint32_t tid, uint64_t ts, uint64_t frame)
+{
+	struct thread *t = thread_of(p, tid);
+	int64_t at;
+	uint32_t i;
+
+	if (!t)
+		return -ENOMEM;
+	ts = event_time(p, t, ts);
+	p->last_ns = t->last_ns = ts;
+	at = frame ? strand_of(p, t, frame) : -1;
+	if (at >= 0) {
+		/* the C call its frame has open: whatever ran above it returned */
+		i = (uint32_t)at + 2;
+		if (i > t->depth || !t->stack[i - 1].c) {
+			p->n.c_unmatched++;
+			return 0;
+		}
+		while (t->depth >= i)
+			pop(p, t, ts);
+		return 0;
+	}
+	/* frames that ran inline inside it returned before it */
+	for (i = t->depth; i && t->stack[i - 1].inlined; i--)
+		;
+	if (!i || !t->stack[i - 1].c) {
+		p->n.c_unmatched++;
+		return 0;
+	}
+	while (t->depth >= i)
+		pop(p, t, ts);
+	return 0;
+}
+
+int profile__csync(struct profile *p, uint32_t tid, uint64_t ts)
+{
+	struct thread *t = thread_of(p, tid);
+
+	if (!t)
+		return -ENOMEM;
+	ts = event_time(p, t, ts);
+	p->last_ns = t->last_ns = ts;
+	while (t->depth && t->stack[t->depth - 1].c) {
+		p->n.c_closed++;
+		pop(p, t, ts);
+	}
+	return 0;
 }
 
 int profile__inline_call(struct profile *p, uint32_t tid, uint64_t ts, uint64_t code,
@@ -676,9 +765,12 @@ int profile__return(struct profile *p, uint32_t tid, uint64_t ts)
 	 * it is of the stack that waited last (a switch back to its parent) */
 	if (!t->depth && !t->owed && t->nparked)
 		unpark(p, t, t->nparked - 1);
-	/* frames that ran inline above the returning frame returned before it, unseen */
-	while (t->depth && t->stack[t->depth - 1].inlined)
+	/* frames that ran inline above the returning frame returned before it, unseen; so did
+	 * the C calls it made whose returns went to a profile function of the program's own */
+	while (t->depth && (t->stack[t->depth - 1].inlined || t->stack[t->depth - 1].c)) {
+		p->n.c_closed += t->stack[t->depth - 1].c;
 		pop(p, t, ts);
+	}
 	/* the ret of an activation whose frame was closed when it returned (close_returned) */
 	if (t->depth && t->stack[t->depth - 1].owed) {
 		t->stack[t->depth - 1].owed--;
@@ -727,7 +819,7 @@ int profile__gen_return(struct profile *p, uint32_t tid, uint64_t ts, bool none)
 	if (!t)
 		return -ENOMEM;
 	/* the frame returning: the top one under any that ran inline (profile__return) */
-	for (i = t->depth; i && t->stack[i - 1].inlined; i--)
+	for (i = t->depth; i && (t->stack[i - 1].inlined || t->stack[i - 1].c); i--)
 		;
 	if (i >= 2 && !t->stack[i - 1].owed) {
 		e = &t->stack[i - 1];
