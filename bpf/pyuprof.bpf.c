@@ -26,6 +26,7 @@
 #include "frames.bpf.h"	    /* frames and code objects; each code's identity sent once */
 #include "shadow.bpf.h"	    /* each thread's stack of activations */
 #include "hook_watch.bpf.h" /* requests to user space: the eval_frame hook */
+#include "cfuncs.bpf.h"	    /* C functions: each one's identity */
 #include "stage.bpf.h"	    /* the batch mode: records staged in the target */
 #include "ring_warm.bpf.h"  /* the ring's pages written before the recording */
 

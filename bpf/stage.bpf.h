@@ -107,8 +107,13 @@ static long stage_lost_step(__u32 i, void *data)
 		if (bpf_probe_read_user(&w, sizeof(w), (void *)(stage_addr + STAGE_BUF + at + 8)) ||
 		    !(w & STAGE_GEN_CREATE))
 			__sync_fetch_and_add(&stats.lost_calls, 1);
-	} else if (tag >= STAGE_TAG_EXIT && tag <= STAGE_TAG_EXIT_NONE && at >= stage_lost_from)
+	} else if (tag >= STAGE_TAG_EXIT && tag <= STAGE_TAG_EXIT_NONE && at >= stage_lost_from) {
 		__sync_fetch_and_add(&stats.lost_returns, 1);
+	} else if (tag == STAGE_TAG_CCALL && at + STAGE_CCALL_BYTES > stage_lost_from) {
+		__sync_fetch_and_add(&stats.lost_ccalls, 1);
+	} else if (tag == STAGE_TAG_CRET && at + STAGE_CRET_BYTES > stage_lost_from) {
+		__sync_fetch_and_add(&stats.lost_creturns, 1);
+	}
 	return 0;
 }
 
@@ -317,6 +322,8 @@ static __noinline int stage_flush(struct pt_regs *ctx)
 		note_tstate(ctx->r9);
 	if ((why & STAGE_FLUSH_CODE) && !read_user(cw, sizeof(cw), code))
 		send_code(code, cw, tid, now, get_cache());
+	if (why & STAGE_FLUSH_CFUNC)
+		send_cfunc(ctx->r9, code, frame, tid, now);
 	/* a thread's first call (a switch) or a new code object: threading's bootstrap? */
 	if ((why & (STAGE_FLUSH_CODE | STAGE_FLUSH_SWITCH)) && code &&
 	    (code == bootstrap_codes[0] || code == bootstrap_codes[1])) {

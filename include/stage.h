@@ -30,6 +30,9 @@
  *   resume (16): STAGE_TAG_RESUME, frame (right before an exit: the frame that returns is not
  *               the one the reader has on top; its thread switched stacks since, as greenlet
  *               does, or another thread staged meanwhile)
+ *   ccall (24): tsc | STAGE_TAG_CCALL, the C function's PyMethodDef, the calling frame or 0
+ *   cret (16):  tsc | STAGE_TAG_CRET, the calling frame or 0 (include/cfuncs.h)
+ *   csync (8):  tsc | STAGE_TAG_CSYNC
  * chain and flags mean what they mean in struct ev_call (include/pyuprof.h).
  */
 #ifndef __PYUPROF_STAGE_H
@@ -54,6 +57,33 @@
 #define STAGE_TOP 48	/* u64: the frame the owner entered last through the batch path and runs
 			 * now (each call puts back the one it found), 0 when not known (set so at
 			 * a flush where another thread takes the batch over) */
+#define STAGE_CFUNCS 56	/* u32: 1 while pyuprof records C functions (include/cfuncs.h says
+			 * how the page learns of them); 0: the page gives back what it took */
+#define STAGE_CF_TOOL 60 /* u32, 3.12+: the page's sys.monitoring tool (7), its id + 1; 0 none
+			  * yet (taken at the next staged call), STAGE_CF_NO_TOOL none to be had */
+#define STAGE_CF_NO_TOOL 255
+/*
+ * A profiler the program starts inside a C call the page records (sys.setprofile,
+ * sys.monitoring.set_events) natively gets no event of that call: none was set as it began. The
+ * page wraps such a call (its callable's vectorcall, for that call alone: STAGE_CF_SWAPS, a
+ * ring of {callable, its own vectorcall}) and, as it returns, keeps its return event from the
+ * new profiler: <= 3.11 by holding the profile slot until the event (STAGE_CF_PEND_*: what the
+ * call put in the slot, given back at the event), 3.12+ by taking the C_RETURN and C_RAISE
+ * callbacks of every other tool out until the page's event after that return's (CPython calls
+ * the tools' callbacks from tool 7 down: the page's comes first; STAGE_CF_MUTED: the tools,
+ * and STAGE_CF_MUTED_FRESH until that return's event came; STAGE_CF_MUTE: their callbacks) if
+ * no tool but the page's saw the call (STAGE_CF_OTHERS).
+ */
+#define STAGE_CF_SWAP 64	/* u32: the ring's next entry */
+#define STAGE_CF_OTHERS 68	/* u32, 3.12+: tools other than the page's that saw the call */
+#define STAGE_CF_MUTED 72	/* u32, 3.12+: tools whose C_RETURN, C_RAISE callbacks are out */
+#define STAGE_CF_MUTED_FRESH 31 /* (its bit: the wrapped call's return event is still to come) */
+#define STAGE_CF_PEND_TSTATE 80 /* u64, <= 3.11: the thread whose slot is held, else 0 */
+#define STAGE_CF_PEND_FUNC 88	/* u64, <= 3.11: what the call put in its slot, */
+#define STAGE_CF_PEND_OBJ 96	/* and its object */
+#define STAGE_CF_SWAPS 128	/* {callable, vectorcall} x STAGE_CF_NSWAPS */
+#define STAGE_CF_NSWAPS 8
+#define STAGE_CF_MUTE 256	/* u64 [8 tools][2]: their C_RETURN and C_RAISE callbacks */
 
 #define STAGE_BUF 4096		    /* the records */
 #define STAGE_BUF_BYTES (64 << 10)
@@ -61,8 +91,11 @@
 #define STAGE_EXIT_BYTES 8
 #define STAGE_PAUSE_BYTES 16
 #define STAGE_RESUME_BYTES 16
-/* flushed once more than this is staged: an entry and its chain always fit */
-#define STAGE_LIMIT (STAGE_BUF_BYTES - 2 * STAGE_ENTRY_BYTES)
+#define STAGE_CCALL_BYTES 24
+#define STAGE_CRET_BYTES 16
+#define STAGE_CSYNC_BYTES 8
+/* flushed once more than this is staged: an entry, its chain and a C-call sync always fit */
+#define STAGE_LIMIT (STAGE_BUF_BYTES - 2 * STAGE_ENTRY_BYTES - STAGE_CSYNC_BYTES)
 /* the code objects whose identity was sent: sets of STAGE_WAYS adjacent 64-byte slots, each
  * {code, co_name, its hash, co_filename, its last 8 bytes, co_firstlineno (u32), its length
  * (u32), its first 8 bytes, its hash}, or {code, its co_version and co_firstlineno} for a
@@ -81,7 +114,11 @@
  * over the whole table; an object with a version past them (or 0) takes the table. */
 #define STAGE_VMAP (STAGE_TABLE + STAGE_SLOTS * STAGE_SLOT)
 #define STAGE_VERSIONS (1 << 24)
-#define STAGE_SIZE (STAGE_VMAP + STAGE_VERSIONS / 8)
+/* the C functions (their PyMethodDef) whose identity was sent: one address a slot, the set
+ * the address's bits pick (a miss sends it again: the first identity is the one kept) */
+#define STAGE_CTABLE (STAGE_VMAP + STAGE_VERSIONS / 8)
+#define STAGE_CSLOTS 8192
+#define STAGE_SIZE (STAGE_CTABLE + STAGE_CSLOTS * 8)
 
 /* record kinds: the first word's top bits (STAGE_TAG), 0 for a chain, whose first word's low
  * bits hold STAGE_CHAIN and its flags (a code object's address is 16-aligned) */
@@ -97,6 +134,14 @@
 #define STAGE_TAG_EXIT_NONE 11
 #define STAGE_TAG_PAUSE 12
 #define STAGE_TAG_RESUME 13
+/* C functions (include/cfuncs.h): a call of one (tsc, its PyMethodDef, the calling frame or
+ * 0), its return (or exception), and a sync: the C calls this thread has open in the records
+ * are over (their returns went to a profile function of the program's own). Tags below 8
+ * (their top bit clear: a chain's first word is a code object's address, whose top bits are
+ * 0, so any tag but 0 is a record) */
+#define STAGE_TAG_CCALL 5
+#define STAGE_TAG_CRET 6
+#define STAGE_TAG_CSYNC 7
 #define STAGE_CHAIN 4
 #define STAGE_CHAIN_GEN0 1
 #define STAGE_CHAIN_GEN1 2
@@ -120,6 +165,12 @@ static inline unsigned int stage_rec_bytes(unsigned long long w0)
 		return STAGE_PAUSE_BYTES;
 	case STAGE_TAG_RESUME:
 		return STAGE_RESUME_BYTES;
+	case STAGE_TAG_CCALL:
+		return STAGE_CCALL_BYTES;
+	case STAGE_TAG_CRET:
+		return STAGE_CRET_BYTES;
+	case STAGE_TAG_CSYNC:
+		return STAGE_CSYNC_BYTES;
 	case 0:
 		return w0 & STAGE_CHAIN ? STAGE_ENTRY_BYTES : 0;
 	}
@@ -133,6 +184,8 @@ static inline unsigned int stage_rec_bytes(unsigned long long w0)
 #define STAGE_FLUSH_SWITCH 4 /* another thread writes now */
 #define STAGE_FLUSH_CODE 8   /* %rcx: a code object not in the table (%r8: its frame) */
 #define STAGE_FLUSH_TSTATE 16 /* %r9: the thread's thread state (3.9+), at an entry */
+#define STAGE_FLUSH_CFUNC 32 /* %rcx: a C function's callable not in the C table, %r8 the
+			      * object it is called on, %r9 its key (include/cfuncs.h) */
 
 /*
  * REQ_STAGE_REST's addr (include/pyuprof.h): the ring had no room for a thread's records, so

@@ -28,7 +28,9 @@ def stage_size():
         return int(m.group(1)) << int(m.group(2) or 0)
 
     table = value("STAGE_SLOTS") * value("STAGE_SLOT")
-    return value("STAGE_BUF") + value("STAGE_BUF_BYTES") + table + value("STAGE_VERSIONS") // 8
+    ctable = value("STAGE_CSLOTS") * 8  # the C functions' (include/cfuncs.h)
+    return (value("STAGE_BUF") + value("STAGE_BUF_BYTES") + table + value("STAGE_VERSIONS") // 8
+            + ctable)
 
 
 STAGE_SIZE = stage_size()

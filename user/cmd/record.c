@@ -313,7 +313,8 @@ int record__run(void)
 		     "from pid %d%s", (unsigned long long)root->rec.prof->n.calls,
 		     root->rec.prof->nfuncs, root->rec.prof->nthreads,
 		     (unsigned long long)(bstats.lost_calls + bstats.lost_returns +
-					  bstats.lost_codes + bstats.lost_requests),
+					  bstats.lost_codes + bstats.lost_requests +
+					  bstats.lost_ccalls + bstats.lost_creturns),
 		     (stop_ns - start_ns) / 1e9, s.pid,
 		     death_of(&s, died, sizeof(died)) ? died :
 		     s.target_gone ? ", which has exited" : ", which runs on");

@@ -282,6 +282,11 @@ static int load(struct probes *tr, const struct py_target *t, enum exits exits, 
 	skel->rodata->init_frame_reg = t->inline_init_reg;
 	skel->rodata->localsplus_off = t->offsets->PyFrame_localsplus;
 	skel->rodata->qualname_off = t->offsets->PyCodeObject_co_qualname;
+	skel->rodata->cfunction_type = t->cfunction_type;
+	skel->rodata->cmethod_type = t->cmethod_type;
+	skel->rodata->methoddescr_type = t->methoddescr_type;
+	skel->rodata->unicode_type = t->unicode_type;
+	skel->rodata->type_type = t->type_type;
 	skel->rodata->entry_shim = t->major == 3 && t->minor >= 12;
 	/* the shadow of activations is popped at their returns, which USDT does not give */
 	skel->rodata->use_shadow = exits != EXITS_USDT && exits != EXITS_BATCH;

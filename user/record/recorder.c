@@ -17,6 +17,7 @@
 #include "inject/tsc.h"
 #include "profile/raw.h"
 #include "pyuprof.h"
+#include "record/cfunc_name.h"
 #include "record/recorder.h"
 #include "stage.h"
 #include "target/pystr.h"
@@ -127,6 +128,14 @@ static int on_code(struct recorder *r, const struct ev_code *e)
 	return profile__qualname(r->prof, e->code, qualname);
 }
 
+static int on_cfunc(struct recorder *r, const struct ev_cfunc *e)
+{
+	char name[CFUNC_NAME_BYTES * 6 + 64];
+
+	cfunc_name__format(e, name, sizeof(name));
+	return profile__cfunc(r->prof, e->key, name);
+}
+
 static int on_thread(struct recorder *r, const struct raw_thread *t)
 {
 	struct thread *th = profile__thread(r->prof, t->tid);
@@ -221,6 +230,26 @@ static int staged_record(struct recorder *r, uint32_t tid, const uint64_t *w)
 
 		err = staged_entry_out(r);
 		return err ? err : recorder__handle(r, &res, sizeof(res));
+	}
+	if (tag == STAGE_TAG_CCALL) {
+		struct ev_ccall c = { .type = EV_CCALL, .tid = tid, .ts_ns = staged_ns(w[0]),
+				      .key = w[1], .frame = w[2] };
+
+		err = staged_entry_out(r);
+		return err ? err : recorder__handle(r, &c, sizeof(c));
+	}
+	if (tag == STAGE_TAG_CRET) {
+		struct ev_ccall c = { .type = EV_CRETURN, .tid = tid, .ts_ns = staged_ns(w[0]),
+				      .frame = w[1] };
+
+		err = staged_entry_out(r);
+		return err ? err : recorder__handle(r, &c, sizeof(c));
+	}
+	if (tag == STAGE_TAG_CSYNC) {
+		struct ev_return ret = { .type = EV_CSYNC, .tid = tid, .ts_ns = staged_ns(w[0]) };
+
+		err = staged_entry_out(r);
+		return err ? err : recorder__handle(r, &ret, sizeof(ret));
 	}
 	if (tag == STAGE_TAG_PAUSE) {
 		struct raw_pause pause = { .type = RAW_FLUSH, .tid = tid };
@@ -384,16 +413,18 @@ int recorder__handle(void *ctx, void *data, size_t size)
 	/* (its records may be from before the stop, whenever it came) */
 	if (c->type == EV_REQUEST && ((const struct ev_request *)data)->what == REQ_STAGE_REST)
 		return on_stage_rest(r, data);
-	if (r->has_staged_entry && c->tid == r->staged_entry.tid && c->type != EV_CODE) {
+	if (r->has_staged_entry && c->tid == r->staged_entry.tid && c->type != EV_CODE &&
+	    c->type != EV_CFUNC) {
 		err = staged_entry_out(r);
 		if (err)
 			return err;
 	}
-	if (r->stop_ns && c->ts_ns > r->stop_ns && c->type != EV_CODE && c->type != RAW_THREAD &&
+	if (r->stop_ns && c->ts_ns > r->stop_ns && c->type != EV_CODE && c->type != EV_CFUNC &&
+	    c->type != RAW_THREAD &&
 	    c->type != EV_RESUME) /* (no time: a frame where ts_ns would be) */
 		return 0; /* made while the probes were being removed; not in the raw record */
-	if (c->type != EV_CODE && c->type != EV_REQUEST && c->type != RAW_THREAD &&
-	    c->type != RAW_COMMAND) {
+	if (c->type != EV_CODE && c->type != EV_CFUNC && c->type != EV_REQUEST &&
+	    c->type != RAW_THREAD && c->type != RAW_COMMAND) {
 		/* a seed's thread is named like any other (struct raw_seed starts with tid) */
 		err = note_thread(r, data);
 		if (err)
@@ -429,6 +460,27 @@ int recorder__handle(void *ctx, void *data, size_t size)
 		break;
 	case EV_CODE:
 		err = on_code(r, data);
+		break;
+	case EV_CFUNC:
+		if (size >= sizeof(struct ev_cfunc))
+			err = on_cfunc(r, data);
+		break;
+	case EV_CCALL: {
+		const struct ev_ccall *cc = data;
+
+		if (size >= sizeof(*cc))
+			err = profile__ccall(r->prof, cc->tid, cc->ts_ns, cc->key, cc->frame);
+		break;
+	}
+	case EV_CRETURN: {
+		const struct ev_ccall *cr = data;
+
+		if (size >= sizeof(*cr))
+			err = profile__creturn(r->prof, cr->tid, cr->ts_ns, cr->frame);
+		break;
+	}
+	case EV_CSYNC:
+		err = profile__csync(r->prof, c->tid, c->ts_ns);
 		break;
 	case RAW_THREAD:
 		err = on_thread(r, data);

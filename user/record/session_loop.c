@@ -159,7 +159,8 @@ static void show_status(struct session *s, uint64_t start_ns, uint64_t *last_ns,
 		funcs += s->procs[i]->rec.prof->nfuncs;
 		threads += s->procs[i]->rec.prof->nthreads;
 	}
-	lost = b.lost_calls + b.lost_returns + b.lost_codes + b.lost_requests;
+	lost = b.lost_calls + b.lost_returns + b.lost_codes + b.lost_requests + b.lost_ccalls +
+	       b.lost_creturns;
 	fprintf(stderr, "\rpyuprof: %.0f s, %llu calls (%.0f/s), %u functions, %u threads, ",
 		(now - start_ns) / 1e9, (unsigned long long)calls,
 		(calls - *last_calls) / ((now - *last_ns) / 1e9), funcs, threads);

@@ -86,7 +86,9 @@ int summary__top(FILE *f, const struct profile *p, unsigned top)
 		print_time(f, fn->st.inline_ns / 1e9 / fn->st.calls, false);
 		print_time(f, fn->st.total_ns / 1e9, false);
 		print_time(f, cc ? fn->st.total_ns / 1e9 / cc : 0, !cc);
-		if (!strcmp(fn->filename, "~") && !fn->firstlineno)
+		if (fn->cfunc) /* (as pstats prints them) */
+			fprintf(f, "%s\n", func__label(fn));
+		else if (!strcmp(fn->filename, "~") && !fn->firstlineno)
 			fprintf(f, "%s\n", fn->name);
 		else
 			fprintf(f, "%s:%d(%s)\n", fn->filename, fn->firstlineno, fn->name);
@@ -99,10 +101,12 @@ int summary__top(FILE *f, const struct profile *p, unsigned top)
 void summary__notes(const struct profile *p, const struct hook_state *h,
 		    const struct pyuprof_stats *s, const char *version, bool exit_probe)
 {
-	if (s->lost_calls + s->lost_returns + s->lost_codes + s->lost_requests)
-		wlog("the ring buffer was full: %llu calls, %llu returns and %llu code identities "
-		     "were lost (try a larger --ringbuf-mb)",
+	if (s->lost_calls + s->lost_returns + s->lost_codes + s->lost_requests + s->lost_ccalls +
+	    s->lost_creturns)
+		wlog("the ring buffer was full: %llu calls, %llu returns, %llu C calls, %llu C "
+		     "returns and %llu code identities were lost (try a larger --ringbuf-mb)",
 		     (unsigned long long)s->lost_calls, (unsigned long long)s->lost_returns,
+		     (unsigned long long)s->lost_ccalls, (unsigned long long)s->lost_creturns,
 		     (unsigned long long)s->lost_codes);
 	if (p->n.waits)
 		wlog("the ring buffer was full %llu times: the thread that staged the calls waited "
@@ -216,7 +220,8 @@ int summary__conclude(struct outputs *out, struct profile *p, const struct hook_
 		      double wall_s, struct proc_rec *const *procs, uint32_t nprocs,
 		      const char *died)
 {
-	uint64_t lost = bs->lost_calls + bs->lost_returns + bs->lost_codes + bs->lost_requests;
+	uint64_t lost = bs->lost_calls + bs->lost_returns + bs->lost_codes + bs->lost_requests +
+			bs->lost_ccalls + bs->lost_creturns;
 	int err;
 
 	out->run.wall_ns = (uint64_t)(wall_s * 1e9);

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * C functions in the profile, as cProfile counts them with builtins=True: every call of a
+ * builtin function or method (a PyCFunction, or a method descriptor CPython calls with its
+ * object), made from Python code. The trampoline page runs the code that sees them, in the
+ * target, with the GIL held, and stages a record per call and per return in the batch mode's
+ * staging area (include/stage.h: STAGE_TAG_CCALL, _CRET, _CSYNC); the BPF side reads a C
+ * function's names once, at the flush that sends its identity (bpf/cfuncs.bpf.h), and user
+ * space names it as cProfile does (user/cfunc_name.c).
+ *
+ * How the page hears of C calls (docs/CFUNCS.md has the why):
+ *  - <= 3.11 (CF_PROFILE): a profile function of the page's in the thread's profile slot
+ *    (PyThreadState.c_profilefunc), the slot sys.setprofile and cProfile use. The page takes
+ *    it at a thread's first staged call, only if it is empty, writing the slot and CPython's
+ *    tracing flag as _PyEval_SetProfile does (no audit event: nothing of the program's runs).
+ *    The function gives the slot back (NULL) at the first event it gets once pyuprof does not
+ *    record C functions (STAGE_CFUNCS or STAGE_ON 0: a stop, pyuprof killed, a forked child),
+ *    and CPython turns its tracing off as the function returns.
+ *  - 3.12+ (CF_MONITOR): a sys.monitoring tool of the page's, CALL, C_RETURN and C_RAISE
+ *    events only, whose callbacks are objects of the page's (immortal PyCFunction objects
+ *    whose vectorcall is the page's code). The tool takes no name (sys.monitoring.get_tool
+ *    says None, use_tool_id succeeds): a program that claims its id gets it, and the page
+ *    gives it up at once.
+ */
+#ifndef __PYUPROF_CFUNCS_H
+#define __PYUPROF_CFUNCS_H
+
+/* b_cf_mode (tramp_code.S) */
+#define CF_NONE 0
+#define CF_PROFILE 1
+#define CF_MONITOR 2
+
+/* PyCFunctionObject (3.8+): its PyMethodDef, the object it is bound to, __module__ */
+#define CF_M_ML 16
+#define CF_M_SELF 24
+#define CF_M_MODULE 32
+#define CF_M_VECTORCALL 48 /* (a method descriptor's too) */
+/* PyMethodDescrObject: the type that defines it, its PyMethodDef */
+#define CF_D_TYPE 16
+#define CF_D_METHOD 40
+/* PyMethodDef: the name (a C string) */
+#define CF_ML_NAME 0
+#define CF_ML_SIZE 32
+/* PyTypeObject (a public struct, the same 3.8-3.13): tp_methods, tp_mro */
+#define CF_TP_FLAGS 168
+#define CF_TP_METHODS 232
+#define CF_TP_MRO 344
+/* PyTupleObject: ob_size, ob_item */
+#define CF_TUPLE_SIZE 16
+#define CF_TUPLE_ITEMS 24
+/* Py_TPFLAGS_TYPE_SUBCLASS: the object is a type */
+#define CF_TPFLAGS_TYPE (1UL << 31)
+
+/* <= 3.11: the events a profile function gets (Include/cpython/pystate.h) */
+#define CF_PYTRACE_C_CALL 4
+#define CF_PYTRACE_C_EXCEPTION 5
+#define CF_PYTRACE_C_RETURN 6
+
+/* 3.12+: sys.monitoring's CALL event and its tools (Include/cpython/monitoring.h); the
+ * numbers of its other events and how many there are change with the version (3.14 added
+ * BRANCH_LEFT, BRANCH_RIGHT): struct cf_page (user/inject/tramp_cfuncs.h) has them */
+#define CF_EV_CALL 4
+#define CF_TOOLS 8 /* PY_MONITORING_TOOL_IDS */
+
+#endif /* __PYUPROF_CFUNCS_H */
