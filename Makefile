@@ -54,7 +54,27 @@ $(OUTPUT)/user/%.o: user/%.c | deps
 $(OUTPUT)/user/%.o: user/%.S | deps
 	$(call msg,AS,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -Iinclude -MMD -MP -c $< -o $@
+	$(Q)$(CC) -Iinclude -Iuser -I$(OUTPUT)/user/inject -MMD -MP -c $< -o $@
+
+# The part of the page written in C (inject/tramp_cfuncs.c), built to run from any address in
+# a target: no relocation (it reaches everything through its argument), no data, no calls out
+# of it, no SSE; its .text is .incbin'd into tramp_code.S, which calls it at CF_BLOB_ENTRY.
+# (Its ordinary build is in libpyuprof, for the unit tests.)
+CF_BLOB_CFLAGS := -O2 -fPIC -ffreestanding -fno-builtin -fno-stack-protector \
+	-fno-asynchronous-unwind-tables -fno-jump-tables -fcf-protection=none \
+	-fno-reorder-blocks-and-partition -mgeneral-regs-only -Wall -Wextra -Werror
+CF_BLOB := $(OUTPUT)/user/inject/tramp_cfuncs.bin
+$(CF_BLOB): user/inject/tramp_cfuncs.c user/inject/tramp_cfuncs.h include/cfuncs.h | deps
+	$(call msg,BLOB,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)gcc $(CF_BLOB_CFLAGS) -Iinclude -Iuser -c $< -o $@.o
+	$(Q)if [ -n "$$(readelf -rW $@.o | grep -E '^Relocation section')" ] || \
+	    [ -n "$$(size -A $@.o | awk '$$1 ~ /^\.(data|bss|rodata)/ && $$2 > 0')" ]; then \
+		echo "$<: the page's build has relocations or data of its own" >&2; exit 1; fi
+	$(Q)objcopy -O binary -j .text $@.o $@
+	$(Q)printf '#define CF_BLOB_PATH "%s"\n#define CF_BLOB_ENTRY 0x%s\n' "$@" \
+		"$$(nm $@.o | awk '$$3 == "tramp_cf_mon" { print $$1 }')" > $(@D)/tramp_cfuncs_blob.h
+$(OUTPUT)/user/inject/tramp_code.o: $(CF_BLOB)
 
 # The flame graph's stylesheet and script, linked in as they are (user/output/flamegraph_assets.c): the
 # script sits in a CDATA section, the stylesheet in plain XML text.

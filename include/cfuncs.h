@@ -8,7 +8,7 @@
  * function's names once, at the flush that sends its identity (bpf/cfuncs.bpf.h), and user
  * space names it as cProfile does (user/cfunc_name.c).
  *
- * How the page hears of C calls (docs/CFUNCS.md has the why):
+ * How the page hears of C calls (docs/how-it-works.md, "C functions", has the why):
  *  - <= 3.11 (CF_PROFILE): a profile function of the page's in the thread's profile slot
  *    (PyThreadState.c_profilefunc), the slot sys.setprofile and cProfile use. The page takes
  *    it at a thread's first staged call, only if it is empty, writing the slot and CPython's
@@ -16,11 +16,11 @@
  *    The function gives the slot back (NULL) at the first event it gets once pyuprof does not
  *    record C functions (STAGE_CFUNCS or STAGE_ON 0: a stop, pyuprof killed, a forked child),
  *    and CPython turns its tracing off as the function returns.
- *  - 3.12+ (CF_MONITOR): a sys.monitoring tool of the page's, CALL, C_RETURN and C_RAISE
- *    events only, whose callbacks are objects of the page's (immortal PyCFunction objects
- *    whose vectorcall is the page's code). The tool takes no name (sys.monitoring.get_tool
- *    says None, use_tool_id succeeds): a program that claims its id gets it, and the page
- *    gives it up at once.
+ *  - 3.12+ (CF_MONITOR): the C-call events (CALL, with C_RETURN and C_RAISE) of sys.monitoring's
+ *    tool 7, sys.settrace's, which takes none of them and which no program reaches through
+ *    sys.monitoring (ids 0-5); its callbacks are objects of the page's (immortal PyCFunction
+ *    objects whose vectorcall is the page's code). user/inject/tramp_cfuncs.c takes and
+ *    gives them back.
  */
 #ifndef __PYUPROF_CFUNCS_H
 #define __PYUPROF_CFUNCS_H
@@ -50,6 +50,14 @@
 #define CF_TUPLE_ITEMS 24
 /* Py_TPFLAGS_TYPE_SUBCLASS: the object is a type */
 #define CF_TPFLAGS_TYPE (1UL << 31)
+
+/* What the page makes of a C function by its name (tramp_code.S: .Lcf_risky), kept in the low
+ * bits of its word in the staging area's table (stage.h: STAGE_CTABLE): one that may start a
+ * profiler, whose call is wrapped (its return event kept from that profiler); 3.12+, one of
+ * sys.monitoring's that read the interpreter's table of events, called with the page's event
+ * out of it. */
+#define CF_RISKY_STARTS 1
+#define CF_RISKY_READS 2
 
 /* <= 3.11: the events a profile function gets (Include/cpython/pystate.h) */
 #define CF_PYTRACE_C_CALL 4

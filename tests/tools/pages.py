@@ -12,9 +12,6 @@ are in, the kernel rewrites their nops in memory on purpose.
 import os
 import sys
 
-PAGE = 4096
-
-
 def differences(pid):
     """([(start, offset, memory byte, file byte)], number of pages) for one process."""
     out, pages = [], 0
@@ -22,15 +19,17 @@ def differences(pid):
         lines = [l.split() for l in maps if "/memfd:pyuprof-tramp" in l]
     for f in lines:
         start, end = (int(x, 16) for x in f[0].split("-"))
-        if f[1] != "r-xp" or end - start != PAGE:
+        # the code page, whatever its size (an older pyuprof's is 4 KiB)
+        if f[1] != "r-xp" or int(f[2], 16) != 0:
             continue
+        size = end - start
         with open("/proc/%d/map_files/%s" % (pid, f[0]), "rb") as file:
-            want = file.read(PAGE)
+            want = file.read(size)
         with open("/proc/%d/mem" % pid, "rb") as mem:
             mem.seek(start)
-            got = mem.read(PAGE)
+            got = mem.read(size)
         pages += 1
-        out += [(start, i, got[i], want[i]) for i in range(PAGE) if got[i] != want[i]]
+        out += [(start, i, got[i], want[i]) for i in range(len(want)) if got[i] != want[i]]
     return out, pages
 
 

@@ -140,7 +140,7 @@ static int rig_up_minor_with(struct rig *r, unsigned minor, void *fn)
 	t.runtime_addr = addr(r->w->interp) - t.main_interp_off;
 	t.eval_addr = addr(fn);
 	memcpy(t.eval_head, fn, sizeof(t.eval_head));
-	if (tramp__build(&t, TRAMP_BATCH, addr(r->stage), r->page, why, sizeof(why)))
+	if (tramp__build(&t, TRAMP_BATCH, addr(r->stage), addr(r->page), r->page, why, sizeof(why)))
 		return -1;
 	if (memcmp(r->page + tramp__flush_offset(), nop5, sizeof(nop5)))
 		return -1;

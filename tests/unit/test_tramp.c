@@ -121,7 +121,7 @@ static void *tramp_of(const struct py_target *t)
 	char why[256];
 	void *m;
 
-	if (tramp__build(t, TRAMP_PROBED, 0, page, why, sizeof(why)))
+	if (tramp__build(t, TRAMP_PROBED, 0, 0, page, why, sizeof(why)))
 		return NULL;
 	m = mmap(NULL, TRAMP_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
@@ -199,7 +199,7 @@ TEST(refuses_what_it_cannot_replay)
 	memset(&t, 0, sizeof(t));
 	t.eval_addr = 0x7f0000001000;
 	memcpy(t.eval_head, riprel, sizeof(riprel));
-	CHECK(tramp__build(&t, TRAMP_PROBED, 0, page, why, sizeof(why)) == -ENOTSUP);
+	CHECK(tramp__build(&t, TRAMP_PROBED, 0, 0, page, why, sizeof(why)) == -ENOTSUP);
 	CHECK(strstr(why, "48 8b 05") != NULL);
 }
 
@@ -250,9 +250,9 @@ TEST(no_budget_before_3_12)
 	memset(&t, 0, sizeof(t));
 	t.eval_addr = (uint64_t)(uintptr_t)sum3;
 	memcpy(t.eval_head, (void *)sum3, sizeof(t.eval_head));
-	REQUIRE(!tramp__build(&t, TRAMP_PROBED, 0, without, why, sizeof(why)));
+	REQUIRE(!tramp__build(&t, TRAMP_PROBED, 0, 0, without, why, sizeof(why)));
 	t.offsets = py_layouts__find(3, 11, 7);
-	REQUIRE(!tramp__build(&t, TRAMP_PROBED, 0, with, why, sizeof(why)));
+	REQUIRE(!tramp__build(&t, TRAMP_PROBED, 0, 0, with, why, sizeof(why)));
 	/* the code (the parameters differ: the hook's) */
 	CHECK(!memcmp(with, without, (size_t)(tramp_params - tramp_code)));
 	CHECK(!tramp__wanted(&t, TRAMP_PASS));

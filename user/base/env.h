@@ -21,6 +21,7 @@ struct env {
 	int exits; /* record --exits: enum exits (probes.h) */
 	bool no_compensation; /* times as recorded, probe cost included (calibrate.h) */
 	bool cpu_clock;	      /* record --clock cpu: calls timed by their thread's CPU time */
+	bool no_builtins;     /* record --no-builtins: no C functions (cProfile's builtins=False) */
 	unsigned top;
 	bool json; /* dump: JSON instead of text */
 	bool quiet, verbose, debug;

@@ -49,6 +49,7 @@ enum {
 	OPT_JSON,
 	OPT_NO_COMPENSATION,
 	OPT_CLOCK,
+	OPT_NO_BUILTINS,
 };
 
 static const char record_doc[] =
@@ -125,6 +126,10 @@ static const struct argp_option record_options[] = {
 	{ "clock", OPT_CLOCK, "wall|cpu", 0,
 	  "Time calls by wall time (default) or by their thread's CPU time, leaving out time "
 	  "spent blocked (sleep, I/O, locks, the GIL). Not with --trace", 2 },
+	{ "no-builtins", OPT_NO_BUILTINS, NULL, 0,
+	  "Leave C functions (builtins, methods of C types, extension functions) out of the profile, "
+	  "their time in their callers', as cProfile's builtins=False (default: each is an entry "
+	  "of its own)", 2 },
 	{ "raw", OPT_RAW, "FILE", 0,
 	  "Also keep the recorded events (compressed), for `pyuprof report`", 2 },
 	{ NULL, 0, NULL, 0, "Tuning and messages:", 3 },
@@ -303,6 +308,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		if (env.exits < 0)
 			usage_error(state, "invalid --exits: %s (want trampoline, batch, uretprobe, "
 				    "ret or usdt)", arg);
+		break;
+	case OPT_NO_BUILTINS:
+		env.no_builtins = true;
 		break;
 	case OPT_CLOCK:
 		if (strcmp(arg, "wall") && strcmp(arg, "cpu"))

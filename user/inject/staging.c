@@ -10,12 +10,12 @@
 #include "inject/tsc.h"
 #include "stage.h"
 
-int staging__start(pid_t pid, uint64_t stage)
+int staging__start(pid_t pid, uint64_t stage, bool cfuncs)
 {
 	enum { CHUNK = 64 << 10, PAGE = 4096 };
 	uint8_t *zero = calloc(1, CHUNK), *got = malloc(CHUNK);
 	uint64_t bound = tsc__ticks(STAGING_BOUND_NS);
-	uint32_t on = STAGE_ON_STAGING;
+	uint32_t on = STAGE_ON_STAGING, cf = cfuncs;
 	uint64_t at, n, p;
 	int err = zero && got ? 0 : -ENOMEM;
 
@@ -34,6 +34,8 @@ int staging__start(pid_t pid, uint64_t stage)
 	free(got);
 	if (!err)
 		err = proc__write(pid, stage + STAGE_BOUND, &bound, sizeof(bound));
+	if (!err)
+		err = proc__write(pid, stage + STAGE_CFUNCS, &cf, sizeof(cf));
 	if (!err)
 		err = proc__write(pid, stage + STAGE_ON, &on, sizeof(on));
 	return err;
@@ -55,6 +57,8 @@ int staging__stop(pid_t pid, uint64_t stage, const struct staging_pos *pos,
 
 	memset(rest, 0, sizeof(*rest));
 	err = proc__write(pid, stage + STAGE_ON, &off, sizeof(off));
+	if (!err) /* (the page's profile functions give their slots back at their next event) */
+		err = proc__write(pid, stage + STAGE_CFUNCS, &off, sizeof(off));
 	if (!err) /* the count and the generation, in one read */
 		err = proc__read(pid, stage + STAGE_W, cw, sizeof(cw));
 	if (err)

@@ -7,6 +7,7 @@
 #ifndef __PYUPROF_STAGING_H
 #define __PYUPROF_STAGING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -16,8 +17,9 @@
 #define STAGING_BOUND_NS (50 * 1000 * 1000)
 
 
-/* Process stopped: an empty batch, staging on. Returns 0 or -errno. */
-int staging__start(pid_t pid, uint64_t stage);
+/* Process stopped: an empty batch, staging on, and C functions recorded if cfuncs
+ * (include/cfuncs.h). Returns 0 or -errno. */
+int staging__start(pid_t pid, uint64_t stage, bool cfuncs);
 
 /* Process (or the thread that asked) stopped: every call to the per-call probes from now on
  * (STAGE_ON_PERCALL: a thread key that does not check out). Returns 0 or -errno. */

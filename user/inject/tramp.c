@@ -15,9 +15,11 @@
 #include <unistd.h>
 #include "base/log.h"
 #include "base/proc.h"
+#include "cfuncs.h"
 #include "inject/staging.h"
 #include "inject/tramp.h"
 #include "target/thread_block.h"
+#include "inject/tramp_cfuncs.h"
 #include "stage.h"
 
 /* the page's identity, one more whenever what a page and its staging area mean to each other
@@ -25,16 +27,20 @@
  * STAGE_ON_PERCALL, the resume record, STAGE_TOP put back only if it was the caller): a
  * staging area is shared only with a page of the same identity (find_stage) */
 #define IDENT "pyuprof-tramp 5"
-/* the scratch page: our `syscall; ud2` stub, the memfd's name, the page's bytes */
+/* the scratch area: our `syscall; ud2` stub, the memfd's name, the page's bytes; the page is
+ * mapped right after it, in address space reserved with it (its address goes into the page's
+ * bytes: tramp__build) */
 #define SCRATCH_STUB 0
 #define SCRATCH_NAME 16
 #define SCRATCH_PAGE 64
+#define SCRATCH_LEN ((SCRATCH_PAGE + TRAMP_PAGE + 4095) / 4096 * 4096)
 
 /* tramp_code.S: the code and parameters copied into the page (never run in pyuprof) */
 extern const uint8_t tramp_code[], tramp_code_end[], tramp_head_push[], tramp_head_call[],
 	tramp_return_nop[], tramp_body_budget[], tramp_body_plain[], tramp_replay[], tramp_params[],
 	tramp_batch[], tramp_batch_call[], tramp_batch_budget[], tramp_flush[], tramp_guard[],
-	tramp_stack_nop[];
+	tramp_stack_nop[], tramp_mon_call[], tramp_mon_ret[], tramp_mon_obj_call[],
+	tramp_mon_obj_ret[], tramp_mon_def[], tramp_mon_name[], tramp_mon_meth[];
 
 /* tramp_code.S's parameter block, field for field */
 struct tramp_params {
@@ -55,7 +61,14 @@ struct tramp_params {
 		data_off, chains;
 	int32_t gen_state;
 	uint32_t version_off, gen_done;
-	struct inline_site walk[INLINE_SITES_MAX + 1];
+	/* C functions (include/cfuncs.h) */
+	uint32_t cf_mode, pfunc_off, use_mode, use_off, fframe_off, pobj_off;
+	uint64_t tstate_cur;
+	uint64_t cfunction_type, cmethod_type, methoddescr_type, missing, code_type;
+	uint32_t gil_off, holder_off;
+	struct cf_page cf;
+	/* (tramp_params is 64-aligned, p_walk 16-aligned in tramp_code.S) */
+	struct inline_site walk[INLINE_SITES_MAX + 1] __attribute__((aligned(16)));
 };
 
 /*
@@ -160,7 +173,89 @@ static void guard_params(const struct py_target *t, enum tramp_kind kind, struct
 }
 
 /* The batch path's parameters: where it reads the target (include/py_offsets.h's fields). */
-static void batch_params(const struct py_target *t, uint64_t stage, struct tramp_params *p)
+/*
+ * C functions, 3.12+ (include/cfuncs.h): the page's tool and its callbacks, two PyCFunction
+ * objects in the page; addr is the page's address in the target (0: not known, the objects
+ * are left empty).
+ */
+static void monitor_params(const struct py_target *t, uint64_t addr, uint8_t *page,
+			   struct tramp_params *p)
+{
+	const struct py_offsets_entry *o = t->offsets;
+	uint64_t v;
+
+	p->cf_mode = CF_MONITOR;
+	p->cfunction_type = t->cfunction_type;
+	p->cmethod_type = t->cmethod_type;
+	p->methoddescr_type = t->methoddescr_type;
+	p->missing = t->missing_addr;
+	p->code_type = t->code_type;
+	p->none = t->none_addr;
+	p->cf.interp = (char *)(uintptr_t)(t->runtime_addr + t->main_interp_off);
+	p->cf.callables_off = o->PyInterpreterState_monitoring_callables;
+	p->cf.names_off = o->PyInterpreterState_monitoring_tool_names;
+	p->cf.monitors_off = o->PyInterpreterState_monitors;
+	/* the thread a callback runs in: the GIL's last holder (0: its C calls name no frame) */
+	if (o->PyInterpreterState_ceval_gil && o->gil_last_holder) {
+		p->gil_off = o->PyInterpreterState_ceval_gil;
+		p->holder_off = o->gil_last_holder;
+	}
+	/* 3.14 numbers its events anew (BRANCH_LEFT, BRANCH_RIGHT: Include/cpython/monitoring.h) */
+	if (t->major == 3 && t->minor < 14) {
+		p->cf.nevents = 17;
+		p->cf.ungrouped = 15;
+		p->cf.ev_c_return = 15;
+		p->cf.ev_c_raise = 16;
+	} else {
+		p->cf.nevents = 19;
+		p->cf.ungrouped = 16;
+		p->cf.ev_c_return = 16;
+		p->cf.ev_c_raise = 17;
+	}
+	p->cf.sys_getobject = (void *)(uintptr_t)t->api.sys_getobject;
+	p->cf.getattr = (void *)(uintptr_t)t->api.getattr;
+	p->cf.long_from = (void *)(uintptr_t)t->api.long_from;
+	p->cf.vectorcall = (void *)(uintptr_t)t->api.vectorcall;
+	p->cf.decref = (void *)(uintptr_t)t->api.decref;
+	p->cf.get_exc = (void *)(uintptr_t)t->api.get_exc;
+	p->cf.set_exc = (void *)(uintptr_t)t->api.set_exc;
+	p->cf.module_type = (void *)(uintptr_t)t->module_type;
+	p->cf.cfunction_type = (void *)(uintptr_t)t->cfunction_type;
+	memcpy(p->cf.s_monitoring, "monitoring", sizeof("monitoring"));
+	memcpy(p->cf.s_set_events, "set_events", sizeof("set_events"));
+	if (!addr)
+		return;
+	p->cf.obj_call = (void *)(uintptr_t)(addr + at(tramp_mon_obj_call));
+	p->cf.obj_ret = (void *)(uintptr_t)(addr + at(tramp_mon_obj_ret));
+	/* each object: type, m_ml, and its vectorcall (words 1, 2 and 6); the method's name and
+	 * meth */
+#define PUT(sym, word, value) (v = (value), memcpy(page + at(sym) + 8 * (word), &v, 8))
+	PUT(tramp_mon_obj_call, 1, t->cfunction_type);
+	PUT(tramp_mon_obj_call, 2, addr + at(tramp_mon_def));
+	PUT(tramp_mon_obj_call, 6, addr + at(tramp_mon_call));
+	PUT(tramp_mon_obj_ret, 1, t->cfunction_type);
+	PUT(tramp_mon_obj_ret, 2, addr + at(tramp_mon_def));
+	PUT(tramp_mon_obj_ret, 6, addr + at(tramp_mon_ret));
+	PUT(tramp_mon_def, 0, addr + at(tramp_mon_name));
+	PUT(tramp_mon_def, 1, addr + at(tramp_mon_meth));
+#undef PUT
+}
+
+/* Whether t has what the page's sys.monitoring tool needs (3.12+). */
+static bool monitor_possible(const struct py_target *t)
+{
+	const struct py_offsets_entry *o = t->offsets;
+
+	return o->PyInterpreterState_monitoring_callables && o->PyInterpreterState_monitors &&
+	       o->PyInterpreterState_monitoring_tool_names && t->main_interp_off &&
+	       t->runtime_addr && t->none_addr && t->cfunction_type && t->methoddescr_type &&
+	       t->module_type && t->code_type && t->api.sys_getobject && t->api.getattr &&
+	       t->api.long_from && t->api.vectorcall && t->api.decref && t->api.get_exc &&
+	       t->api.set_exc;
+}
+
+static void batch_params(const struct py_target *t, uint64_t stage, uint64_t addr,
+			 uint8_t *page, struct tramp_params *p)
 {
 	const struct py_offsets_entry *o = t->offsets;
 	const struct py_offsets *b = &o->bpf;
@@ -200,9 +295,26 @@ static void batch_params(const struct py_target *t, uint64_t stage, struct tramp
 		p->gen_done = o->PyGenObject_finished_state;
 		p->none = t->none_addr;
 	}
+	/* C functions: <= 3.11, a profile function in each thread's slot (include/cfuncs.h) */
+	if (t->major == 3 && t->minor <= 11 && o->PyThreadState_c_profilefunc &&
+	    o->PyRuntime_tstate_current && t->runtime_addr) {
+		p->cf_mode = CF_PROFILE;
+		p->pfunc_off = o->PyThreadState_c_profilefunc;
+		/* tracing's flag: an int in the thread state; the first member of its cframe, an
+		 * int (3.10) or a byte set to 255 (3.11) */
+		p->use_mode = o->PyThreadState_use_tracing ? 1 : t->minor == 10 ? 2 : 3;
+		p->use_off = o->PyThreadState_use_tracing ? o->PyThreadState_use_tracing
+							 : o->PyThreadState_trace_cframe;
+		p->fframe_off = o->PyFrameObject_f_frame;
+		p->pobj_off = o->PyThreadState_c_profileobj;
+		p->tstate_cur = t->runtime_addr + o->PyRuntime_tstate_current;
+	}
+	/* 3.12+: a sys.monitoring tool of the page's */
+	if ((t->major > 3 || t->minor >= 12) && monitor_possible(t))
+		monitor_params(t, addr, page, p);
 }
 
-int tramp__build(const struct py_target *t, enum tramp_kind kind, uint64_t stage,
+int tramp__build(const struct py_target *t, enum tramp_kind kind, uint64_t stage, uint64_t addr,
 		 uint8_t page[TRAMP_PAGE], char *why, size_t why_len)
 {
 	const struct py_offsets_entry *o = t->offsets;
@@ -267,7 +379,7 @@ int tramp__build(const struct py_target *t, enum tramp_kind kind, uint64_t stage
 	p.ident_eval = t->eval_addr;
 	guard_params(t, kind, &p);
 	if (kind == TRAMP_BATCH)
-		batch_params(t, stage, &p);
+		batch_params(t, stage, addr, page, &p);
 	/* make bench: a flush nop the kernel cannot turn into a call (4 + 1 bytes), whose probe
 	 * traps as on kernels before 6.18 */
 	if (kind == TRAMP_BATCH && getenv("PYUPROF_BENCH_FLUSH_TRAP"))
@@ -329,23 +441,28 @@ static int list_pages(pid_t pid, struct page_ref *refs, int max)
 
 #define MAX_PAGES 16 /* pages of ours looked at in one process */
 
-/* A mapping of ours in pid (at only, if not 0) whose file holds want. */
-static int find_placed(pid_t pid, const uint8_t *want, uint64_t only, struct tramp *out)
+/* A mapping of ours in pid (at only, if not 0) whose file holds the page built for t, kind
+ * and stage at its address. */
+static int find_placed(pid_t pid, const struct py_target *t, enum tramp_kind kind,
+		       uint64_t stage, uint64_t only, struct tramp *out)
 {
 	struct page_ref refs[MAX_PAGES];
-	uint8_t *got = malloc(TRAMP_PAGE);
+	uint8_t *got = malloc(TRAMP_PAGE), *want = malloc(TRAMP_PAGE);
 	int i, n = list_pages(pid, refs, MAX_PAGES), err = n < 0 ? n : -ENOENT;
+	char why[256];
 
-	for (i = 0; got && i < n && err; i++) {
+	for (i = 0; got && want && i < n && err; i++) {
 		if ((only && refs[i].start != only) || read_file(refs[i].path, got) ||
+		    tramp__build(t, kind, stage, refs[i].start, want, why, sizeof(why)) ||
 		    memcmp(got, want, TRAMP_PAGE))
 			continue;
 		out->addr = refs[i].start;
 		snprintf(out->path, sizeof(out->path), "%s", refs[i].path);
 		err = 0;
 	}
+	free(want);
 	free(got);
-	return got ? err : -ENOMEM;
+	return got && want ? err : -ENOMEM;
 }
 
 int tramp__restore(pid_t pid)
@@ -391,7 +508,8 @@ static int call(tramp_run_fn run, void *ctx, uint64_t via, long nr, uint64_t a0,
 }
 
 /*
- * Maps the page (built here, for t and kind) into pid; *addr where. A batch page with no
+ * Maps the page (built here, for t, kind and the address it goes to) into pid; *addr where. A
+ * batch page with no
  * staging area yet (*stage 0) gets one first, wiped in every child the target forks: a child
  * must start with staging off, never with a copy of its parent's batch. Returns 0 or -errno
  * with why set.
@@ -412,11 +530,11 @@ static int place(pid_t pid, const struct py_target *t, enum tramp_kind kind, uin
 	uint64_t via = 0;
 	int err;
 
-	err = call(run, ctx, 0, SYS_mmap, 0, SCRATCH_PAGE + TRAMP_PAGE,
+	err = call(run, ctx, 0, SYS_mmap, 0, SCRATCH_LEN + TRAMP_PAGE,
 		   PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0,
 		   &scratch);
 	if (err == -EACCES || err == -EPERM)
-		err = call(run, ctx, 0, SYS_mmap, 0, SCRATCH_PAGE + TRAMP_PAGE,
+		err = call(run, ctx, 0, SYS_mmap, 0, SCRATCH_LEN + TRAMP_PAGE,
 			   PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0,
 			   &scratch);
 	else if (!err)
@@ -440,7 +558,7 @@ static int place(pid_t pid, const struct py_target *t, enum tramp_kind kind, uin
 			goto undo;
 		*stage = (uint64_t)area;
 	}
-	err = tramp__build(t, kind, *stage, page, why, why_len);
+	err = tramp__build(t, kind, *stage, (uint64_t)scratch + SCRATCH_LEN, page, why, why_len);
 	if (err) {
 		step = NULL;
 		goto undo;
@@ -464,8 +582,10 @@ static int place(pid_t pid, const struct py_target *t, enum tramp_kind kind, uin
 	if (err)
 		goto undo;
 	step = "mmap";
-	err = call(run, ctx, via, SYS_mmap, 0, TRAMP_PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE,
-		   (uint64_t)fd, 0, &r);
+	err = call(run, ctx, via, SYS_mmap, (uint64_t)scratch + SCRATCH_LEN, TRAMP_PAGE,
+		   PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, (uint64_t)fd, 0, &r);
+	if (!err && (uint64_t)r != (uint64_t)scratch + SCRATCH_LEN)
+		err = -EFAULT;
 	if (!err)
 		*addr = (uint64_t)r;
 undo:
@@ -478,8 +598,8 @@ undo:
 	if (fd >= 0)
 		call(run, ctx, via, SYS_close, (uint64_t)fd, 0, 0, 0, 0, 0, &n);
 	if (scratch > 0)
-		call(run, ctx, via, SYS_munmap, (uint64_t)scratch, SCRATCH_PAGE + TRAMP_PAGE, 0, 0,
-		     0, 0, &n);
+		call(run, ctx, via, SYS_munmap, (uint64_t)scratch,
+		     *addr ? SCRATCH_LEN : SCRATCH_LEN + TRAMP_PAGE, 0, 0, 0, 0, &n);
 fail:
 	if (err == -EAGAIN && !scratch)
 		snprintf(why, why_len, "no thread of it can make system calls for us now (each is "
@@ -545,7 +665,7 @@ int tramp__get(pid_t pid, const struct py_target *t, enum tramp_kind kind, tramp
 	 * that a page that cannot be built is refused before the target makes any call */
 	if (kind == TRAMP_BATCH)
 		stage = find_stage(pid);
-	err = tramp__build(t, kind, stage ? stage : 1, page, why, why_len);
+	err = tramp__build(t, kind, stage ? stage : 1, 0, page, why, why_len);
 	if (err)
 		goto out;
 	/* a page found in place is reused as it is in memory, not only as its file says: what an
@@ -555,7 +675,7 @@ int tramp__get(pid_t pid, const struct py_target *t, enum tramp_kind kind, tramp
 	if (fixed > 0)
 		wlog("pid %d: %d bytes of a trampoline page left by an earlier recording were not "
 		     "its own code: put back", pid, fixed);
-	if ((kind != TRAMP_BATCH || stage) && !find_placed(pid, page, 0, out)) {
+	if ((kind != TRAMP_BATCH || stage) && !find_placed(pid, t, kind, stage, 0, out)) {
 		out->reused = true;
 		goto found;
 	}
@@ -563,7 +683,7 @@ int tramp__get(pid_t pid, const struct py_target *t, enum tramp_kind kind, tramp
 	if (err)
 		goto out;
 	/* what is mapped there now must be what we wrote, or nothing is pointed at it */
-	err = find_placed(pid, page, addr, out);
+	err = find_placed(pid, t, kind, stage, addr, out);
 	if (err) {
 		snprintf(why, why_len, "the trampoline mapped at 0x%llx does not read back",
 			 (unsigned long long)addr);

@@ -70,7 +70,8 @@
 #include "inject/inject.h"
 #include "target/py_target.h"
 
-#define TRAMP_PAGE 4096
+/* its size: two pages (with the page's C functions' code: include/cfuncs.h) */
+#define TRAMP_PAGE 8192
 #define TRAMP_ENTRY_OFFSET 0
 #define TRAMP_RETURN_OFFSET 11
 #define TRAMP_NAME "pyuprof-tramp"
@@ -132,8 +133,10 @@ int tramp__get(pid_t pid, const struct py_target *t, enum tramp_kind kind, tramp
 	       void *ctx, struct tramp *out, char *why, size_t why_len);
 
 /* The page's bytes for t (unit tests, and the check of a page found in place); stage: the
- * staging area of a TRAMP_BATCH page. Returns 0 or -ENOTSUP with why set. */
-int tramp__build(const struct py_target *t, enum tramp_kind kind, uint64_t stage,
+ * staging area of a TRAMP_BATCH page; addr: where it is (or will be) mapped in the target,
+ * which a few of its words hold (0 where not known: they are left 0). Returns 0 or -ENOTSUP
+ * with why set. */
+int tramp__build(const struct py_target *t, enum tramp_kind kind, uint64_t stage, uint64_t addr,
 		 uint8_t page[TRAMP_PAGE], char *why, size_t why_len);
 
 /*

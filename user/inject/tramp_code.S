@@ -7,6 +7,9 @@
  * parts jump into each other, and its layout is one contract with tramp.c.
  */
 #include "stage.h"
+#include "cfuncs.h"
+#include "inject/tramp_cfuncs.h"
+#include "tramp_cfuncs_blob.h"	/* the Makefile's: the blob of tramp_cfuncs.c, its entry */
 #define WALK_LEVELS 6	/* return addresses looked at above a call, at most */
 #define CALLER_FROM_CFRAME 1	/* include/py_offsets.h's enum caller_mode */
 #define CO_GENERATOR_KINDS 0x3a0	/* co_flags of generators, coroutines, async generators */
@@ -310,7 +313,16 @@ tramp_batch:
 3:	call .Lflush
 	cmpl $STAGE_ON_STAGING, STAGE_ON(%r10)	/* (a thread key that did not check out) */
 	jne .Lb_head
-5:	/* the chain: the caller (rsi) as the BPF side finds it, then its caller */
+5:	cmpl $CF_PROFILE, b_cf_mode(%rip)
+	jne 20f
+	call .Lcf_take
+	jmp 19f
+20:	cmpl $CF_MONITOR, b_cf_mode(%rip)
+	jne 19f
+	cmpl $0, STAGE_CFUNCS(%r10)
+	je 19f
+	call .Lmon_check
+19:	/* the chain: the caller (rsi) as the BPF side finds it, then its caller */
 	mov 40(%rsp), %rdi		/* the thread state (3.9+) */
 	mov b_back_off(%rip), %ecx
 	mov b_mode(%rip), %eax
@@ -793,7 +805,7 @@ tramp_batch_budget:
  */
 .Lflush:
 	xor %eax, %eax
-	test $STAGE_FLUSH_CODE, %r13d
+	test $(STAGE_FLUSH_CODE | STAGE_FLUSH_CFUNC), %r13d
 	jz 3f
 	rdtsc
 	shl $32, %rdx
@@ -834,12 +846,655 @@ tramp_batch_budget:
 	movl $0, STAGE_ON(%r10)
 1:	ret
 
+/*
+ * <= 3.11: C functions through a profile function of the page's (include/cfuncs.h), one per
+ * thread: CPython's c_profilefunc slot, which the page takes at the thread's first call it
+ * stages if the slot is empty and which the function gives back itself (slot NULL) at the
+ * first event it gets while pyuprof does not record C functions, whatever ended the recording.
+ * A program's own profile function (sys.setprofile, cProfile) replaces it and sees what it
+ * would natively; the page takes the slot again only once it is empty.
+ */
+/* In the batch path (r10: the stage, the thread owning the batch; 48(%rsp): the hook's first
+ * argument): takes the thread's profile slot if it is empty. Then, or while the program's own
+ * profile function holds it, it stages a sync: the C calls open in the thread's records
+ * returned to another profile function, unseen. Uses rax, rcx, rdx. */
+.Lcf_take:
+	cmpl $0, STAGE_CFUNCS(%r10)
+	je 9f
+	mov 48(%rsp), %rax		/* 3.9+: the thread state */
+	cmpl $0, b_frame_arg(%rip)
+	jne 1f
+	mov b_tstate_cur(%rip), %rax	/* 3.8: the GIL holder's */
+	mov (%rax), %rax
+1:	test %rax, %rax
+	jz 9f
+	mov b_pfunc_off(%rip), %ecx
+	lea tramp_cprof(%rip), %rdx
+	cmp %rdx, (%rax,%rcx)
+	je 9f				/* ours */
+	cmpq $0, (%rax,%rcx)
+	jne 3f				/* the program's own: C calls go to it */
+	mov %rdx, (%rax,%rcx)
+	/* tracing on, as _PyEval_SetProfile does: 3.8, 3.9 in the thread state; 3.10, 3.11 in
+	 * the running activation's frame of C (an activation copies its caller's, and gives its
+	 * own back to it when it returns) */
+	mov b_use_off(%rip), %ecx
+	mov b_use_mode(%rip), %edx
+	cmp $1, %edx
+	jne 2f
+	movl $1, (%rax,%rcx)
+	jmp 3f
+2:	mov (%rax,%rcx), %rax
+	test %rax, %rax
+	jz 3f
+	cmp $2, %edx
+	jne 4f
+	movl $1, (%rax)
+	jmp 3f
+4:	movb $255, (%rax)
+3:	mov STAGE_W(%r10), %rcx
+	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+	mov $STAGE_TAG_CSYNC, %edx
+	shl $STAGE_TAG_SHIFT, %rdx
+	or %rdx, %rax
+	mov %rax, STAGE_BUF(%r10,%rcx)
+	add $STAGE_CSYNC_BYTES, %rcx
+	mov %rcx, STAGE_W(%r10)
+9:	ret
+
+/* int f(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg): 0, always */
+	.globl tramp_cprof
+tramp_cprof:
+	mov b_stage(%rip), %r10
+	cmpq $0, STAGE_CF_PEND_TSTATE(%r10)
+	jne .Lcp_pend
+.Lcp_go:
+	cmpl $STAGE_ON_STAGING, STAGE_ON(%r10)	/* (not staging, or per call) */
+	jne .Lcp_drop
+	cmpl $0, STAGE_CFUNCS(%r10)
+	je .Lcp_drop
+	cmp $CF_PYTRACE_C_CALL, %edx
+	je .Lcp_call
+	cmp $CF_PYTRACE_C_EXCEPTION, %edx
+	je .Lcp_ret
+	cmp $CF_PYTRACE_C_RETURN, %edx
+	je .Lcp_ret
+	xor %eax, %eax
+	ret
+.Lcp_pend:	/* the return of a call that changed the thread's slot (.Lcf_wrap): what it put
+		 * there goes back in now, past its event, as natively */
+	cmp $CF_PYTRACE_C_CALL, %edx
+	je .Lcp_go
+	mov b_tstate_cur(%rip), %rax
+	mov (%rax), %rax
+	cmp STAGE_CF_PEND_TSTATE(%r10), %rax
+	jne .Lcp_go
+	mov b_pfunc_off(%rip), %r8d
+	mov STAGE_CF_PEND_FUNC(%r10), %r9
+	mov %r9, (%rax,%r8)
+	mov b_pobj_off(%rip), %r8d
+	mov STAGE_CF_PEND_OBJ(%r10), %r9
+	mov %r9, (%rax,%r8)
+	movq $0, STAGE_CF_PEND_TSTATE(%r10)
+	jmp .Lcp_go
+.Lcp_drop:	/* not recording C functions: the slot back to NULL (CPython sets its tracing
+		 * flag from the slots once this returns) */
+	mov b_tstate_cur(%rip), %rax
+	mov (%rax), %rax
+	test %rax, %rax
+	jz 1f
+	mov b_pfunc_off(%rip), %ecx
+	lea tramp_cprof(%rip), %rdx
+	cmp %rdx, (%rax,%rcx)
+	jne 1f
+	movq $0, (%rax,%rcx)
+1:	xor %eax, %eax
+	ret
+.Lcp_call:	/* arg: a PyCFunction (CPython binds a method descriptor for the event) */
+	push %rbx
+	push %r12
+	push %r13
+	mov %rcx, %r12			/* the callable: its identity, if sent now */
+	mov CF_M_SELF(%rcx), %rbx		/* the object it is bound to */
+	mov CF_M_ML(%rcx), %r9		/* its PyMethodDef: the key */
+	mov b_fframe_off(%rip), %eax	/* the calling frame, as the hook sees frames */
+	test %eax, %eax
+	jz 1f
+	mov (%rsi,%rax), %rsi
+1:	push $0
+	push %rsi
+	push %r9
+	call .Lcf_stage_call
+	add $16, %rsp
+	pop %rax
+	test $CF_RISKY_STARTS, %eax
+	jz 2f
+	mov %r12, %rdi
+	xor %edx, %edx
+	call .Lcf_swap
+2:	pop %r13
+	pop %r12
+	pop %rbx
+	xor %eax, %eax
+	ret
+.Lcp_ret:
+	push %rbx
+	push %r12
+	push %r13
+	mov b_fframe_off(%rip), %eax	/* the calling frame, as the hook sees frames */
+	test %eax, %eax
+	jz 1f
+	mov (%rsi,%rax), %rsi
+1:	push %rsi
+	call .Lcf_stage_ret
+	add $8, %rsp
+	pop %r13
+	pop %r12
+	pop %rbx
+	xor %eax, %eax
+	ret
+
+/* A C call's record (r10: the stage, r12: the callable, rbx: the object it is called on;
+ * 8(%rsp): its key, 16(%rsp): the calling frame or 0), after a flush if another thread owns
+ * the batch or its identity is to be sent; 24(%rsp) is set to what .Lcf_risky says of the
+ * function (CF_RISKY_*). Clobbers rax, rcx, rdx, rsi, rdi, r8, r9, r11, r13. */
+.Lcf_stage_call:
+	xor %r13d, %r13d
+	thread_key
+	cmp STAGE_OWNER(%r10), %eax
+	je 1f
+	or $STAGE_FLUSH_SWITCH, %r13d
+1:	mov 8(%rsp), %rcx
+	mov %rcx, %rax
+	shr $4, %rax
+	mov %rcx, %rdx
+	shr $17, %rdx
+	xor %rdx, %rax
+	and $(STAGE_CSLOTS - 1), %eax
+	lea STAGE_CTABLE(%r10,%rax,8), %rsi
+	/* the table's word: the key (8-aligned), CF_RISKY_* in its low bits */
+	mov (%rsi), %rax
+	mov %eax, %edx
+	and $(CF_RISKY_STARTS | CF_RISKY_READS), %edx
+	mov %edx, 24(%rsp)
+	and $-8, %rax
+	cmp %rax, %rcx
+	je 2f
+	call .Lcf_risky
+	mov %eax, 24(%rsp)
+	or %rcx, %rax
+	mov %rax, (%rsi)
+	mov %rcx, %r9			/* (the key, for the flush) */
+	or $STAGE_FLUSH_CFUNC, %r13d
+2:	test %r13d, %r13d
+	jz 3f
+	call .Lflush
+3:	mov STAGE_W(%r10), %rcx
+	lea STAGE_BUF(%r10,%rcx), %r11
+	mov 8(%rsp), %rax
+	mov %rax, 8(%r11)
+	mov 16(%rsp), %rax
+	mov %rax, 16(%r11)
+	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+	mov $STAGE_TAG_CCALL, %edx
+	shl $STAGE_TAG_SHIFT, %rdx
+	or %rax, %rdx
+	mov %rdx, (%r11)
+	add $STAGE_CCALL_BYTES, %rcx
+	mov %rcx, STAGE_W(%r10)
+	jmp .Lafter
+
+/*
+ * The call of a C function .Lcf_risky names, about to be made: its callable (rdi: a
+ * PyCFunction or a method descriptor, whose vectorcall is at the same place) calls .Lcf_wrap
+ * instead, for this call alone (stage.h: STAGE_CF_SWAPS; rdx: 1 if the call reads the
+ * interpreter's table of events, which the ring's entry keeps in bit 0 of the callable). A
+ * callable called through tp_call (no vectorcall) is left as it is. r10: the stage. Clobbers
+ * rax, rcx, rdx.
+ */
+.Lcf_swap:
+	mov CF_M_VECTORCALL(%rdi), %rax
+	test %rax, %rax
+	jz 1f
+	or %rdi, %rdx			/* the callable; bit 0: the call reads the table */
+	mov STAGE_CF_SWAP(%r10), %ecx
+	incl STAGE_CF_SWAP(%r10)
+	and $(STAGE_CF_NSWAPS - 1), %ecx
+	shl $4, %ecx
+	mov %rdx, STAGE_CF_SWAPS(%r10,%rcx)
+	mov %rax, STAGE_CF_SWAPS + 8(%r10,%rcx)
+	lea tramp_cf_wrap(%rip), %rax
+	mov %rax, CF_M_VECTORCALL(%rdi)
+1:	ret
+
+/*
+ * The vectorcall of a callable .Lcf_swap wrapped (rdi, rsi, rdx, rcx as CPython passes them):
+ * the callable gets its own back and is called; then, if the call started a profiler, the
+ * return event it is about to get is kept from it (stage.h); a call that reads the
+ * interpreter's table of events (3.12+: sys.monitoring.get_events, _all_events) is made with
+ * the page's CALL event out of the table, put back after (the code stays instrumented for it:
+ * only the table is read). Returns the call's result.
+ */
+	.globl tramp_cf_wrap
+tramp_cf_wrap:
+	push %rbx
+	push %r12
+	push %r13
+	mov b_stage(%rip), %r10
+	/* its own vectorcall: in the ring, the latest swap of it */
+	mov STAGE_CF_SWAP(%r10), %eax
+	mov $STAGE_CF_NSWAPS, %r8d
+1:	dec %eax
+	mov %eax, %r9d
+	and $(STAGE_CF_NSWAPS - 1), %r9d
+	shl $4, %r9d
+	mov STAGE_CF_SWAPS(%r10,%r9), %r12
+	mov %r12, %r11
+	and $-8, %r11
+	cmp %r11, %rdi
+	je 2f
+	dec %r8d
+	jnz 1b
+	xor %eax, %eax			/* (never: each swap is undone by the call it was made for) */
+	jmp 6f
+2:	movq $0, STAGE_CF_SWAPS(%r10,%r9)
+	mov STAGE_CF_SWAPS + 8(%r10,%r9), %rax
+	mov %rax, CF_M_VECTORCALL(%rdi)
+	test $1, %r12d
+	jnz .Lcfw_reads
+	call *%rax
+	mov %rax, %rbx
+	mov b_stage(%rip), %r10
+	cmpl $CF_PROFILE, b_cf_mode(%rip)
+	jne 4f
+	/* <= 3.11: the slot holds what the call put there, if it is not the page's function: the
+	 * page's again until the return event, which it then gives back (.Lcp_pend) */
+	mov b_tstate_cur(%rip), %rax
+	mov (%rax), %rax
+	test %rax, %rax
+	jz 3f
+	mov b_pfunc_off(%rip), %ecx
+	lea tramp_cprof(%rip), %rdx
+	mov (%rax,%rcx), %r8
+	cmp %rdx, %r8
+	je 3f
+	mov %r8, STAGE_CF_PEND_FUNC(%r10)
+	mov %rdx, (%rax,%rcx)
+	mov b_pobj_off(%rip), %ecx
+	mov (%rax,%rcx), %r8
+	mov %r8, STAGE_CF_PEND_OBJ(%r10)
+	movq $0, (%rax,%rcx)
+	mov %rax, STAGE_CF_PEND_TSTATE(%r10)
+3:	mov %rbx, %rax
+6:	pop %r13
+	pop %r12
+	pop %rbx
+	ret
+.Lcfw_reads:	/* the page's CALL event (its tool's bit) out of the table for the call (rdi, rsi,
+		 * rdx, rcx: the call's arguments) */
+	xor %r12d, %r12d
+	mov tramp_cf_page + CF_PAGE_INTERP(%rip), %r13
+	mov tramp_cf_page + CF_PAGE_MONITORS(%rip), %r8d
+	lea CF_EV_CALL(%r13,%r8), %r13
+	mov STAGE_CF_TOOL(%r10), %r8d
+	dec %r8d
+	cmp $CF_TOOLS, %r8d
+	jae 7f				/* (no tool held) */
+	movzbl (%r13), %r9d
+	btr %r8d, %r9d
+	jnc 7f
+	mov %r9b, (%r13)
+	lea 1(%r8), %r12d		/* its bit + 1: to be put back */
+7:	call *%rax
+	mov %rax, %rbx
+	test %r12d, %r12d
+	jz 3b
+	lea -1(%r12), %ecx
+	movzbl (%r13), %edx
+	bts %ecx, %edx
+	mov %dl, (%r13)
+	jmp 3b
+4:	/* 3.12+: no other tool saw the call begin: none gets its return */
+	cmpl $0, STAGE_CF_OTHERS(%r10)
+	jne 3b
+	lea tramp_cf_page(%rip), %rdi
+	mov $CF_OP_MUTE, %esi
+	xor %edx, %edx
+	mov %r10, %rcx
+	call tramp_cf_blob + CF_BLOB_ENTRY
+	jmp 3b
+
+/* What the C function rcx (its PyMethodDef) is, by its name: one that starts a profiler
+ * (tramp_cf_risky: CF_RISKY_STARTS in eax), one that reads the interpreter's table of events
+ * (tramp_cf_reads: CF_RISKY_READS), or neither (0). Clobbers rax, rdx, rdi, r8, r11. */
+.Lcf_risky:
+	lea tramp_cf_risky(%rip), %rdi
+	call .Lcf_named
+	test %eax, %eax
+	jnz 1f
+	lea tramp_cf_reads(%rip), %rdi
+	call .Lcf_named
+	add %eax, %eax			/* (CF_RISKY_READS) */
+1:	ret
+/* Whether the C function rcx's name is in the list rdi: 1 or 0 in eax. */
+.Lcf_named:
+	mov CF_ML_NAME(%rcx), %r8
+	test %r8, %r8
+	jz 4f
+1:	cmpb $0, (%rdi)
+	je 4f				/* (the list's end) */
+	xor %edx, %edx
+2:	movzbl (%rdi,%rdx), %eax
+	cmp (%r8,%rdx), %al
+	jne 3f
+	inc %edx
+	test %eax, %eax
+	jnz 2b
+	mov $1, %eax
+	ret
+3:	cmpb $0, (%rdi)			/* the next name */
+	lea 1(%rdi), %rdi
+	jne 3b
+	jmp 1b
+4:	xor %eax, %eax
+	ret
+
+/* A C call's return (r10: the stage; 8(%rsp): the calling frame, or 0). Clobbers rax, rcx,
+ * rdx, rsi, rdi, r8, r11, r13; rbx and r12 are 0 after. */
+.Lcf_stage_ret:
+	xor %ebx, %ebx
+	xor %r12d, %r12d
+	thread_key
+	cmp STAGE_OWNER(%r10), %eax
+	je 1f
+	mov $STAGE_FLUSH_SWITCH, %r13d
+	call .Lflush
+1:	mov STAGE_W(%r10), %rcx
+	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+	mov $STAGE_TAG_CRET, %edx
+	shl $STAGE_TAG_SHIFT, %rdx
+	or %rax, %rdx
+	mov 8(%rsp), %r8		/* (rax keeps the stamp: .Lafter ages the batch by it) */
+	mov %r8, STAGE_BUF + 8(%r10,%rcx)
+	mov %rdx, STAGE_BUF(%r10,%rcx)
+	add $STAGE_CRET_BYTES, %rcx
+	mov %rcx, STAGE_W(%r10)
+	jmp .Lafter
+
+/*
+ * 3.12+: C functions through the C-call events of sys.monitoring's tool 7 (include/cfuncs.h),
+ * taken and given back by tramp_cfuncs.c (the blob below). Its callbacks are the two objects below:
+ * vectorcall(callable, args, nargsf, kwnames), args the event's (code, offset, callable, arg0),
+ * returning None (immortal: no reference to take).
+ */
+	.globl tramp_mon_call, tramp_mon_ret
+tramp_mon_call:
+	mov $1, %eax
+	jmp .Lmon_event
+tramp_mon_ret:
+	xor %eax, %eax
+.Lmon_event:
+	btr $63, %rdx			/* PY_VECTORCALL_ARGUMENTS_OFFSET */
+	cmp $4, %rdx
+	jne .Lmon_none			/* (not an event's call) */
+	mov b_stage(%rip), %r10
+	/* the return callbacks taken out at the last wrapped call go back (.Lcf_wrap), but at
+	 * the event of its return: CPython calls the other tools' callbacks after the page's */
+	mov STAGE_CF_MUTED(%r10), %ecx
+	test %ecx, %ecx
+	jz .Lmon_go
+	test %eax, %eax
+	jnz .Lmon_unmute
+	btr $STAGE_CF_MUTED_FRESH, %ecx
+	jnc .Lmon_unmute
+	mov %ecx, STAGE_CF_MUTED(%r10)
+.Lmon_go:
+	cmpl $STAGE_ON_STAGING, STAGE_ON(%r10)	/* (not staging, or per call) */
+	jne .Lmon_drop
+	cmpl $0, STAGE_CFUNCS(%r10)
+	je .Lmon_drop
+	/* the C function: a PyCFunction, or a method descriptor called with its object */
+	mov 16(%rsi), %r8		/* the callable */
+	mov 24(%rsi), %r9		/* arg0 */
+	mov 8(%r8), %rcx		/* its type */
+	cmp b_cfunction_type(%rip), %rcx
+	je 2f
+	cmp b_cmethod_type(%rip), %rcx
+	je 2f
+	cmp b_methoddescr_type(%rip), %rcx
+	jne .Lmon_none
+	cmp b_missing(%rip), %r9
+	je .Lmon_none			/* (no arguments: CPython raises, cProfile skips it) */
+	mov CF_D_METHOD(%r8), %rdx
+	jmp 3f
+2:	mov CF_M_ML(%r8), %rdx
+	mov CF_M_SELF(%r8), %r9
+3:	push %rbx
+	push %r12
+	push %r13
+	test %eax, %eax
+	jz 4f
+	mov %r8, %r12			/* the callable, its object: its identity if sent now */
+	mov %r9, %rbx
+	push $0
+	call .Lmon_frame
+	push %rax			/* the calling frame */
+	push %rdx			/* the key */
+	call .Lcf_stage_call
+	add $16, %rsp
+	pop %rax
+	test %eax, %eax
+	jz 5f
+	test $CF_RISKY_STARTS, %eax
+	jz 6f
+	/* one that may start a profiler: did another tool see it begin? (.Lcf_wrap) */
+	mov STAGE_CF_TOOL(%r10), %ecx
+	dec %ecx
+	mov $-2, %eax
+	rol %cl, %eax			/* every tool but the page's */
+	mov tramp_cf_page + CF_PAGE_MONITORS(%rip), %ecx
+	add tramp_cf_page + CF_PAGE_INTERP(%rip), %rcx
+	movzbl CF_EV_CALL(%rcx), %ecx
+	and %ecx, %eax
+	mov %eax, STAGE_CF_OTHERS(%r10)
+	mov %r12, %rdi
+	xor %edx, %edx
+	call .Lcf_swap
+	jmp 5f
+6:	mov %r12, %rdi			/* one that reads the table of events */
+	mov $1, %edx
+	call .Lcf_swap
+	jmp 5f
+4:	call .Lmon_frame
+	push %rax			/* the calling frame */
+	call .Lcf_stage_ret
+	add $8, %rsp
+5:	pop %r13
+	pop %r12
+	pop %rbx
+.Lmon_none:
+	mov b_none(%rip), %rax
+	ret
+/* rax: the frame the thread runs (the callback's caller's), or 0: from the thread state that
+ * holds the interpreter's GIL, the one the callback runs in. Clobbers rcx. */
+.Lmon_frame:
+	xor %eax, %eax
+	mov b_gil_off(%rip), %ecx
+	test %ecx, %ecx
+	jz 1f
+	add tramp_cf_page + CF_PAGE_INTERP(%rip), %rcx
+	mov (%rcx), %rcx		/* the GIL */
+	test %rcx, %rcx
+	jz 1f
+	mov b_holder_off(%rip), %eax
+	mov (%rcx,%rax), %rcx		/* its holder */
+	xor %eax, %eax
+	test %rcx, %rcx
+	jz 1f
+	cmpl $CALLER_FROM_CFRAME, b_mode(%rip)
+	ja 2f
+	mov b_cframe_off(%rip), %eax	/* 3.12: its cframe's current frame */
+	mov (%rcx,%rax), %rcx
+	xor %eax, %eax
+	test %rcx, %rcx
+	jz 1f
+	mov b_cfcur_off(%rip), %eax
+	mov (%rcx,%rax), %rax
+1:	ret
+2:	mov b_cur_off(%rip), %eax	/* 3.13+: its current frame */
+	mov (%rcx,%rax), %rax
+	ret
+.Lmon_unmute:
+	push %rdi
+	push %rsi
+	push %rax
+	lea tramp_cf_page(%rip), %rdi
+	mov $CF_OP_UNMUTE, %esi
+	xor %edx, %edx
+	mov %r10, %rcx
+	call tramp_cf_blob + CF_BLOB_ENTRY
+	pop %rax
+	pop %rsi
+	pop %rdi
+	mov b_stage(%rip), %r10
+	jmp .Lmon_go
+.Lmon_drop:	/* not recording C functions: tool 7's C-call events given back */
+	mov (%rsi), %rdx		/* the event's code object: its co_name is lent */
+	mov 8(%rdx), %rax
+	cmp b_code_type(%rip), %rax
+	jne .Lmon_none
+	mov b_name_off(%rip), %eax
+	mov (%rdx,%rax), %rdx
+	lea tramp_cf_page(%rip), %rdi
+	mov $CF_OP_REMOVE, %esi
+	mov %r10, %rcx
+	sub $8, %rsp
+	call tramp_cf_blob + CF_BLOB_ENTRY
+	add $8, %rsp
+	jmp .Lmon_none
+
+/* In the batch path (r10: the stage; r12: the code object entered, whose co_name is lent):
+ * takes tool 7's C-call events for the page if it holds none, or again if its CALL event or
+ * callback went (sys.settrace sets that tool's events to its own). Uses rax, rcx, rdx, rsi,
+ * rdi, r8-r11; r10 is reloaded. */
+.Lmon_check:
+	cmpl $0, STAGE_CF_MUTED(%r10)
+	jne .Lmon_take_unmute
+	mov STAGE_CF_TOOL(%r10), %eax
+	test %eax, %eax
+	jz .Lmon_take
+	cmp $STAGE_CF_NO_TOOL, %eax
+	je 1f
+	dec %eax
+	mov tramp_cf_page + CF_PAGE_INTERP(%rip), %rdx
+	mov tramp_cf_page + CF_PAGE_MONITORS(%rip), %ecx
+	movzbl CF_EV_CALL(%rdx,%rcx), %ecx
+	bt %eax, %ecx
+	jnc .Lmon_take			/* (its CALL event went) */
+	movzbl tramp_cf_page + CF_PAGE_NEVENTS(%rip), %ecx
+	imul %ecx, %eax
+	shl $3, %eax
+	add tramp_cf_page + CF_PAGE_CALLABLES(%rip), %eax
+	add %rdx, %rax
+	mov CF_EV_CALL * 8(%rax), %rax
+	cmp tramp_cf_page + CF_PAGE_OBJ_CALL(%rip), %rax
+	jne .Lmon_take
+1:	ret
+.Lmon_take_unmute:	/* (a call entered through no CALL event: a generator resumed) */
+	push %rbp
+	mov %rsp, %rbp
+	and $-16, %rsp
+	lea tramp_cf_page(%rip), %rdi
+	mov $CF_OP_UNMUTE, %esi
+	xor %edx, %edx
+	mov %r10, %rcx
+	call tramp_cf_blob + CF_BLOB_ENTRY
+	mov b_stage(%rip), %r10
+	mov %rbp, %rsp
+	pop %rbp
+	jmp .Lmon_check
+.Lmon_take:
+	push %rbp
+	mov %rsp, %rbp
+	and $-16, %rsp
+	lea tramp_cf_page(%rip), %rdi
+	mov $CF_OP_INSTALL, %esi
+	mov b_name_off(%rip), %eax
+	mov (%r12,%rax), %rdx
+	xor %ecx, %ecx
+	call tramp_cf_blob + CF_BLOB_ENTRY
+	mov b_stage(%rip), %r10
+	lea 1(%rax), %ecx		/* its id + 1; none: STAGE_CF_NO_TOOL */
+	test %eax, %eax
+	jns 1f
+	mov $STAGE_CF_NO_TOOL, %ecx
+1:	mov %ecx, STAGE_CF_TOOL(%r10)
+	mov %rbp, %rsp
+	pop %rbp
+	ret
+
+/* The names of the C functions that may start a profiler (.Lcf_risky), the list ending in an
+ * empty one: sys.setprofile and sys._setprofileallthreads (threading's), sys.monitoring's
+ * set_events and set_local_events, and profilers' own (cProfile's enable; pyinstrument's). A
+ * function of another name that starts one (a C extension calling PyEval_SetProfile) gets a
+ * return event it would not natively. */
+tramp_cf_risky:
+	.asciz "setprofile"
+	.asciz "_setprofileallthreads"
+	.asciz "set_events"
+	.asciz "set_local_events"
+	.asciz "enable"
+	.asciz "setstatprofile"
+	.byte 0
+/* sys.monitoring's functions that read the interpreter's table of events (3.12+), where the
+ * page's CALL event shows otherwise */
+tramp_cf_reads:
+	.asciz "get_events"
+	.asciz "_all_events"
+	.byte 0
+
+/* tramp_cfuncs.c, built to run here (the Makefile: no relocations, no data) */
+	.balign 16
+tramp_cf_blob:
+	.incbin CF_BLOB_PATH
+	.balign 8
+
+/* The tool's callbacks: PyCFunction objects, immortal (their count is never written: CPython
+ * leaves an immortal object's alone), each after the 16 bytes of a GC header that says it is
+ * not tracked. tramp.c writes the addresses: the type, the page's own. */
+	.zero 16
+	.globl tramp_mon_obj_call, tramp_mon_obj_ret, tramp_mon_def, tramp_mon_name
+tramp_mon_obj_call:
+	.quad 0xffffffff, 0, 0, 0, 0, 0, 0 /* refcnt, type, m_ml, m_self, m_module, weakrefs, vectorcall */
+	.zero 16
+tramp_mon_obj_ret:
+	.quad 0xffffffff, 0, 0, 0, 0, 0, 0
+tramp_mon_def:			/* PyMethodDef: name, meth, flags (METH_FASTCALL), doc */
+	.quad 0, 0
+	.long 0x80, 0
+	.quad 0
+tramp_mon_name:
+	.asciz "pyuprof"
+	.balign 8
+	.globl tramp_mon_meth
+tramp_mon_meth:			/* (its meth: None, called with whatever arguments) */
+	mov b_none(%rip), %rax
+	ret
+
 	.globl tramp_flush
 tramp_flush:
 	/* the flush probe's 5-byte nop: rdi the stage, rsi bytes staged, rdx why, rcx a code
-	 * object, r8 its frame, rax the batch's generation */
+	 * object, r8 its frame, rax the batch's generation; STAGE_FLUSH_TSTATE: r9 the thread
+	 * state; STAGE_FLUSH_CFUNC: rcx a C function's callable, r8 its object, r9 its key */
 	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00
 	ret
+	.fill 16, 1, 0xcc		/* (room for the code tests/batch.bats puts after the nop) */
 
 	.balign 64
 	.globl tramp_params
@@ -903,6 +1558,27 @@ b_version_off:	.long 0		/* 3.12+: PyCodeObject: co_version (0: identity by the n
 b_gen_done:	.long 0		/* 3.12+: the lowest gi_frame_state of a generator that returned
 				 * (FRAME_COMPLETED; 3.15: FRAME_CLEARED); below it when suspended
 				 * or running */
+/* C functions (include/cfuncs.h) */
+b_cf_mode:	.long 0		/* 0: none; CF_PROFILE (<= 3.11); CF_MONITOR (3.12+) */
+b_pfunc_off:	.long 0		/* <= 3.11: PyThreadState: c_profilefunc */
+b_use_mode:	.long 0		/* where tracing is switched on: 1 an int in the thread state (3.8,
+				 * 3.9); 2 an int (3.10), 3 a byte of 255 (3.11) in its cframe */
+b_use_off:	.long 0		/* PyThreadState: use_tracing (1), or cframe (2, 3) */
+b_fframe_off:	.long 0		/* 3.11: PyFrameObject: f_frame (0: the frame object is the frame) */
+b_pobj_off:	.long 0		/* <= 3.11: PyThreadState: c_profileobj */
+	.balign 8
+b_tstate_cur:	.quad 0		/* <= 3.11: &_PyRuntime.gilstate.tstate_current */
+/* 3.12+: the types a callback tells a C function by; sys.monitoring.MISSING (0: unknown);
+ * PyCode_Type */
+b_cfunction_type: .quad 0
+b_cmethod_type:	.quad 0
+b_methoddescr_type: .quad 0
+b_missing:	.quad 0
+b_code_type:	.quad 0
+b_gil_off:	.long 0		/* 3.12+: PyInterpreterState: ceval.gil (0: not known), */
+b_holder_off:	.long 0		/* its last_holder: the thread state a callback runs in */
+	.globl tramp_cf_page
+tramp_cf_page:	.zero CF_PAGE_SIZE	/* struct cf_page (inject/tramp_cfuncs.h) */
 	.balign 16
 p_walk:		.zero 16 * 64	/* {return address, frame size, budget held}, 0-terminated */
 	.globl tramp_code_end

@@ -111,8 +111,9 @@ static bool batch_possible(const struct py_target *t, char *why, size_t why_len)
 /* Says why pr records per call instead: a warning if the batch was asked for. */
 static void no_batch(const struct proc_rec *pr, bool asked, const char *why)
 {
-	log__msg(asked ? LOG_WARN : LOG_VERBOSE,
-		 "pid %d: no batch mode (%s): every call enters the kernel", pr->pid, why);
+	log__msg(asked || pr->cfuncs ? LOG_WARN : LOG_VERBOSE,
+		 "pid %d: no batch mode (%s): every call enters the kernel%s", pr->pid, why,
+		 pr->cfuncs ? ", and C functions are not recorded (as with --no-builtins)" : "");
 }
 
 /* Chooses the exits for the image pr runs (target found) and the trampoline they take, if any
@@ -394,7 +395,7 @@ int proc_rec__arm(struct proc_rec *pr, enum rec_start how, uint64_t now_ns, char
 	}
 	/* its flush nop probed: the batch path may stage from now on */
 	if (pr->exits == EXITS_BATCH) {
-		err = staging__start(pr->pid, pr->tramp.stage);
+		err = staging__start(pr->pid, pr->tramp.stage, pr->cfuncs);
 		if (err) {
 			snprintf(why, why_len, "cannot switch its staging on: %s", strerror(-err));
 			return err;
@@ -438,6 +439,8 @@ void proc_rec__add_counters(struct pyuprof_stats *sum, const struct pyuprof_stat
 	sum->read_fail += s->read_fail;
 	sum->exit_unverified += s->exit_unverified;
 	sum->foreign_hook += s->foreign_hook;
+	sum->lost_ccalls += s->lost_ccalls;
+	sum->lost_creturns += s->lost_creturns;
 }
 
 void proc_rec__stage_per_call(struct proc_rec *pr)
@@ -455,10 +458,11 @@ void proc_rec__stage_per_call(struct proc_rec *pr)
 	}
 	pr->per_call = true;
 	probes__exit_counters(pr->tr, &xs);
-	log__msg(pr->batch_asked ? LOG_WARN : LOG_VERBOSE,
+	log__msg(pr->batch_asked || pr->cfuncs ? LOG_WARN : LOG_VERBOSE,
 		 "pid %d: no batch mode from now on (thread %u's key in its thread block holds %u, "
 		 "not its id: its C library is not glibc, or keeps the id elsewhere): every call "
-		 "enters the kernel", pr->pid, xs.key_bad_tid, xs.key_bad_key);
+		 "enters the kernel%s", pr->pid, xs.key_bad_tid, xs.key_bad_key,
+		 pr->cfuncs ? ", and C functions are not recorded (as with --no-builtins)" : "");
 }
 
 void proc_rec__unstage(struct proc_rec *pr)

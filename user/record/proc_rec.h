@@ -41,6 +41,7 @@ struct proc_rec {
 	bool staging;	       /* EXITS_BATCH: its staging area is on */
 	bool per_call;	       /* EXITS_BATCH: its calls went to the per-call probes since a
 				* thread key did not check out (proc_rec__stage_per_call) */
+	bool cfuncs;	       /* C functions wanted (include/cfuncs.h): the batch mode only */
 	struct staging_rest rest; /* what was staged when it was switched off */
 	struct hook_state hooks;
 	struct recorder rec; /* rec.prof: this process's profile */

@@ -91,6 +91,7 @@ struct proc_rec *session__add_proc(struct session *s, pid_t pid, pid_t parent)
 	pr = proc_rec__new(pid, parent, s->held);
 	if (pr) {
 		pr->want_exits = env.exits;
+		pr->cfuncs = !env.no_builtins;
 		s->procs[s->nprocs++] = pr;
 	}
 	return pr;
