@@ -49,7 +49,11 @@ total_tt = sum(v[2] for v in st.values())
 def clean(s):  # what out_collapsed.c makes of a name
     return "".join("," if c == ";" else " " if ord(c) < 0x20 or ord(c) == 0x7F else c for c in s)
 
+def c_label(n):  # a C function ('~', 0, '<...>') as the pictures name it: '{...}', no file
+    return "{" + n[1:-1] + "}"
+
 known = {f"{clean(n)} ({clean(f)}:{l})" for (f, l, n) in st}
+known |= {clean(c_label(n)) for (f, l, n) in st if f == "~" and l == 0 and n.startswith("<")}
 names_at = {}
 for (f, l, n) in st:
     names_at.setdefault(f"{f}:{l}", set()).add(n)
@@ -91,8 +95,13 @@ root = E.parse(svg).getroot()
 frames = []
 for g in [g for g in root.iter(S + "g") if g.get("id") == "frames"][0]:
     t = g.find(S + "title").text.split("\n")
-    frames.append(dict(d=int(g.get("data-d")), x=int(g.get("data-x")), w=int(g.get("data-w")),
-                       r=g.get("class") == "r", name=t[0], loc=t[1], stats=t[2]))
+    f = dict(d=int(g.get("data-d")), x=int(g.get("data-x")), w=int(g.get("data-w")),
+             r=g.get("class") == "r", name=t[0], loc=t[1], stats=t[2])
+    if g.get("class") == "c":  # a C function: '{...}' in place of its .prof name '<...>'
+        if t[1] != "C function" or not t[0].startswith("{"):
+            bad.append(f"svg: C function frame {t[0]!r} at {t[1]!r}")
+        f.update(name="<" + t[0][1:-1] + ">", loc="~:0")
+    frames.append(f)
 total = frames[0]["w"]
 if int(root.get("data-total")) != total:
     bad.append("svg: the root frame is not the total")
@@ -139,6 +148,9 @@ EOF
 		--threads MainThread,thread-2
 	# names with markup and broken UTF-8 must not break the script either
 	node "$BROWSER_DIR/flamegraph.test.mjs" "$BATS_TEST_TMPDIR/escape.svg" --search '<lambda>'
+	# C functions have a look of their own
+	node "$BROWSER_DIR/flamegraph.test.mjs" "$BATS_TEST_TMPDIR/cfunc.svg" \
+		--cfunc '{built-in method builtins.sorted}'
 }
 
 @test "flamegraph: the SVG embeds user/output/assets' script and stylesheet as they are; ESLint passes" {

@@ -7,7 +7,7 @@
 // something outside the file fails the run.
 //
 // usage: node flamegraph.test.mjs FILE.svg [--threads NAME,...] [--screenshot OUT.png]
-//        [--search TEXT]
+//        [--search TEXT] [--cfunc NAME]
 // Prints one "ok"/"not ok" line per check; exit status 1 if any failed.
 import { chromium } from 'playwright-core';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,9 +23,10 @@ const opt = (name) => {
 const threads = opt('--threads');
 const shot = opt('--screenshot');
 const searchText = opt('--search');
+const cfunc = opt('--cfunc');
 if (args.length !== 1) {
 	console.error('usage: node flamegraph.test.mjs FILE.svg [--threads NAME,...] ' +
-		'[--screenshot OUT.png] [--search TEXT]');
+		'[--screenshot OUT.png] [--search TEXT] [--cfunc NAME]');
 	process.exit(2);
 }
 const file = resolve(args[0]);
@@ -178,6 +179,26 @@ try {
 	await page.keyboard.press('Escape');
 	check(await page.evaluate(() => document.querySelectorAll('#frames > g.m').length) === 0,
 		'Escape clears the search');
+
+	// a C function's frame: labelled by its name alone (no file), in italics, cool colours
+	if (cfunc) {
+		const c = frames.find((f) => f.name === cfunc);
+		if (check(c, `C function ${cfunc} has a frame`)) {
+			const look = await page.evaluate((s) => {
+				const g = document.querySelector(s);
+				const t = g.querySelector('text');
+				const fill = g.querySelector('rect').getAttribute('fill');
+				return { cls: g.getAttribute('class'), text: t ? t.textContent : '',
+					style: t ? getComputedStyle(t).fontStyle : '',
+					blue: parseInt(fill.slice(5, 7), 16) > parseInt(fill.slice(1, 3), 16) };
+			}, sel(c));
+			check(c.loc === 'C function' && look.cls === 'c',
+				'its place is "C function", its class c', JSON.stringify([c.loc, look]));
+			check(look.text === cfunc && look.style === 'italic' && look.blue,
+				'its label is its name alone, italic, on a cool colour',
+				JSON.stringify(look));
+		}
+	}
 
 	if (threads) {
 		const names = frames.filter((f) => f.root && f.d === 1).map((f) => f.name);

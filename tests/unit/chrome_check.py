@@ -16,7 +16,9 @@ child: chrome://tracing nests such ties in file order; an empty event may be a s
 
 --count: the number of events named NAME ("func (file:line)", func the qualified name
 where the interpreter has one, file the base name); when given, no other name may appear.
-Every event's args are {"file", "line"}: the path of the file its name ends with, the line. --process: the process name.
+Every event's args are {"file", "line"}: the path of the file its name ends with, the line;
+a C function's event (cat "C") is named "{...}" as pstats prints it, its args ("~", 0), the
+.prof's key ('~', 0, "<...>"). --process: the process name.
 --thread: TID's thread name. --min-us and --left-out: the otherData values (and no event
 shorter than min_us). --prof: the per-function call counts of a pstats file written in
 the same run (its co_name keys matched to the events' qualified names); with min_us 0
@@ -83,9 +85,18 @@ def prof_calls(path):
     return calls, names
 
 
+def is_c(ev):
+    """A C function's event: cat C, named "{...}", at ("~", 0)."""
+    return (ev.get("cat") == "C" and isinstance(ev.get("name"), str)
+            and ev["name"].startswith("{") and ev["name"].endswith("}")
+            and ev.get("args") == {"file": "~", "line": 0})
+
+
 def prof_key(ev, names):
     """The .prof's "name (file:line)" of an event named by its qualified name (3.11+): the
     .prof keeps co_name, which ends the qualified name."""
+    if is_c(ev):
+        return "<%s> (~:0)" % ev["name"][1:-1]
     label = ev["name"][:-len(" (%s:%d)" % (base(ev["args"]["file"]), ev["args"]["line"]))]
     for name in names.get((ev["args"]["file"], ev["args"]["line"]), []):
         if label == name or label.endswith("." + name):
@@ -137,13 +148,13 @@ def main():
         if ph == "X":
             if set(ev) != {"name", "cat", "ph", "ts", "dur", "pid", "tid", "args"}:
                 problems.append("bad keys: %r" % (ev,))
-            elif not (isinstance(ev["args"], dict) and set(ev["args"]) == {"file", "line"}
+            elif not is_c(ev) and not (isinstance(ev["args"], dict) and set(ev["args"]) == {"file", "line"}
                       and isinstance(ev["args"]["file"], str)
                       and isinstance(ev["args"]["line"], int)
                       and isinstance(ev["name"], str) and ev["name"].endswith(
                           " (%s:%d)" % (base(ev["args"]["file"]), ev["args"]["line"]))):
                 problems.append("args do not say the name's file and line: %r" % (ev,))
-            elif not (isinstance(ev["name"], str) and ev["cat"] == "python"
+            elif not (isinstance(ev["name"], str) and ev["cat"] in ("python", "C")
                       and is_milli(ev["ts"]) and is_milli(ev["dur"]) and ev["dur"] >= 0
                       and isinstance(ev["pid"], int) and isinstance(ev["tid"], int)):
                 problems.append("bad event: %r" % (ev,))

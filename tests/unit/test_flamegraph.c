@@ -485,6 +485,52 @@ TEST(svg_escapes_markup_in_names)
 	profile__free(p);
 }
 
+/*
+ * C functions (include/cfuncs.h) have a look of their own: no file (their label, as pstats
+ * prints them, says what they are), "C function" where a file would be, class c (cool
+ * colours, italic labels), in the flame graph and the collapsed stacks alike.
+ * main 0..100 { len 10..30; sorted 40..90 { work 50..70 } }
+ */
+TEST(c_functions_have_a_look_of_their_own)
+{
+	struct profile *p = new_profile();
+	struct svg_frame fr[MAX_FRAMES];
+	char buf[1 << 16];
+	const char *path;
+	uint64_t total = 0;
+	int n;
+
+	REQUIRE(p);
+	REQUIRE(!profile__cfunc(p, 7000, "<built-in method builtins.len>"));
+	REQUIRE(!profile__cfunc(p, 7100, "<built-in method builtins.sorted>"));
+	call(p, 1, 0, 100, 1, 0, 0);
+	CHECK(!profile__ccall(p, 1, 10 * US, 7000, 1));
+	CHECK(!profile__creturn(p, 1, 30 * US, 0));
+	CHECK(!profile__ccall(p, 1, 40 * US, 7100, 1));
+	call(p, 1, 50, 200, 2, 1, 100); /* called from inside sorted: its caller frame is main's */
+	ret(p, 1, 70);
+	CHECK(!profile__creturn(p, 1, 90 * US, 0));
+	ret(p, 1, 100);
+	profile__finish(p, 100 * US);
+	REQUIRE(collapsed(p, false, buf, sizeof(buf)));
+	CHECK(!strcmp(buf, "main (m.py:1) 30\n"
+			   "main (m.py:1);{built-in method builtins.len} 20\n"
+			   "main (m.py:1);{built-in method builtins.sorted} 30\n"
+			   "main (m.py:1);{built-in method builtins.sorted};work (m.py:5) 20\n"));
+	path = write_out(p, SVG, false, "cfunc.svg");
+	REQUIRE(path);
+	CHECK(xmllint_ok(path));
+	n = read_svg(path, fr, &total);
+	REQUIRE(n == 5);
+	CHECK(find_frame(fr, n, "{built-in method builtins.len}", 2));
+	CHECK(find_frame(fr, n, "work", 3));
+	REQUIRE(slurp(path, buf, sizeof(buf)));
+	CHECK(strstr(buf, "<g class=\"c\" "));
+	CHECK(strstr(buf, "<title>{built-in method builtins.sorted}\nC function\n"));
+	CHECK(strstr(buf, ">{built-in method builtins.sorted}</text>") && !strstr(buf, "~:0"));
+	profile__free(p);
+}
+
 TEST(svg_leaves_out_tiny_frames_and_says_so)
 {
 	struct profile *p = new_profile();
@@ -572,6 +618,7 @@ int main(void)
 		TEST_CASE(svg_escapes_markup_in_names),
 		TEST_CASE(svg_leaves_out_tiny_frames_and_says_so),
 		TEST_CASE(outputs_are_deterministic),
+		TEST_CASE(c_functions_have_a_look_of_their_own),
 		TEST_CASE(svg_for_the_browser),
 	};
 	char cmd[64];

@@ -323,8 +323,13 @@ static int add_node(struct strbuf *dot, const struct func *f, uint32_t rank,
 	strbuf__clear(b);
 	sb_text(b, func__label(f), false);
 	strbuf__printf(b, "\\n");
-	sb_text(b, base ? base + 1 : f->filename, false);
-	strbuf__printf(b, ":%d\\n%.2f%%\\n(%.2f%%)\\n", f->firstlineno, w * 100.0,
+	if (f->cfunc) /* (no file: where a C function is) */
+		sb_text(b, CFUNC_PLACE, false);
+	else
+		sb_text(b, base ? base + 1 : f->filename, false);
+	if (!f->cfunc)
+		strbuf__printf(b, ":%d", f->firstlineno);
+	strbuf__printf(b, "\\n%.2f%%\\n(%.2f%%)\\n", w * 100.0,
 		  ratio(f->st.inline_ns, sel->self_ns) * 100.0);
 	sb_time(b, f->st.total_ns);
 	/* gprof2dot shows a function's nc, all of its calls, recursive ones included */
@@ -335,6 +340,8 @@ static int add_node(struct strbuf *dot, const struct func *f, uint32_t rank,
 		return b->err;
 	temperature(w, rgb);
 	strbuf__printf(dot, "n%u [", rank);
+	if (f->cfunc) /* a C function: rounded (graphviz's style, one node's own) */
+		put_attr(dot, N_STYLE, "filled,rounded", false);
 	put_attr(dot, N_LABEL, b->s, false);
 	put_attr(dot, N_COLOR, rgb, false);
 	strbuf__clear(b);

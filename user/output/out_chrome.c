@@ -75,6 +75,11 @@ static void put_call(struct chrome_trace *ct, uint32_t thread, uint32_t func, ui
 	json_writer__name(w, "name");
 	json_writer__string_begin(w);
 	json_writer__string_part(w, func__label(f), strlen(func__label(f)));
+	if (f->cfunc) { /* (no file: its label says what it is) */
+		json_writer__string_end(w);
+		json_writer__string_field(w, "cat", "C");
+		goto times;
+	}
 	json_writer__string_part(w, " (", 2);
 	/* the file's base name in the name, its path in args: the name stays short (a trace is
 	 * as big as its names) and still tells apart what the viewers would merge */
@@ -93,6 +98,7 @@ static void put_call(struct chrome_trace *ct, uint32_t thread, uint32_t func, ui
 	json_writer__string_part(w, s, (size_t)(end - s));
 	json_writer__string_end(w);
 	json_writer__string_field(w, "cat", "python");
+times:
 	json_writer__string_field(w, "ph", "X");
 	/*
 	 * Exact ns as µs with three decimals: a child's [ts, ts + dur] then lies within its

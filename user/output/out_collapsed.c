@@ -273,9 +273,12 @@ int collapsed__write(const struct profile *p, bool per_thread, struct outfile *o
 			const struct func *fn = &p->funcs[n->func];
 
 			sb_frame_text(&path, func__label(fn));
-			strbuf__printf(&path, " (");
-			sb_frame_text(&path, fn->filename);
-			strbuf__printf(&path, ":%d)", fn->firstlineno);
+			/* (a C function has no file: its label says what it is) */
+			if (!fn->cfunc) {
+				strbuf__printf(&path, " (");
+				sb_frame_text(&path, fn->filename);
+				strbuf__printf(&path, ":%d)", fn->firstlineno);
+			}
 		}
 		if (path.err) {
 			err = path.err;

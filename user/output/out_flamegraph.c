@@ -110,6 +110,16 @@ static void name_colour(const char *name, char *buf, size_t len)
 		 (h >> 16 & 0xff) * 60 / 255);
 }
 
+/* A C function's: the cool colours beside the Python functions' warm ones (a look of their
+ * own, with their italic labels: flamegraph.css) */
+static void c_colour(const char *name, char *buf, size_t len)
+{
+	uint32_t h = name_hash(name);
+
+	snprintf(buf, len, "#%02x%02x%02x", 80 + (h & 0xff) % 60, 150 + (h >> 8 & 0xff) % 50,
+		 200 + (h >> 16 & 0xff) % 56);
+}
+
 struct layout {
 	const struct profile *p;
 	const struct fold *f;
@@ -151,8 +161,16 @@ static void put_frame(struct strbuf *b, const struct layout *l, uint32_t i, uint
 
 	fmt_ns(tot, sizeof(tot), n->total_ns);
 	strbuf__printf(b, "<g %sdata-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%u\"><title>",
-		  fn ? "" : "class=\"r\" ", x, n->total_ns, n->depth);
-	if (fn) {
+		  !fn ? "class=\"r\" " : fn->cfunc ? "class=\"c\" " : "", x, n->total_ns, n->depth);
+	if (fn && fn->cfunc) { /* a C function: its label alone, no file */
+		put_text(b, func__label(fn), SIZE_MAX);
+		fmt_ns(self, sizeof(self), n->self_ns);
+		strbuf__printf(b, "\n" CFUNC_PLACE "\n%s (%.2f%%), self %s (%.2f%%), %" PRIu64
+			       " call%s", tot, pct, self, 100.0 * n->self_ns / l->total, n->calls,
+			  n->calls == 1 ? "" : "s");
+		snprintf(label, sizeof(label), "%s", func__label(fn));
+		c_colour(func__label(fn), colour, sizeof(colour));
+	} else if (fn) {
 		put_text(b, func__label(fn), SIZE_MAX);
 		strbuf__puts(b, "\n");
 		put_text(b, fn->filename, SIZE_MAX);

@@ -224,7 +224,8 @@ static int take_interval(struct top *t, const struct profile *p, const struct py
 	t->span_ns = now_ns - t->last_ns;
 	t->calls_per_s = t->span_ns ? (uint64_t)((p->n.calls - t->calls) * 1e9 / t->span_ns) : 0;
 	t->calls = p->n.calls;
-	t->lost = l->lost_calls + l->lost_returns + l->lost_codes + l->lost_requests;
+	t->lost = l->lost_calls + l->lost_returns + l->lost_codes + l->lost_requests +
+		  l->lost_ccalls + l->lost_creturns;
 	t->nfuncs = p->nfuncs;
 	t->nthreads = p->nthreads;
 	t->p = p;
@@ -330,12 +331,21 @@ static void render(struct top *t, uint64_t now_ns)
 		const char *base = strrchr(f->filename, '/');
 
 		/* own share of the interval's wall time (over 100% with threads running at once) */
-		line(&b, cols, false, "%11s %5.1f%% %12s %12s %14s  %s (%s:%d)",
-		     duration(c1, sizeof(c1), r->own_now),
-		     t->span_ns ? 100.0 * r->own_now / t->span_ns : 0.0,
-		     count(c2, sizeof(c2), r->calls_now), duration(c4, sizeof(c4), r->own_total),
-		     count(c3, sizeof(c3), r->calls_total), func__label(f),
-		     base ? base + 1 : f->filename, f->firstlineno);
+		if (f->cfunc) /* (no file: its label says what it is) */
+			line(&b, cols, false, "%11s %5.1f%% %12s %12s %14s  %s",
+			     duration(c1, sizeof(c1), r->own_now),
+			     t->span_ns ? 100.0 * r->own_now / t->span_ns : 0.0,
+			     count(c2, sizeof(c2), r->calls_now),
+			     duration(c4, sizeof(c4), r->own_total),
+			     count(c3, sizeof(c3), r->calls_total), func__label(f));
+		else
+			line(&b, cols, false, "%11s %5.1f%% %12s %12s %14s  %s (%s:%d)",
+			     duration(c1, sizeof(c1), r->own_now),
+			     t->span_ns ? 100.0 * r->own_now / t->span_ns : 0.0,
+			     count(c2, sizeof(c2), r->calls_now),
+			     duration(c4, sizeof(c4), r->own_total),
+			     count(c3, sizeof(c3), r->calls_total), func__label(f),
+			     base ? base + 1 : f->filename, f->firstlineno);
 	}
 	if (!t->nrows)
 		line(&b, cols, false, " no Python call has returned yet");

@@ -15,7 +15,9 @@
     return loc.slice(loc.lastIndexOf('/') + 1);
   }
 
-  /* The C side wrote each frame's title as three lines: name, file:line, times. */
+  /* The C side wrote each frame's title as three lines: name, file:line (a C function's: what
+   * it is), times. A thread's or the root's frame (class r) and a C function's (class c) are
+   * labelled by their name alone. */
   Array.prototype.forEach.call(fg.children, function (g) {
     var t = g.querySelector('title'), lines = t.textContent.split('\n');
     var f = {
@@ -24,7 +26,8 @@
       d: +g.getAttribute('data-d'), name: lines[0], loc: lines[1] || '',
       stats: lines[2] || ''
     };
-    f.label = g.classList.contains('r') ? f.name : f.name + ' (' + base(f.loc) + ')';
+    f.label = g.classList.contains('r') || g.classList.contains('c') ? f.name :
+      f.name + ' (' + base(f.loc) + ')';
     f.key = (f.name + ' ' + f.loc).toLowerCase();
     /* the browser's own tooltip would cover ours */
     g.removeChild(t);
