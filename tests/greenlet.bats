@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # greenlet and gevent (issue 38): a greenlet switch moves a thread from one C stack, and the
 # Python frames on it, to another without a return. Each greenlet's calls must keep their own
-# callers, and a frame's cumtime must run from its call to its return, switches and all. The
+# callers (C functions too: a switch is a C call that returns on its own greenlet's stack), and a frame's cumtime must run from its call to its return, switches and all. The
 # truth is tests/tools/greenlet_truth.py (a profile function that asks greenlet which greenlet
 # runs at each event and keeps a stack for each, _lsprof's rules on each), itself checked
 # against what the programs' structure says; cProfile, with one stack for all, files calls
@@ -59,12 +59,14 @@ ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 # and the driver's cumtime was near 0 in both (its frames were closed at the worker's first
 # call).
 check_driver_worker() {
-	local exits=()
+	local exits=() truth=()
 	require_gevent
 	require_bpf
-	[[ -z ${1:-} ]] || exits=(--exits "$1")
+	# (per call: no C functions, as the truth's --no-builtins)
+	[[ -z ${1:-} ]] || exits=(--exits "$1") truth=(--no-builtins)
 	cd "$BATS_TEST_TMPDIR"
-	"$PY" "$TOOLS/greenlet_truth.py" -o truth.prof "$TARGETS/greenlets.py" 1000 >/dev/null
+	"$PY" "$TOOLS/greenlet_truth.py" "${truth[@]}" -o truth.prof "$TARGETS/greenlets.py" 1000 \
+		>/dev/null
 	run_ok "$PYUPROF" record "${exits[@]}" -o ours.prof -- "$PY" "$TARGETS/greenlets.py" 1000
 	run -0 "$PY" "$TOOLS/pstats_compare.py" ours.prof truth.prof --file "$TARGETS/greenlets.py"
 	run_ok "$PYUPROF" record "${exits[@]}" --no-compensation -o raw.prof -- \
@@ -92,12 +94,14 @@ check_driver_worker() {
 # and recorded (the times as recorded: --no-compensation). Before, a switch closed the frames
 # of the greenlet left, and work's cumtimes summed to less than run_all's.
 check_gevent_pool() {
-	local exits=()
+	local exits=() truth=()
 	require_gevent
 	require_bpf
-	[[ -z ${1:-} ]] || exits=(--exits "$1")
+	# (per call: no C functions, as the truth's --no-builtins)
+	[[ -z ${1:-} ]] || exits=(--exits "$1") truth=(--no-builtins)
 	cd "$BATS_TEST_TMPDIR"
-	"$PY" "$TOOLS/greenlet_truth.py" -o truth.prof "$TARGETS/gevent_pool.py" 50 200 >/dev/null
+	"$PY" "$TOOLS/greenlet_truth.py" "${truth[@]}" -o truth.prof "$TARGETS/gevent_pool.py" 50 200 \
+		>/dev/null
 	FIELDS=$(fields truth.prof "$TARGETS/gevent_pool.py")
 	grep -Eq '^work 50 50 [0-9.]+$' <<<"$FIELDS"
 	grep -Eq '^leaf 10000 10000 [0-9.]+ work:10000$' <<<"$FIELDS"
@@ -138,12 +142,13 @@ serve() {
 # callers equal the truth's (the truth's own counts are the client's), so they equal
 # cProfile's wherever cProfile's are right; where they differ, cProfile's are not.
 check_gevent_server() {
-	local exits=() want
+	local exits=() truth=() want
 	require_gevent
 	require_bpf
-	[[ -z ${1:-} ]] || exits=(--exits "$1")
+	[[ -z ${1:-} ]] || exits=(--exits "$1") truth=(--no-builtins)
 	cd "$BATS_TEST_TMPDIR"
-	serve port "$PY" "$TOOLS/greenlet_truth.py" -o truth.prof "$TARGETS/gevent_server.py" port
+	serve port "$PY" "$TOOLS/greenlet_truth.py" "${truth[@]}" -o truth.prof \
+		"$TARGETS/gevent_server.py" port
 	FIELDS=$(fields truth.prof "$TARGETS/gevent_server.py")
 	echo "$FIELDS"
 	read -r _ requests _ leaves _ conns <client.out
@@ -157,7 +162,8 @@ check_gevent_server() {
 		--file "$TARGETS/gevent_server.py"
 	echo "$output"
 	[[ $status == 0 ]]
-	serve port "$PY" "$TOOLS/cprofile_run.py" -o cprofile.prof "$TARGETS/gevent_server.py" port
+	serve port "$PY" "$TOOLS/cprofile_run.py" "${truth[@]}" -o cprofile.prof \
+		"$TARGETS/gevent_server.py" port
 	run "$PY" "$TOOLS/pstats_compare.py" cprofile.prof truth.prof \
 		--file "$TARGETS/gevent_server.py"
 	echo "# cProfile against the truth: $output" | head -4

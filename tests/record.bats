@@ -3,8 +3,9 @@
 # Recording for real. Every fixture in tests/targets on every interpreter present (pyenv
 # 3.8-3.13, Debian's python3.11, 3.14 and 3.15; some on Debian's libpython3.14 and 3.15) is
 # recorded by pyuprof in launch mode and by cProfile
-# (tools/cprofile_run.py, builtins off, every thread), and tools/pstats_compare.py
-# demands the same calls, primitive calls and callers for every function of the fixture.
+# (tools/cprofile_run.py, builtins=True as cProfile's default, every thread), and
+# tools/pstats_compare.py demands the same calls, primitive calls and callers for every function
+# of the fixture and every C function it calls; with --no-builtins, against builtins=False.
 # Then: exit status and stdio pass-through, non-ASCII names, attach mode with exact
 # counts (tests/targets/long_running.py), and every profile loading on every interpreter.
 # The @test lines of the matrix are written out one per fixture and interpreter (bats
@@ -13,18 +14,21 @@
 load helpers
 load server
 
-# check_fixture NAME LABEL: the matrix cell for tests/targets/NAME.py on interpreter LABEL.
+# check_fixture NAME LABEL [--no-builtins]: the matrix cell for tests/targets/NAME.py on
+# interpreter LABEL (with --no-builtins: pyuprof's and cProfile's builtins=False).
 check_fixture() {
-	local name=$1 label=$2 script="$TARGETS/$1.py" status=0 lost
+	local name=$1 label=$2 script="$TARGETS/$1.py" status=0 lost builtins=("${@:3}")
 	require_py "$label"
 	require_bpf
 	cd "$BATS_TEST_TMPDIR"
-	if ! "$PY" "$TOOLS/cprofile_run.py" -o cprofile.prof "$script" >cprofile.out 2>cprofile.err; then
+	if ! "$PY" "$TOOLS/cprofile_run.py" "${builtins[@]}" -o cprofile.prof "$script" \
+		>cprofile.out 2>cprofile.err; then
 		echo "the fixture fails under cProfile:"
 		cat cprofile.err
 		return 1
 	fi
-	"$PYUPROF" record -o ours.prof -- "$PY" "$script" >ours.out 2>ours.err || status=$?
+	"$PYUPROF" record "${builtins[@]}" -o ours.prof -- "$PY" "$script" >ours.out 2>ours.err ||
+		status=$?
 	if ((status != 0)); then
 		echo "pyuprof exited with status $status:"
 		cat ours.err
@@ -203,6 +207,18 @@ for_each_py() {
 @test "record: call_paths on lib3.14 matches cProfile" { check_fixture call_paths lib3.14; }
 @test "record: call_paths on lib3.15 matches cProfile" { check_fixture call_paths lib3.15; }
 @test "record: call_paths on deb3.11 matches cProfile" { check_fixture call_paths deb3.11; }
+# --no-builtins: no C function, and a Python function called from C (sorted's key, map) has
+# the Python frame below as its caller, as cProfile's builtins=False
+@test "record: lambdas_closures on 3.8 with --no-builtins matches builtins=False" { check_fixture lambdas_closures 3.8 --no-builtins; }
+@test "record: lambdas_closures on 3.9 with --no-builtins matches builtins=False" { check_fixture lambdas_closures 3.9 --no-builtins; }
+@test "record: lambdas_closures on 3.10 with --no-builtins matches builtins=False" { check_fixture lambdas_closures 3.10 --no-builtins; }
+@test "record: lambdas_closures on 3.11 with --no-builtins matches builtins=False" { check_fixture lambdas_closures 3.11 --no-builtins; }
+@test "record: lambdas_closures on 3.12 with --no-builtins matches builtins=False" { check_fixture lambdas_closures 3.12 --no-builtins; }
+@test "record: lambdas_closures on 3.13 with --no-builtins matches builtins=False" { check_fixture lambdas_closures 3.13 --no-builtins; }
+@test "record: lambdas_closures on 3.14 with --no-builtins matches builtins=False" { check_fixture lambdas_closures 3.14 --no-builtins; }
+@test "record: lambdas_closures on 3.15 with --no-builtins matches builtins=False" { check_fixture lambdas_closures 3.15 --no-builtins; }
+@test "record: lambdas_closures on deb3.11 with --no-builtins matches builtins=False" { check_fixture lambdas_closures deb3.11 --no-builtins; }
+@test "record: call_paths on 3.12 with --no-builtins matches builtins=False" { check_fixture call_paths 3.12 --no-builtins; }
 
 @test "record: getitem on 3.8 matches cProfile" { check_fixture getitem 3.8; }
 @test "record: getitem on 3.9 matches cProfile" { check_fixture getitem 3.9; }
@@ -341,18 +357,30 @@ for_each_py() {
 		elif how == "caller_lost": del callers[main]
 		elif how == "edge": callers[fib] = (callers[fib][0], callers[fib][1] + 1) + callers[fib][2:]
 		elif how == "module_callers": d[mod] = d[mod][:4] + ({},)  # excluded: harness
-		elif how == "other_files": d = {k: v for k, v in d.items() if k in by.values()}
+		elif how == "other_files": d = {k: v for k, v in d.items() if k in by.values() or k[0] == "~"}
+		elif how == "c_missing": del d[("~", 0, "<built-in method builtins.print>")]
+		elif how == "c_edge":
+		    pr = ("~", 0, "<built-in method builtins.print>")
+		    c = dict(d[pr][4])
+		    c[main] = (c[main][0] + 1,) + c[main][1:]
+		    d[pr] = d[pr][:4] + (c,)
+		elif how == "c_other_callers":  # excluded: a C function's calls from other files
+		    pr = ("~", 0, "<built-in method builtins.print>")
+		    c = dict(d[pr][4])
+		    c[("elsewhere.py", 1, "f")] = (7, 7, 0.0, 0.0)
+		    d[pr] = (9, 9, 0.0, 0.0, c)
 		elif how == "times": d = {k: (v[0], v[1], v[2] + 1.0, v[3] + 2.0, v[4]) for k, v in d.items()}
 		if how in ("caller_added", "caller_lost", "edge"): d[fib] = (cc, nc, tt, ct, callers)
 		marshal.dump(d, open(dst, "wb"))
 	PYEOF
-	for how in nc cc missing extra caller_added caller_lost edge; do
+	for how in nc cc missing extra caller_added caller_lost edge c_missing c_edge; do
 		"$PY" doctor.py a.prof doctored.prof "$how"
 		run -1 "$PY" "$TOOLS/pstats_compare.py" doctored.prof b.prof --file "$script"
 		[[ $output == *"1 difference"* ]] || { echo "$how: $output"; return 1; }
 	done
-	# outside the comparison by design: <module>'s callers, other files, times
-	for how in module_callers other_files times; do
+	# outside the comparison by design: <module>'s callers, other files (and their calls of C
+	# functions), times
+	for how in module_callers other_files c_other_callers times; do
 		"$PY" doctor.py a.prof doctored.prof "$how"
 		run -0 "$PY" "$TOOLS/pstats_compare.py" doctored.prof b.prof --file "$script"
 	done

@@ -5,19 +5,14 @@
 
 MANIFEST.json (written by the fixture) maps each pid to the tasks it ran, [[kind, n], ...].
 The fixture is imported as a module (its __main__ part does not run) and KIND_task(n) is
-called for each of PID's tasks under cProfile.Profile(builtins=False), in this process: the
-truth for that process's calls, callers and edges below the tasks (compare with
-pstats_compare.py --below work). Exits 2 if PID ran no task. 3.12+: through the sys.monitoring
-tool of cprofile_run.py, which asks for no C-call event: 3.14's Profile.enable() asks for
-them with builtins off too, and then names a builtin such as sum() or sorted() as the caller
-of what it calls back (its entry stays out), where 3.13's, and pyuprof, name the Python frame.
+called for each of PID's tasks under cProfile.Profile() (builtins=True, cProfile's default,
+as pyuprof's), in this process: the truth for that process's calls, callers and edges below
+the tasks (compare with pstats_compare.py --below work). Exits 2 if PID ran no task.
 """
 import cProfile
 import importlib.util
 import json
 import sys
-
-from cprofile_run import MonitoringHooks
 
 
 def main():
@@ -30,18 +25,7 @@ def main():
     spec = importlib.util.spec_from_file_location("fixture", fixture)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    if sys.version_info >= (3, 12):
-        hooks = MonitoringHooks()
-        for kind, n in tasks:
-            task = getattr(mod, kind + "_task")
-            hooks.start()
-            try:
-                task(n)
-            finally:
-                hooks.stop()
-        hooks.merged().dump_stats(out)
-        return 0
-    prof = cProfile.Profile(builtins=False)
+    prof = cProfile.Profile()
     for kind, n in tasks:
         task = getattr(mod, kind + "_task")
         prof.enable()
