@@ -83,20 +83,31 @@ runpy.run_path(sys.argv[0], run_name="__main__")'
 
 # Recursion stops where it does natively, recorded from the start. 3.14+: but where a bare PEP
 # 523 hook alone moves it the same way (tools/recursion_compare.py: the kinds 3.14 counts
-# otherwise when it runs their calls inline, which any hook turns off).
+# otherwise when it runs their calls inline, which any hook turns off). With C functions (the
+# default): but where a bare watcher of C calls moves it the same way (recursion_limits.py
+# --ccalls: 3.11 and 3.12 give up their specialised calls of builtins for a watcher, 3.13 its
+# inline class calls; cProfile's builtins=True moves them alike); with --no-builtins: nowhere.
 check_recursion_launch() {
-	local native hooked=()
+	local native hook=() watched bare
 	require_py "$1"
 	require_bpf
 	cd "$BATS_TEST_TMPDIR"
+	build_hook
 	native=$("$PY" "$TARGETS/recursion_limits.py")
-	if [[ $1 =~ 3\.1[4-9]$ ]]; then
-		build_hook
-		hooked=("$("$PY" "$TARGETS/recursion_limits.py" --pep523)")
-	fi
+	[[ $1 =~ 3\.1[4-9]$ ]] && hook=(--pep523)
+	watched=$("$PY" "$TARGETS/recursion_limits.py" "${hook[@]}" --ccalls)
 	run_ok "$PYUPROF" record -q -o out.prof -- \
 		"$PY" "$TARGETS/recursion_limits.py"
-	if ! python3 "$TOOLS/recursion_compare.py" "$native" "$output" "${hooked[@]}"; then
+	if ! python3 "$TOOLS/recursion_compare.py" "$native" "$output" "$watched"; then
+		show_run
+		return 1
+	fi
+	bare=()
+	((${#hook[@]})) && bare=("$("$PY" "$TARGETS/recursion_limits.py" --pep523)")
+	run_ok "$PYUPROF" record -q --no-builtins -o out.prof -- \
+		"$PY" "$TARGETS/recursion_limits.py"
+	if ! python3 "$TOOLS/recursion_compare.py" "$native" "$output" "${bare[@]}"; then
+		echo "(--no-builtins)"
 		show_run
 		return 1
 	fi
@@ -377,33 +388,32 @@ check_after_kill() {
 	check_after_kill 3.12 trampoline
 }
 
-@test "harm: recursion limits unchanged by 100 attach/detach cycles on one process (3.12)" {
-	require_py 3.12
-	require_bpf
-	python3 "$TOOLS/attach_cycles.py" "$PYUPROF" "$PY" 100 "$BATS_TEST_TMPDIR"
-}
-
-@test "harm: recursion limits unchanged by 100 attach/detach cycles on one process (3.13)" {
-	require_py 3.13
-	require_bpf
-	python3 "$TOOLS/attach_cycles.py" "$PYUPROF" "$PY" 100 "$BATS_TEST_TMPDIR"
-}
-
-# (3.14+: recorded, a bare PEP 523 hook's own changes are allowed: check_recursion_launch)
-check_attach_cycles_hooked() {
+# (recorded, a bare watcher of C calls' own changes are allowed, and 3.14+ a bare PEP 523
+# hook's: check_recursion_launch; after the last detach, none)
+check_attach_cycles() {
+	local hook=()
 	require_py "$1"
 	require_bpf
 	build_hook
+	[[ $1 =~ 3\.1[4-9]$ ]] && hook=(--pep523)
 	python3 "$TOOLS/attach_cycles.py" "$PYUPROF" "$PY" 100 "$BATS_TEST_TMPDIR" \
-		"$("$PY" "$TARGETS/recursion_limits.py" --pep523)"
+		"$("$PY" "$TARGETS/recursion_limits.py" "${hook[@]}" --ccalls)"
+}
+
+@test "harm: recursion limits unchanged by 100 attach/detach cycles on one process (3.12)" {
+	check_attach_cycles 3.12
+}
+
+@test "harm: recursion limits unchanged by 100 attach/detach cycles on one process (3.13)" {
+	check_attach_cycles 3.13
 }
 
 @test "harm: recursion limits unchanged by 100 attach/detach cycles on one process (3.14)" {
-	check_attach_cycles_hooked 3.14
+	check_attach_cycles 3.14
 }
 
 @test "harm: recursion limits unchanged by 100 attach/detach cycles on one process (3.15)" {
-	check_attach_cycles_hooked 3.15
+	check_attach_cycles 3.15
 }
 
 # A thread that blocks SIGURG, attached to while its ring fills (pyuprof stopped meanwhile:
@@ -613,3 +623,85 @@ print("new program done", flush=True)
 @test "harm: a target that exits while an attach loads the BPF side: one clear line, no file (3.12)" {
 	check_gone_during_load exit
 }
+
+# --- C functions (include/cfuncs.h): the slot pyuprof takes, and a program's own profilers ---
+
+# A program that profiles or traces itself (sys.setprofile, threading.setprofile, cProfile,
+# sys.settrace, on 3.12+ sys.monitoring tools of its own) sees, recorded, what it sees
+# natively, line for line; on 3.12+ no tool it can name has an event it did not set. Among
+# what it must not see: the return event of the very call that set its profile function
+# (sys.setprofile, set_events), which natively comes to no one, and on which Python's profile
+# module stops ("Bad return"). A tool's C_RETURN events are taken for C functions only (as
+# cProfile's): under any PEP 523 hook, pyuprof's with --no-builtins too, 3.12+ gives a tool a
+# C_RETURN after each Python function it calls (docs/limits.md).
+check_own_profilers() {
+	require_py "$1"
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	"$PY" "$TARGETS/own_profilers.py" >native.out 2>&1
+	run_ok "$PYUPROF" record -q -o out.prof -- "$PY" "$TARGETS/own_profilers.py"
+	diff native.out <(printf '%s\n' "$output") || return 1
+	# the control: the program's C calls are pyuprof's too, outside its own profilers' turns
+	# (3.8-3.11: not while the program's profile function holds the thread's slot); on 3.12+
+	# all of them, sys.settrace's turn included: leaf calls len once each
+	"$PY" -c 'import pstats, sys
+s = pstats.Stats(sys.argv[1]).stats
+lens = [v for k, v in s.items() if k == ("~", 0, "<built-in method builtins.len>")]
+assert lens and lens[0][1] > 0, "no C call"
+if sys.argv[2] == "all":
+    leaf = [(k, v[1]) for k, v in s.items() if k[2] == "leaf"]
+    assert len(leaf) == 1, leaf
+    assert lens[0][4].get(leaf[0][0], (0,))[0] == leaf[0][1], (leaf, lens[0][4])' out.prof \
+		"$([[ $1 == 3.1[2-9] ]] && echo all || echo some)"
+}
+@test "harm: a program's own profilers see what they see natively (3.8)" { check_own_profilers 3.8; }
+@test "harm: a program's own profilers see what they see natively (3.9)" { check_own_profilers 3.9; }
+@test "harm: a program's own profilers see what they see natively (3.10)" { check_own_profilers 3.10; }
+@test "harm: a program's own profilers see what they see natively (3.11)" { check_own_profilers 3.11; }
+@test "harm: a program's own profilers see what they see natively (3.12)" { check_own_profilers 3.12; }
+@test "harm: a program's own profilers see what they see natively (3.13)" { check_own_profilers 3.13; }
+@test "harm: a program's own profilers see what they see natively (Debian 3.11)" { check_own_profilers deb3.11; }
+@test "harm: a program's own profilers see what they see natively (3.14)" { check_own_profilers 3.14; }
+@test "harm: a program's own profilers see what they see natively (3.15)" { check_own_profilers 3.15; }
+
+# What pyuprof takes to record C functions is given back, whether it stops (SIGINT) or is
+# killed (SIGKILL): each thread's profile slot (3.8-3.11), tool 7's CALL event (3.12+), as the
+# next calls of the target find them. While recorded they are taken (the control), and on
+# 3.12+ what sys.monitoring's get_events and _all_events show of tools is what it is natively.
+check_slots_given_back() {
+	local sig
+	require_py "$1"
+	require_bpf
+	for sig in INT KILL; do
+		mkdir -p "$BATS_TEST_TMPDIR/$sig" && cd "$BATS_TEST_TMPDIR/$sig"
+		start_bg target.out target.err "$PY" "$TARGETS/cfunc_slots.py" "$PWD/stop"
+		TARGET=$BG_PID
+		wait_for_line target.out '^ready' 20 "$TARGET"
+		start_bg rec.out rec.err "$PYUPROF" record -v --top 0 -p "$TARGET" -o out.prof
+		wait_for_line rec.err '^pyuprof: recording pid' 30 "$BG_PID"
+		touch stop.during
+		# (its threads have printed their state when pyuprof has seen them call again)
+		sleep 0.3
+		kill "-$sig" "$BG_PID"
+		wait "$BG_PID" || true
+		touch stop.after
+		wait_exit "$TARGET" 30
+		cat target.out
+		[[ $EXIT_STATUS == 0 ]] || return 1
+		if [[ $1 == 3.1[2-9] ]]; then
+			local seen="seen \[\] \[(0, ){5}0\] tools \[(None, ){5}None\]"
+			grep -Eqx "during main events \[\('CALL', 128\)\] $seen \| thread events \[\('CALL', 128\)\] $seen" target.out
+			grep -Eqx "after main events \[\] $seen \| thread events \[\] $seen" target.out
+		else
+			grep -qx 'during main slot set | thread slot set' target.out
+			grep -qx 'after main slot empty | thread slot empty' target.out
+		fi
+		grep -qx 'getprofile None' target.out
+	done
+}
+@test "harm: what C functions take is given back, pyuprof stopped or killed (3.8)" { check_slots_given_back 3.8; }
+@test "harm: what C functions take is given back, pyuprof stopped or killed (3.11)" { check_slots_given_back 3.11; }
+@test "harm: what C functions take is given back, pyuprof stopped or killed (3.12)" { check_slots_given_back 3.12; }
+@test "harm: what C functions take is given back, pyuprof stopped or killed (3.13)" { check_slots_given_back 3.13; }
+@test "harm: what C functions take is given back, pyuprof stopped or killed (3.14)" { check_slots_given_back 3.14; }
+@test "harm: what C functions take is given back, pyuprof stopped or killed (3.15)" { check_slots_given_back 3.15; }

@@ -121,9 +121,10 @@ tool_py() {
 	if [[ $PY == "$TOOLS"/sid/* ]]; then echo python3; else echo "$PY"; fi
 }
 
-# build_hook: tests/targets/ext/pep523hook.c, a bare PEP 523 hook, built for $PY into
-# $PEP523_DIR (exported). A Python of the sid root is built for with its headers, and its
-# multiarch pyconfig.h after this machine's C library headers.
+# build_hook: tests/targets/ext/pep523hook.c, a bare PEP 523 hook (3.9+), and ccall_watch.c, a
+# bare watcher of C calls, built for $PY into $PEP523_DIR (exported). A Python of the sid root is
+# built for with its headers, and its multiarch pyconfig.h after this machine's C library
+# headers.
 build_hook() {
 	local inc suffix root=""
 	[[ $PY == "$TOOLS"/sid/* ]] && root=$SID_ROOT
@@ -131,8 +132,12 @@ build_hook() {
 	suffix=$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 	export PEP523_DIR="$BATS_TEST_TMPDIR/ext"
 	mkdir -p "$PEP523_DIR"
+	# (3.8 has no setter of the hook: no bare hook there)
+	"$PY" -c 'import sys; sys.exit(sys.version_info < (3, 9))' &&
+		cc -shared -fPIC -O2 -I"$root$inc" ${root:+-idirafter "$root/usr/include"} \
+			-o "$PEP523_DIR/pep523hook$suffix" "$TARGETS/ext/pep523hook.c"
 	cc -shared -fPIC -O2 -I"$root$inc" ${root:+-idirafter "$root/usr/include"} \
-		-o "$PEP523_DIR/pep523hook$suffix" "$TARGETS/ext/pep523hook.c"
+		-o "$PEP523_DIR/ccall_watch$suffix" "$TARGETS/ext/ccall_watch.c"
 }
 
 # Skips the test with WHY; under CI=true fails it instead, because in CI a skipped test is a

@@ -6,6 +6,11 @@
     python recursion_limits.py --pep523   the same as the first under a bare PEP 523 hook
                                           (tests/targets/ext/pep523hook.c, built by the test
                                           into $PEP523_DIR): what any hook changes
+    python recursion_limits.py --ccalls   the same under a watcher of C calls that does
+                                          nothing (tests/targets/ext/ccall_watch.c, there
+                                          too): what CPython changes for anyone who watches
+                                          them, cProfile's builtins=True and pyuprof's C
+                                          functions alike (--pep523 --ccalls: both)
 
 How deep each kind of recursion gets at the default limit (and a plain one at 3000): kinds
 that CPython 3.11+ runs inline (calls of every form, generators driven by for and yield from,
@@ -64,11 +69,16 @@ def results():
     return out
 
 
-if len(sys.argv) > 1 and sys.argv[1] == "--pep523":
+if set(sys.argv[1:]) & {"--pep523", "--ccalls"}:
     sys.path.insert(0, os.environ["PEP523_DIR"])
-    import pep523hook  # noqa: E402
+    if "--pep523" in sys.argv:
+        import pep523hook  # noqa: E402
 
-    pep523hook.enable()
+        pep523hook.enable()
+    if "--ccalls" in sys.argv:
+        import ccall_watch  # noqa: E402
+
+        ccall_watch.enable()
     print(json.dumps(results()))
 elif len(sys.argv) > 1 and sys.argv[1] == "--serve":
     print("ready", flush=True)
