@@ -13,14 +13,17 @@
 # recording: bpf/ring_warm.bpf.h); pyuprof-trap (its flush probe trapping); pyuprof-uret,
 # pyuprof-ret (--exits uretprobe, ret), pyuprof-tramp (--exits trampoline), pyuprof-usdt
 # (--exits usdt: Debian's 3.11, its default before the batch mode saw its inline __getitem__
-# calls); cProfile. Then one
+# calls); pyuprof-nobuiltins (record --no-builtins: no C functions); pyuprof-base (the pyuprof
+# at $PYUPROF_BASE, e.g. main's build, to compare a branch with: skipped if unset); cProfile
+# (builtins=True, its default, as pyuprof's default) and cprofile-nobuiltins. Then one
 # more run of the floor and of pyuprof with kernel.bpf_stats_enabled, for the time spent in the
 # BPF programs themselves (not in the timed runs: the stats add two clock reads per probe).
 # Then the consumer alone on a replayed raw recording (bench/replay) and the attach latency
 # (bench/attach.sh). Writes bench/RESULTS.md: this run at the top (its date, machine, commit
 # and interpreters first), then everything from its hand-written "## Findings" on, kept (the
 # findings, and "## History": the runs before, each moved there by hand under its date and
-# commit). REPS (3), PYS (all present), WORKLOADS (fib generators compile deep many), MODES,
+# commit). REPS (3), PYS (all present), WORKLOADS (fib generators compile deep many; also
+# cdense: C calls, densely), MODES,
 # CELLS_ONLY (set: the cells' table only), COMPILE_FILES (2: the stdlib modules the compile
 # workload compiles) and COMPILE_ROUNDS (1: the timed rounds in each run of the compile
 # workload, of which the median is the run's: bench/workloads/compile.py) can be set. The
@@ -54,6 +57,7 @@ workload_cmd() { # WORKLOAD -> argv after the interpreter
 	compile) echo "bench/workloads/compile.py $COMPILE_FILES" ;;
 	deep) echo "bench/workloads/deep.py 100" ;;
 	many) echo "bench/workloads/many_functions.py 20000" ;;
+	cdense) echo "bench/workloads/cdense.py 100000" ;;
 	esac
 }
 
@@ -67,6 +71,12 @@ run_mode() {
 	entry | ret | both | exit | preret | uretprobe)
 		line=$(build/bench/bare "$mode" -- "$py" $(workload_cmd "$w")) ;;
 	pyuprof) line=$(build/pyuprof record -q -o "$tmp/p.prof" -- "$py" $(workload_cmd "$w")) ;;
+	pyuprof-nobuiltins)
+		line=$(build/pyuprof record -q --no-builtins -o "$tmp/p.prof" -- \
+			"$py" $(workload_cmd "$w")) ;;
+	pyuprof-base) # another build, e.g. main's: same run, same cell
+		[[ -n ${PYUPROF_BASE:-} ]] || return 0
+		line=$("$PYUPROF_BASE" record -q -o "$tmp/p.prof" -- "$py" $(workload_cmd "$w")) ;;
 	pyuprof-uret | pyuprof-ret | pyuprof-tramp | pyuprof-usdt)
 		line=$(build/pyuprof record -q --exits "$(exits_of "$mode")" -o "$tmp/p.prof" -- \
 			"$py" $(workload_cmd "$w")) ;;
@@ -87,6 +97,9 @@ run_mode() {
 		line=$(PYUPROF_BENCH_COUNT_ONLY=1 build/pyuprof record -q --exits trampoline \
 			-o "$tmp/p.prof" -- "$py" $(workload_cmd "$w") 2>/dev/null || true) ;;
 	cprofile) line=$("$py" tests/tools/cprofile_run.py -o "$tmp/c.prof" $(workload_cmd "$w")) ;;
+	cprofile-nobuiltins)
+		line=$("$py" tests/tools/cprofile_run.py --no-builtins -o "$tmp/c.prof" \
+			$(workload_cmd "$w")) ;;
 	esac
 	awk '/^elapsed/ {print $2, $4, $6}' <<<"$line"
 }
@@ -168,17 +181,25 @@ stats() { # values... -> "min median spread", the spread (max over min) in %
 		echo "Each run's time is scaled by the machine's speed next to its section: times the cell's"
 		echo "fastest timing of a call-free loop over the run's own (bench/workloads/speed.py; the"
 		echo "host moves this VM between two speeds ~1.3x apart for seconds at a time). min, median,"
-		echo "ns/call and spread are scaled, but for cProfile's (on 3.11 the loop itself runs slower"
-		echo "under it); the last column is the unscaled median (SPEED_RAW=1: no scaling)."
+		echo "ns/call and spread are scaled, cProfile's too (the loop runs in C since 2026-11-28: a"
+		echo "profile function set slows it no more); the last column is the unscaled median"
+		echo "(SPEED_RAW=1: no scaling)."
 	fi
 	echo "Per-call cost = (time - native time) / calls of the timed section, in ns (medians)."
 	echo "**pyuprof/stage** = pyuprof's per-call cost (its default: the batch mode) over the staging"
 	echo "anchor's (../shared/anchors/stage: TSC-stamped records, a counting probe per 256), same run."
+	echo "**pyuprof/cprofile** = pyuprof's extra time (its default, C functions recorded) over"
+	echo "cProfile's (builtins=True), same run; **pyuprof-nobuiltins/base** = --no-builtins' extra time"
+	echo "over \$PYUPROF_BASE's (when set)."
 	echo "**pyuprof-tramp/bare** = the per-call trampoline's cost over counting-only probes at the same"
 	echo "points, same run: the trampoline's nops (tramp), on deb3.11 the entry and USDT exit (exit)."
 	echo "stagefloor: the batch as built with its flush probe counting only (no copy, no consumer);"
 	echo "pyuprof-trap: the batch with a flush probe that traps (no nop optimization, kernels < 6.18)."
 	echo "pyuprof-coldring: the default with its ring buffer's pages not written before the recording."
+	echo "pyuprof records C functions by default (issue 39), as cProfile's default builtins=True;"
+	echo "pyuprof-nobuiltins and cprofile-nobuiltins: without them; pyuprof-base: \$PYUPROF_BASE's"
+	echo "build (${PYUPROF_BASE:-not set}). calls: the section's calls as cProfile counts them by"
+	echo "default (cdense: its C calls; the other workloads make next to none in their sections)."
 	echo "BPF ns/call: time inside the BPF programs per Python call (kernel.bpf_stats_enabled,"
 	echo "separate run), counting-only at the same points vs pyuprof, and the events pyuprof lost in"
 	echo "that run (default settings). Modes: see bench/run.sh."
@@ -205,6 +226,7 @@ for label in $PYS; do
 		cell_modes=()
 		for mode in $modes; do
 			[[ $mode == pyuprof-usdt && $label != deb3.11 ]] && continue
+			[[ $mode == pyuprof-base && -z ${PYUPROF_BASE:-} ]] && continue
 			cell_modes+=("$mode")
 		done
 		# In rounds: each repetition runs every mode once, so that a stretch of time in which
@@ -218,16 +240,16 @@ for label in $PYS; do
 		done
 		# each run's section scaled by the machine's speed next to it (the workload's call-free
 		# loop, bench/workloads/speed.py): times the cell's fastest loop over the run's own.
-		# Not cProfile's runs: on 3.11 a profile function set makes every instruction take the
-		# interpreter's slower path, the loop's too (it read 1.6x slow there).
+		# (the loop runs in C: a profile function set, cProfile's or the page's for C functions,
+		# which sends every instruction down the slower path on 3.8-3.11, does not slow it)
 		# shellcheck disable=SC2086
 		fast=$(for mode in "${cell_modes[@]}"; do
-			[[ $mode == cprofile ]] || printf '%s\n' ${refs[$mode]}
+			printf '%s\n' ${refs[$mode]}
 		done | sort -g | awk '$1 > 0 {print; exit}')
 		for mode in "${cell_modes[@]}"; do
 			# shellcheck disable=SC2086
 			read -r _ raw[$mode] _ < <(stats ${runs[$mode]})
-			if [[ -z ${SPEED_RAW:-} && -n $fast && $mode != cprofile ]]; then
+			if [[ -z ${SPEED_RAW:-} && -n $fast ]]; then
 				# shellcheck disable=SC2086
 				runs[$mode]=$(paste -d' ' <(printf '%s\n' ${runs[$mode]}) \
 					<(printf '%s\n' ${refs[$mode]}) |
@@ -259,6 +281,18 @@ for label in $PYS; do
 		if [[ -n ${med[stage]:-} && -n ${med[pyuprof]:-} ]]; then
 			awk -v p="${med[pyuprof]}" -v b="${med[stage]}" -v n="${med[native]}" \
 				-v l="$label" -v w="$w" -v z="$rnote" 'BEGIN {printf "| %s | %s | | | **pyuprof/stage** | | | **%.2f** | %s |\n",
+				l, w, (p - n) / (b - n), z}' >>"$out.tmp"
+		fi
+		# the extra time of pyuprof's default over cProfile's (both with C functions), of
+		# --no-builtins over the base build's (issue 39: at most 1, and 1)
+		if [[ -n ${med[pyuprof]:-} && -n ${med[cprofile]:-} ]]; then
+			awk -v p="${med[pyuprof]}" -v b="${med[cprofile]}" -v n="${med[native]}" \
+				-v l="$label" -v w="$w" -v z="$rnote" 'BEGIN {printf "| %s | %s | | | **pyuprof/cprofile** | | | **%.2f** | %s |\n",
+				l, w, (p - n) / (b - n), z}' >>"$out.tmp"
+		fi
+		if [[ -n ${med[pyuprof-nobuiltins]:-} && -n ${med[pyuprof-base]:-} ]]; then
+			awk -v p="${med[pyuprof-nobuiltins]}" -v b="${med[pyuprof-base]}" -v n="${med[native]}" \
+				-v l="$label" -v w="$w" -v z="$rnote" 'BEGIN {printf "| %s | %s | | | **pyuprof-nobuiltins/base** | | | **%.2f** | %s |\n",
 				l, w, (p - n) / (b - n), z}' >>"$out.tmp"
 		fi
 		if [[ -n ${med[pyuprof-tramp]:-} && -n ${med[$bare]:-} ]]; then
