@@ -67,7 +67,7 @@ render() {
 	"$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars \
 		--force-device-scale-factor="$scale" \
 		--no-first-run --disable-background-networking --disable-component-update \
-		--screenshot="$png" --window-size="$size" "file://$PWD/$svg" >/dev/null 2>&1 ||
+		--screenshot="$png" --window-size="$size" "file://$(realpath "$svg")" >/dev/null 2>&1 ||
 		die "chromium could not render $svg"
 	[[ -s $png ]] || die "chromium rendered nothing for $svg"
 	echo "demo-compile: $png ($size)"
