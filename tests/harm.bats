@@ -680,8 +680,12 @@ check_slots_given_back() {
 		start_bg rec.out rec.err "$PYUPROF" record -v --top 0 -p "$TARGET" -o out.prof
 		wait_for_line rec.err '^pyuprof: recording pid' 30 "$BG_PID"
 		touch stop.during
-		# (its threads have printed their state when pyuprof has seen them call again)
-		sleep 0.3
+		# (its threads have read their state while recorded)
+		for _ in $(seq 200); do
+			[[ -e stop.seen.main && -e stop.seen.thread ]] && break
+			sleep 0.1
+		done
+		[[ -e stop.seen.main && -e stop.seen.thread ]] || { cat target.out; return 1; }
 		kill "-$sig" "$BG_PID"
 		wait "$BG_PID" || true
 		touch stop.after

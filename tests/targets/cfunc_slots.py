@@ -2,10 +2,11 @@
 """Fixture: what pyuprof takes to record C functions, and that it gives it back.
 
     cfunc_slots.py STOP     prints "ready", then calls Python and C functions in two threads;
-                            when STOP.during appears, prints what holds the slots pyuprof
-                            may take ("during": the control, recorded), and when STOP.after
-                            appears, after a few more calls, what holds them then ("after":
-                            pyuprof has let go), and sys.getprofile()
+                            when STOP.during appears, reads what holds the slots pyuprof
+                            may take ("during": the control, recorded; each thread then
+                            makes STOP.seen.NAME), and when STOP.after appears, after a few
+                            more calls, what holds them then ("after": pyuprof has let go);
+                            prints both, and sys.getprofile()
 
 What pyuprof takes (include/cfuncs.h): on 3.8-3.11 each thread's profile slot
 (PyThreadState.c_profilefunc, read here with ctypes at its offset in the layout table:
@@ -64,6 +65,8 @@ def main():
             for _ in range(3):
                 work(10)
             seen[name, phase] = state()
+            if phase == "during":
+                open("%s.seen.%s" % (stop, name), "w").close()
 
     t = threading.Thread(target=run, args=("thread",))
     t.start()
