@@ -54,9 +54,22 @@ check_nothing_left() {
 	return 1
 }
 
-@test "cli: --help says builtins are not traced and exits 0" {
+@test "cli: --help names the versions, says C functions are recorded, --no-builtins, exits 0" {
 	run -0 "$PYUPROF" record --help
-	[[ $output == *"not traced"* ]]
+	[[ $output == *"CPython 3.8-3.15"* ]]
+	[[ $(tr '\n' ' ' <<<"$output") == *"every call of a C function"* ]]
+	[[ $output == *"--no-builtins"* ]]
+}
+
+@test "cli: C functions left out by a mode that cannot record them is said at the start" {
+	require_bpf
+	run_ok "$PYUPROF" record --exits trampoline -o "$BATS_TEST_TMPDIR/t.prof" -- \
+		"$(py_path 3.12)" -c 'len("x")'
+	grep -q '^pyuprof: recording pid [0-9]* (Python 3.12[.0-9]*); C functions are not recorded with --exits trampoline' <<<"$stderr"
+	run_ok "$PYUPROF" record -o "$BATS_TEST_TMPDIR/b.prof" -- "$(py_path 3.12)" -c 'len("x")'
+	! grep -q 'C functions are not recorded' <<<"$stderr"
+	"$(py_path 3.12)" -c 'import pstats, sys; s = pstats.Stats(sys.argv[1]).stats
+sys.exit(("~", 0, "<built-in method builtins.len>") not in s)' "$BATS_TEST_TMPDIR/b.prof"
 }
 
 @test "cli: unknown option is a usage error (64)" {

@@ -53,13 +53,14 @@ enum {
 };
 
 static const char record_doc[] =
-	"Record every Python call of a CPython 3.8-3.13 process and write a cProfile-compatible "
+	"Record every Python call of a CPython 3.8-3.15 process and write a cProfile-compatible "
 	"profile.\n\n"
 	"  pyuprof record [OPTIONS] -- COMMAND [ARGS...]   start COMMAND and record it\n"
 	"  pyuprof record [OPTIONS] -p PID [-d SECONDS]    record a running process\n\n"
 	"Needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE). Every call of a Python function "
-	"is counted, with tottime, cumtime and callers as cProfile computes them; C functions "
-	"(builtins) are not traced, so their time counts in the Python function that called them. "
+	"is counted, with tottime, cumtime and callers as cProfile computes them, and so is every "
+	"call of a C function (builtins, methods of C types, extensions' functions), as cProfile's "
+	"default counts them (--no-builtins leaves them out). "
 	"pyuprof maps a small page of its own code into the target, its probe trampoline, and sets "
 	"it as each interpreter's PEP 523 eval_frame hook while it records (restored when it stops; "
 	"the page stays); on 3.11+ that also switches off the inlining of Python-to-Python "
@@ -478,7 +479,7 @@ static const struct argp top_argp = {
 static const struct argp dump_argp = {
 	.options = dump_options,
 	.parser = dump_parse,
-	.doc = "Print every thread's Python stack in a running CPython 3.8-3.13 process, as "
+	.doc = "Print every thread's Python stack in a running CPython 3.8-3.15 process, as "
 	       "`py-spy dump` does: per thread its kernel tid, whether it was running (active) "
 	       "or waiting (idle) and whether it held the GIL, its threading name, then its "
 	       "frames, innermost first, each as `function (file:line)` with the line running "

@@ -125,6 +125,7 @@ static void *record_held(void *arg)
 	struct outputs *out = hp->out;
 	struct proc_rec *root;
 	char what[64];
+	char cfuncs[128] = "";
 	uint32_t i;
 	int err;
 
@@ -147,9 +148,13 @@ static void *record_held(void *arg)
 		snprintf(what, sizeof(what), "Python %s", root->version);
 	else /* launched through a program that is not Python, followed (session.c) */
 		snprintf(what, sizeof(what), "%s", s->command[0]);
-	ilog("recording pid %d (%s)%s%s", s->pid, what,
+	/* the batch page stages C functions; the per-call probes see Python frames only */
+	if (!env.no_builtins && env.exits != EXITS_AUTO && env.exits != EXITS_BATCH)
+		snprintf(cfuncs, sizeof(cfuncs), "; C functions are not recorded with --exits %s "
+			 "(only the batch mode, the default, records them)", exits__name(env.exits));
+	ilog("recording pid %d (%s)%s%s%s", s->pid, what,
 	     s->follow ? " and the processes it starts" : "",
-	     s->launched ? "" : env.live ? "; q to quit" : "; Ctrl-C to stop");
+	     s->launched ? "" : env.live ? "; q to quit" : "; Ctrl-C to stop", cfuncs);
 	if (env.live) {
 		char title[RUN_COMMAND_LEN + 96];
 
