@@ -3,9 +3,16 @@
 #include <bpf/libbpf.h>
 #include <stdio.h>
 #include <string.h>
+#include "base/clock.h"
 #include "base/log.h"
 
 enum log_level log_level = LOG_INFO;
+static uint64_t start_ns;
+
+void log__start(void)
+{
+	start_ns = clock__mono_ns();
+}
 
 void log__msg(enum log_level level, const char *fmt, ...)
 {
@@ -16,6 +23,22 @@ void log__msg(enum log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	flockfile(stderr); /* (one line whole: a load logs from a thread of its own) */
 	fputs("pyuprof: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	funlockfile(stderr);
+	va_end(ap);
+}
+
+void log__step(const char *fmt, ...)
+{
+	uint64_t now = clock__mono_ns();
+	va_list ap;
+
+	if (log_level < LOG_DEBUG)
+		return;
+	va_start(ap, fmt);
+	flockfile(stderr);
+	fprintf(stderr, "pyuprof: +%.1f ms: ", (now - start_ns) / 1e6);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	funlockfile(stderr);

@@ -20,6 +20,15 @@ void log__msg(enum log_level level, const char *fmt, ...) __attribute__((format(
 #define vlog(...) log__msg(LOG_VERBOSE, __VA_ARGS__)
 #define dlog(...) log__msg(LOG_DEBUG, __VA_ARGS__)
 
+/*
+ * With --debug: a line that says when a step of a recording's start or end was done, in ms since
+ * pyuprof started (log__start), so that the fixed part of a recording's cost can be read step by
+ * step from one run (bench/whole_command.sh).
+ */
+void log__start(void);
+void log__step(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define dlog_step(...) log__step(__VA_ARGS__)
+
 /* Text for a negative errno, including libbpf's own codes. */
 const char *log__errstr(int err);
 

@@ -24,7 +24,10 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-	enum command cmd = cli__parse(argc, argv);
+	enum command cmd;
+
+	log__start();
+	cmd = cli__parse(argc, argv);
 
 	log_level = env.debug ? LOG_DEBUG : env.verbose ? LOG_VERBOSE : env.quiet ? LOG_ERROR
 										: LOG_INFO;

@@ -338,6 +338,7 @@ int record__run(void)
 					&bstats, py->version, py->exits == EXITS_USDT,
 					(stop_ns - start_ns) / 1e9, s.follow ? s.procs : NULL,
 					s.nprocs, death_of(&s, died, sizeof(died)));
+	dlog_step("outputs written");
 	exit_code = err ? 1 : 0;
 
 cleanup:
@@ -345,5 +346,6 @@ cleanup:
 	outputs__abort(&out);
 	profile__free(merged);
 	status = session__end(&s);
+	dlog_step("done");
 	return status >= 0 ? status : exit_code;
 }

@@ -317,6 +317,8 @@ static int load(struct probes *tr, const struct py_target *t, enum exits exits, 
 							    UPROBE_MULTI_ATTACH_TYPE);
 	if (!err)
 		err = pyuprof_bpf__load(skel);
+	if (!err)
+		dlog_step("BPF object verified and loaded");
 	if (err) {
 		pyuprof_bpf__destroy(skel);
 		tr->skel = NULL;

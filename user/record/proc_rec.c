@@ -78,6 +78,8 @@ int proc_rec__exits_possible(const struct proc_rec *pr, char *why, size_t why_le
 /* Whether the batch mode can record t; why not, if not. */
 static bool batch_possible(const struct py_target *t, char *why, size_t why_len)
 {
+	int err;
+
 	if (probes__cpu_clock()) {
 		snprintf(why, why_len, "--clock cpu reads each thread's CPU time in the kernel");
 		return false;
@@ -105,7 +107,10 @@ static bool batch_possible(const struct py_target *t, char *why, size_t why_len)
 		snprintf(why, why_len, "the time stamp counter does not advance");
 		return false;
 	}
-	return tsc__cpus_agree(why, why_len) == 0;
+	dlog_step("TSC rate measured");
+	err = tsc__cpus_agree(why, why_len);
+	dlog_step("TSC checked on every CPU");
+	return err == 0;
 }
 
 /* Says why pr records per call instead: a warning if the batch was asked for. */
@@ -300,6 +305,7 @@ int proc_rec__place(struct proc_rec *pr, enum rec_start how, char *why, size_t w
 		place_tramp(pr);
 	}
 	hook__setup(&pr->hooks, &pr->target, pr->tramp.hook);
+	dlog_step("pid %d: trampoline page placed", pr->pid);
 	return 0;
 }
 
@@ -363,6 +369,7 @@ int proc_rec__load(struct proc_rec *pr, unsigned ringbuf_mb, char *why, size_t w
 		return err;
 	}
 	pr->tr = job.tr; /* (here: the holding thread reads it, on_request) */
+	dlog_step("pid %d: BPF side loaded", pr->pid);
 	return 0;
 }
 
@@ -386,6 +393,7 @@ int proc_rec__arm(struct proc_rec *pr, enum rec_start how, uint64_t now_ns, char
 		}
 	}
 	err = probes__attach(pr->tr, &pr->target, pr->tramp.path);
+	dlog_step("pid %d: probes attached", pr->pid);
 	if (err) {
 		snprintf(why, why_len, "cannot attach probes: %s", log__errstr(err));
 		/* (a failed reload in it leaves no skeleton to stop or count) */

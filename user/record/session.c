@@ -407,6 +407,7 @@ int session__start(struct session *s)
 		child_pid = pr->pid = pr->rec.live_pid = s->pid;
 		if (err == 1)
 			return start_other(s, pr, &cfg);
+		dlog_step("pid %d: its interpreter found%s", s->pid, s->calib ? " (the calibration)" : "");
 	} else {
 		err = py_target__find(s->pid, &pr->target, why, sizeof(why));
 		if (err) {
@@ -422,8 +423,10 @@ int session__start(struct session *s)
 		return err;
 	}
 	/* before the target runs (launch) or is stopped (attach); not for the snippet itself */
-	if (!s->calib && !env.no_compensation)
+	if (!s->calib && !env.no_compensation) {
 		calibrate_for(s->pid, &s->cal);
+		dlog_step("calibrated");
+	}
 	if (exiting && !s->calib) {
 		elog("stopped by a signal before recording pid %d", s->pid);
 		return -EINTR;
@@ -450,6 +453,7 @@ int session__start(struct session *s)
 			return err;
 		}
 		s->released = true;
+		dlog_step("pid %d: let run, recorded", s->pid);
 	} else {
 		/* before it is seized: a signal it gets meanwhile waits for nobody */
 		err = proc_rec__choose(pr, why, sizeof(why));
@@ -474,6 +478,7 @@ int session__start(struct session *s)
 			probes__signal_requests(pr->tr, true);
 		ptrace_hold__resume(s->held, s->pid);
 		s->t_attached = clock__mono_ns();
+		dlog_step("pid %d: let run, recorded", s->pid);
 		/* held to the end even with nothing to write into it: a thread the stop left
 		 * asleep can be let go only as the holding thread exits (ptrace_hold.h) */
 	}
@@ -505,6 +510,7 @@ void session__stop(struct session *s, uint64_t stop_ns)
 {
 	uint64_t t0 = clock__mono_ns();
 	struct proc_event ev;
+	bool any = false;
 	uint32_t i;
 
 	/* from here on nothing asks for a write; then put each process back as it was */
@@ -523,8 +529,12 @@ void session__stop(struct session *s, uint64_t stop_ns)
 			ptrace_hold__resume(s->held, pr->pid);
 		}
 	}
-	for (i = 0; i < s->nprocs; i++)
+	for (i = 0; i < s->nprocs; i++) {
+		any |= s->procs[i]->tr != NULL;
 		proc_rec__end(s->procs[i], stop_ns);
+	}
+	if (any)
+		dlog_step("probes removed, the last records read");
 	if (!s->held) {
 		s->detach_ns = clock__mono_ns() - t0;
 		return;
@@ -547,6 +557,7 @@ void session__stop(struct session *s, uint64_t stop_ns)
 		;
 	ptrace_hold__release(s->held);
 	s->held = NULL;
+	dlog_step("every process put back and let go");
 	s->detach_ns = clock__mono_ns() - t0;
 }
 

@@ -319,6 +319,7 @@ int session__record(struct session *s, uint64_t deadline_ns)
 	ls.start_ns = ls.last_ns = ls.turn_ns = clock__mono_ns();
 	/* bench/reader_stalls.sh: the reader as it was, all it finds in one turn */
 	s->reader_turn = getenv("PYUPROF_BENCH_READER_WHOLE") ? UINT64_MAX : READER_TURN_BYTES;
+	dlog_step("recording");
 	err = reader__start(&s->reader, drain_rings, s, POLL_MS);
 	if (err) {
 		elog("cannot start the thread that reads the events: %s", strerror(-err));
@@ -350,6 +351,7 @@ int session__record(struct session *s, uint64_t deadline_ns)
 		if (err)
 			break;
 	}
+	dlog_step("recording ends");
 	reader__stop(&s->reader);
 	return err < 0 ? err : 0;
 }
