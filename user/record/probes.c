@@ -261,6 +261,29 @@ static int attach_stage_ends(struct probes *tr)
 	return 0;
 }
 
+/* --debug: what the verifier went through for each program (its share of a recording's start) */
+static void say_verified(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+	char line[256];
+	int n = 0;
+
+	if (log_level < LOG_DEBUG)
+		return;
+	line[0] = 0;
+	bpf_object__for_each_program(prog, obj) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+
+		if (bpf_program__fd(prog) < 0 ||
+		    bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+			continue;
+		n += snprintf(line + n, n < (int)sizeof(line) ? sizeof(line) - n : 0, "%s%s %u",
+			      n ? ", " : "", bpf_program__name(prog), info.verified_insns);
+	}
+	dlog_step("BPF object loaded; instructions the verifier went through: %s", line);
+}
+
 /* Opens, configures and loads the skeleton; multi: for uprobe_multi links. */
 static int load(struct probes *tr, const struct py_target *t, enum exits exits, uint64_t stage,
 		uint64_t hook_value, unsigned ringbuf_mb, bool multi)
@@ -318,7 +341,7 @@ static int load(struct probes *tr, const struct py_target *t, enum exits exits, 
 	if (!err)
 		err = pyuprof_bpf__load(skel);
 	if (!err)
-		dlog_step("BPF object verified and loaded");
+		say_verified(skel->obj);
 	if (err) {
 		pyuprof_bpf__destroy(skel);
 		tr->skel = NULL;
