@@ -101,20 +101,35 @@ static __always_inline void note_thread(__u64 frame, __u64 code, __u32 tid, __u6
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
-/* Sends the identity of the code object at addr (window cw already read), then remembers it. */
-static __noinline void send_code(__u64 addr, const void *cw, __u32 tid, __u64 now,
-				      struct entry_cache *cc)
+/* A code object's window, as a type of its own: a global function's pointer argument needs a
+ * size the verifier knows. */
+struct code_window {
+	__u64 w[CODE_WINDOW / 8];
+};
+
+/*
+ * Sends the identity of the code object at addr (window cw already read), then remembers it.
+ * A global function, gone through once by the verifier: static, it was gone through again at
+ * each of its six callers' states (with its string copies, a third of on_probe's verification).
+ */
+__noinline int send_code(__u64 addr, const struct code_window *cw, __u32 tid, __u64 now)
 {
-	__u64 tag = code_tag(cw), type;
 	__u32 slot = cache_slot(addr);
+	struct entry_cache *cc;
 	struct ev_code *e;
+	__u64 tag, type;
 	int bslot;
+
+	if (!cw)
+		return 0;
+	tag = code_tag(cw);
+	cc = get_cache();
 
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		/* not remembered: the next entry of this code object tries again */
 		__sync_fetch_and_add(&stats.lost_codes, 1);
-		return;
+		return 0;
 	}
 	e->type = EV_CODE;
 	e->tid = tid;
@@ -146,6 +161,7 @@ static __noinline void send_code(__u64 addr, const void *cw, __u32 tid, __u64 no
 		cc->addr[slot] = addr;
 		cc->tag[slot] = tag;
 	}
+	return 0;
 }
 
 /* Sends the identity of the code object at addr unless it was sent (and its tag is the same). */
@@ -165,7 +181,7 @@ static __always_inline void note_code(__u64 addr, const void *cw, __u32 tid, __u
 		}
 		return;
 	}
-	send_code(addr, cw, tid, now, cc);
+	send_code(addr, cw, tid, now);
 }
 
 /* Whether the identity of the code object at addr was sent (its tag unchecked). */

@@ -338,6 +338,7 @@ static int load(struct probes *tr, const struct py_target *t, enum exits exits, 
 	if (!err && multi)
 		err = bpf_program__set_expected_attach_type(skel->progs.on_probe,
 							    UPROBE_MULTI_ATTACH_TYPE);
+	if (getenv("PYUPROF_ROLES")) skel->rodata->roles_mask = strtoull(getenv("PYUPROF_ROLES"), NULL, 0);
 	if (!err)
 		err = pyuprof_bpf__load(skel);
 	if (!err)
