@@ -45,7 +45,6 @@ const volatile __u32 return_frame_at_sp = 0;
 const volatile __u32 stack_blk_off = 0;
 /* bench only (PYUPROF_BENCH_COUNT_ONLY): every probe only counts, the floor of its placement */
 const volatile __u32 count_only = 0;
-const volatile __u64 roles_mask = ~0ull;
 __u64 count_only_hits = 0;
 
 /* Each thread's pending uretprobes of ours: the kernel drops those past URETPROBE_DEPTH_MAX */
@@ -478,6 +477,11 @@ static __noinline int frame_exit(struct pt_regs *ctx)
 	return 0;
 }
 
+/* The probes this object is attached as (1 << enum probe_role): the programs of the others are
+ * never gone through by the verifier. */
+const volatile __u64 roles = ~0ull;
+#define ROLE(r) (roles & (1ull << (r)))
+
 /*
  * The trampoline's stack guard: a call with too little of its thread's C stack left raises
  * RecursionError instead of running (user/inject/tramp.h). Counted, with the smallest stack
@@ -518,59 +522,33 @@ int on_probe(struct pt_regs *ctx)
 	}
 	switch (cookie) {
 	case PROBE_EVAL_ENTRY:
-		if (!(roles_mask & (1ull << PROBE_EVAL_ENTRY)))
-			return 0;
-		return eval_entry(ctx, false);
+		return ROLE(PROBE_EVAL_ENTRY) ? eval_entry(ctx, false) : 0;
 	case PROBE_EVAL_DIRECT:
-		if (!(roles_mask & (1ull << PROBE_EVAL_DIRECT)))
-			return 0;
-		return eval_entry(ctx, true);
+		return ROLE(PROBE_EVAL_DIRECT) ? eval_entry(ctx, true) : 0;
 	case PROBE_EVAL_RETURN:
-		if (!(roles_mask & (1ull << PROBE_EVAL_RETURN)))
-			return 0;
-		return eval_return(ctx, false);
+		return ROLE(PROBE_EVAL_RETURN) ? eval_return(ctx, false) : 0;
 	case PROBE_EVAL_URETURN:
-		if (!(roles_mask & (1ull << PROBE_EVAL_URETURN)))
-			return 0;
-		return eval_return(ctx, true);
+		return ROLE(PROBE_EVAL_URETURN) ? eval_return(ctx, true) : 0;
 	case PROBE_STACK_LOW:
-		if (!(roles_mask & (1ull << PROBE_STACK_LOW)))
-			return 0;
-		return stack_low();
+		return ROLE(PROBE_STACK_LOW) ? stack_low() : 0;
 	case PROBE_FRAME_EXIT:
-		if (!(roles_mask & (1ull << PROBE_FRAME_EXIT)))
-			return 0;
-		return frame_exit(ctx);
+		return ROLE(PROBE_FRAME_EXIT) ? frame_exit(ctx) : 0;
 	case PROBE_SETTER:
-		if (!(roles_mask & (1ull << PROBE_SETTER)))
-			return 0;
-		return set_eval_frame(ctx);
+		return ROLE(PROBE_SETTER) ? set_eval_frame(ctx) : 0;
 	case PROBE_SETTER_RET:
-		if (!(roles_mask & (1ull << PROBE_SETTER_RET)))
-			return 0;
-		return set_eval_frame_ret();
+		return ROLE(PROBE_SETTER_RET) ? set_eval_frame_ret() : 0;
 	case PROBE_PERF_INIT:
-		if (!(roles_mask & (1ull << PROBE_PERF_INIT)))
-			return 0;
-		return perf_trampoline_init(ctx);
+		return ROLE(PROBE_PERF_INIT) ? perf_trampoline_init(ctx) : 0;
 	case PROBE_PERF_INIT_RET:
-		if (!(roles_mask & (1ull << PROBE_PERF_INIT_RET)))
-			return 0;
-		return perf_trampoline_init_ret();
+		return ROLE(PROBE_PERF_INIT_RET) ? perf_trampoline_init_ret() : 0;
 	case PROBE_PERF_CHECK:
-		return perf_trampoline_check();
+		return ROLE(PROBE_PERF_CHECK) ? perf_trampoline_check() : 0;
 	case PROBE_INLINE_INIT:
-		if (!(roles_mask & (1ull << PROBE_INLINE_INIT)))
-			return 0;
-		return inline_init(ctx);
+		return ROLE(PROBE_INLINE_INIT) ? inline_init(ctx) : 0;
 	case PROBE_INLINE_GETITEM:
-		if (!(roles_mask & (1ull << PROBE_INLINE_GETITEM)))
-			return 0;
-		return inline_getitem(ctx);
+		return ROLE(PROBE_INLINE_GETITEM) ? inline_getitem(ctx) : 0;
 	case PROBE_STAGE_FLUSH:
-		if (!(roles_mask & (1ull << PROBE_STAGE_FLUSH)))
-			return 0;
-		return stage_flush(ctx);
+		return ROLE(PROBE_STAGE_FLUSH) ? stage_flush(ctx) : 0;
 	}
 	return 0;
 }

@@ -171,6 +171,22 @@ static void link_probes_free(struct link_probes set[NSETS])
 	}
 }
 
+/* The roles of the probes attached for t and exits (1 << enum probe_role each), or all; those
+ * of a page's too, whether or not one will be placed (the stack guard's: any exits). */
+static __u64 roles_of(const struct py_target *t, enum exits exits)
+{
+	struct link_probes set[NSETS] = { 0 };
+	__u64 roles = 0;
+
+	if (probes_of(set, t, exits, "(a page)"))
+		roles = ~0ull;
+	for (int s = 0; s < NSETS && roles != ~0ull; s++)
+		for (uint32_t i = 0; i < set[s].n; i++)
+			roles |= 1ull << set[s].cookies[i];
+	link_probes_free(set);
+	return roles;
+}
+
 /* One perf-event link per probe, in reverse detach order (links go last first). */
 static int attach_each(struct probes *tr, pid_t pid, const struct link_probes set[NSETS])
 {
@@ -332,13 +348,13 @@ static int load(struct probes *tr, const struct py_target *t, enum exits exits, 
 	/* tests/batch.bats: a full ring loses staged records rather than wait */
 	skel->rodata->test_no_wait = getenv("PYUPROF_TEST_NO_WAIT") != NULL;
 	skel->rodata->cpu_clock = tracer_cpu_clock;
+	skel->rodata->roles = roles_of(t, exits);
 	if (t->offsets->PyInterpreterFrame_size) /* FRAME_SPECIALS_SIZE */
 		skel->rodata->frame_specials = (t->offsets->PyInterpreterFrame_size - 1) / 8;
 	err = bpf_map__set_max_entries(skel->maps.events, ringbuf_mb << 20);
 	if (!err && multi)
 		err = bpf_program__set_expected_attach_type(skel->progs.on_probe,
 							    UPROBE_MULTI_ATTACH_TYPE);
-	if (getenv("PYUPROF_ROLES")) skel->rodata->roles_mask = strtoull(getenv("PYUPROF_ROLES"), NULL, 0);
 	if (!err)
 		err = pyuprof_bpf__load(skel);
 	if (!err)
