@@ -20,6 +20,7 @@
  */
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -554,15 +555,72 @@ void probes__stop_tramp_watch(struct probes *tr)
 	tr->skel->bss->tramp_watch = 0;
 }
 
-void probes__detach(struct probes *tr)
-{
-	int i;
+/* A link to remove: a uprobe_multi link's descriptor, or a libbpf link. */
+struct closing {
+	int fd;
+	struct bpf_link *link;
+};
 
-	/* entries first (detach order), so that every call seen also has its return */
-	close_multi(tr);
-	/* links were made last first: destroyed in reverse, the entries go first here too */
-	for (i = tr->nlinks - 1; i >= 0; i--)
-		bpf_link__destroy(tr->links[i]);
+static void *close_one(void *arg)
+{
+	struct closing *c = arg;
+
+	if (c->link)
+		bpf_link__destroy(c->link);
+	else if (c->fd >= 0)
+		close(c->fd);
+	return NULL;
+}
+
+/*
+ * Removes n links, each in a thread of its own, all at once: the removal of a link takes its
+ * probes out at once and then waits for a grace period of the kernel's (20-60 ms each on the
+ * test VM), and removals that wait together wait for about one.
+ */
+#define CLOSE_AT_ONCE 32
+static void close_together(struct closing *c, int n)
+{
+	pthread_t th[CLOSE_AT_ONCE];
+	bool made[CLOSE_AT_ONCE];
+
+	for (int at = 0; at < n; at += CLOSE_AT_ONCE) {
+		int k = n - at < CLOSE_AT_ONCE ? n - at : CLOSE_AT_ONCE;
+
+		for (int i = 1; i < k; i++)
+			made[i] = !pthread_create(&th[i], NULL, close_one, &c[at + i]);
+		close_one(&c[at]);
+		for (int i = 1; i < k; i++) {
+			if (made[i])
+				pthread_join(th[i], NULL);
+			else
+				close_one(&c[at + i]); /* (no thread: here, in turn) */
+		}
+	}
+}
+
+void probes__detach(struct probes *tr, bool any_order)
+{
+	struct closing *c;
+	int i, n = 0;
+
+	c = any_order ? calloc((size_t)tr->nlinks + NSETS, sizeof(*c)) : NULL;
+	if (c) {
+		for (int s = 0; s < NSETS; s++)
+			if (tr->multi_fd[s] >= 0)
+				c[n++] = (struct closing){ .fd = tr->multi_fd[s] };
+		for (i = 0; i < tr->nlinks; i++)
+			c[n++] = (struct closing){ .fd = -1, .link = tr->links[i] };
+		close_together(c, n);
+		free(c);
+		for (int s = 0; s < NSETS; s++)
+			tr->multi_fd[s] = -1;
+	} else {
+		/* entries first (detach order), so that every call seen also has its return */
+		close_multi(tr);
+		/* links were made last first: destroyed in reverse, the entries go first here too */
+		for (i = tr->nlinks - 1; i >= 0; i--)
+			bpf_link__destroy(tr->links[i]);
+	}
 	tr->nlinks = 0;
 	/* no program runs any more: what is in the ring buffer is all there will be */
 	while (tr->rb && probes__consume(tr) == CONSUME_BUDGET)
@@ -606,7 +664,7 @@ void probes__free(struct probes *tr)
 {
 	if (!tr)
 		return;
-	probes__detach(tr);
+	probes__detach(tr, false);
 	ring_buffer__free(tr->rb);
 	pyuprof_bpf__destroy(tr->skel);
 	free(tr->links);
