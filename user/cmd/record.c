@@ -18,6 +18,7 @@
 #include "cmd/cli.h"
 #include "cmd/record.h"
 #include "inject/launch.h"
+#include "inject/tsc.h"
 #include "output/outputs.h"
 #include "output/top.h"
 #include "profile/raw.h"
@@ -277,6 +278,7 @@ int record__run(void)
 	probes__set_cpu_clock(env.cpu_clock);
 	profile__set_cpu_clock(env.cpu_clock);
 	s.t_start = clock__mono_ns();
+	tsc__begin(); /* (its rate is measured from here: by the batch mode's check, unwaited) */
 	s.launched = env.command != NULL;
 	/* (the program's parent is this thread, which outlives the holding one: launch.h) */
 	if (s.launched && (err = launch__fork(env.command, NULL, &s.forked, &s.forked_fd))) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * TSC to CLOCK_MONOTONIC: two pairs of readings 20 ms apart give the rate (the error of a pair
+ * TSC to CLOCK_MONOTONIC: two pairs of readings 20 ms or more apart give the rate (the error of a pair
  * is the few tens of ns between its reads, so the rate is good to a few parts per million), the
  * first pair the offset. Both clocks run from one crystal on an invariant TSC: the conversion
  * holds for the recording.
@@ -33,6 +33,8 @@
  * the kernel's clock.
  */
 #define TSC_AGREE_NS 1000
+/* The least time between the two pairs of readings that give the rate. */
+#define TSC_RATE_NS (20 * 1000 * 1000)
 #define WARP_ROUNDS 500 /* turns a pair of CPUs takes */
 /* A pair whose CPUs are taken by other work may wait for its turns: it gives up after 50 ms,
  * and the check after 200 ms in all (the CPUs it has not reached stay unchecked). */
@@ -291,18 +293,42 @@ static int cpus_agree(char *why, size_t why_len)
 	return 0;
 }
 
+/* The first pair of readings, as early as may be (tsc__begin), and whether it was taken. */
+static struct {
+	bool taken;
+	uint64_t tsc, ns;
+} first;
+
+void tsc__begin(void)
+{
+	if (!first.taken) {
+		pair(&first.tsc, &first.ns);
+		first.taken = true;
+	}
+}
+
 int tsc__calibrate(void)
 {
-	struct timespec gap = { .tv_nsec = 20 * 1000 * 1000 };
-	uint64_t t1, n1;
+	uint64_t t1, n1, now;
 
 	if (conv.done)
 		return 0;
-	pair(&conv.tsc0, &conv.ns0);
-	nanosleep(&gap, NULL);
+	tsc__begin();
+	/* the pairs TSC_RATE_NS apart at least: a recording's start has taken that long since
+	 * tsc__begin already, as a rule, so nothing waits here */
+	now = clock__mono_ns();
+	if (now < first.ns + TSC_RATE_NS) {
+		uint64_t left = first.ns + TSC_RATE_NS - now;
+		struct timespec gap = { .tv_sec = (time_t)(left / 1000000000),
+					.tv_nsec = (long)(left % 1000000000) };
+
+		nanosleep(&gap, NULL);
+	}
 	pair(&t1, &n1);
-	if (t1 <= conv.tsc0 || n1 <= conv.ns0)
+	if (t1 <= first.tsc || n1 <= first.ns)
 		return -EINVAL;
+	conv.tsc0 = first.tsc;
+	conv.ns0 = first.ns;
 	conv.mult = (uint64_t)(((unsigned __int128)(n1 - conv.ns0) << 32) / (t1 - conv.tsc0));
 	conv.done = true;
 	return 0;

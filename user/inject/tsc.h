@@ -14,7 +14,10 @@
 /* Whether the TSC ticks at one rate on every CPU, in every power state (constant_tsc and
  * nonstop_tsc), so that one conversion holds; why not, if not. */
 bool tsc__usable(char *why, size_t why_len);
-/* Measures the conversion (once: later calls return at once). Returns 0 or -errno. */
+/* Takes the first readings of the conversion: early, so that tsc__calibrate need not wait. */
+void tsc__begin(void);
+/* Measures the conversion (once: later calls return at once), from the readings tsc__begin took
+ * and others 20 ms after them at least. Returns 0 or -errno. */
 int tsc__calibrate(void);
 /* Whether every CPU pyuprof may run on reads the same counter, within what one conversion
  * for all of them allows (checked once, after tsc__calibrate). Returns 0, or -errno and why. */
