@@ -17,6 +17,7 @@
 #include "base/proc.h"
 #include "cmd/cli.h"
 #include "cmd/record.h"
+#include "inject/hold_guard.h"
 #include "inject/launch.h"
 #include "inject/tsc.h"
 #include "output/outputs.h"
@@ -279,6 +280,7 @@ int record__run(void)
 	profile__set_cpu_clock(env.cpu_clock);
 	s.t_start = clock__mono_ns();
 	tsc__begin(); /* (its rate is measured from here: by the batch mode's check, unwaited) */
+	hold_guard__preload(); /* (for the hold, which takes it later) */
 	s.launched = env.command != NULL;
 	/* (the program's parent is this thread, which outlives the holding one: launch.h) */
 	if (s.launched && (err = launch__fork(env.command, NULL, &s.forked, &s.forked_fd))) {
@@ -348,6 +350,7 @@ cleanup:
 	outputs__abort(&out);
 	profile__free(merged);
 	status = session__end(&s);
+	hold_guard__drop_preloaded();
 	dlog_step("done");
 	return status >= 0 ? status : exit_code;
 }

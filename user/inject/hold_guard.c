@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The guard of a hold: loading bpf/hold_guard.bpf.c, arming threads, taking its stops. */
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
@@ -21,7 +23,7 @@ static bool in_initial_pidns(void)
 	return !stat("/proc/self/ns/pid", &st) && st.st_ino == 0xEFFFFFFCUL /* PROC_PID_INIT_INO */;
 }
 
-int hold_guard__open(struct hold_guard **out)
+static int open_now(struct hold_guard **out)
 {
 	struct hold_guard *g;
 	int err;
@@ -39,6 +41,58 @@ int hold_guard__open(struct hold_guard **out)
 	}
 	*out = g;
 	return 0;
+}
+
+/* The guard loaded ahead (hold_guard__preload), while the thread that loads it runs or until a
+ * hold takes it. */
+static struct {
+	pthread_t thread;
+	bool started;
+	struct hold_guard *g;
+	int err;
+} ahead;
+
+static void *load_ahead(void *arg)
+{
+	(void)arg;
+	ahead.err = open_now(&ahead.g);
+	return NULL;
+}
+
+void hold_guard__preload(void)
+{
+	if (!ahead.started && !ahead.g)
+		ahead.started = !pthread_create(&ahead.thread, NULL, load_ahead, NULL);
+}
+
+/* The guard loaded ahead, once its thread is done: 0 and *out, -errno, or -ENOENT (none). */
+static int take_ahead(struct hold_guard **out)
+{
+	int err;
+
+	if (!ahead.started)
+		return -ENOENT;
+	pthread_join(ahead.thread, NULL);
+	ahead.started = false;
+	err = ahead.err;
+	*out = ahead.g;
+	ahead.g = NULL;
+	return err;
+}
+
+int hold_guard__open(struct hold_guard **out)
+{
+	int err = take_ahead(out);
+
+	return err == -ENOENT ? open_now(out) : err;
+}
+
+void hold_guard__drop_preloaded(void)
+{
+	struct hold_guard *g = NULL;
+
+	if (!take_ahead(&g))
+		hold_guard__free(g);
 }
 
 int hold_guard__arm(struct hold_guard *g, pid_t pid, pid_t tid)

@@ -19,8 +19,14 @@
 
 struct hold_guard;
 
-/* Loads the guard (not yet attached). Returns 0 or -errno (-EOPNOTSUPP: not possible here). */
+/* Loads the guard (not yet attached): the one loaded ahead if there is one. Returns 0 or
+ * -errno (-EOPNOTSUPP: not possible here). */
 int hold_guard__open(struct hold_guard **out);
+/* Starts loading a guard in a thread of its own, for the next hold_guard__open: the verifier's
+ * ~15 ms then pass while the target is found and its probes load, not while it waits. */
+void hold_guard__preload(void);
+/* Frees the guard loaded ahead if no hold took it. */
+void hold_guard__drop_preloaded(void);
 /* Arms thread tid of process pid: from now on, its system call's exit stops it (once).
  * Attaches the guard if it is not. Returns 0 or -errno (the thread must then be interrupted). */
 int hold_guard__arm(struct hold_guard *g, pid_t pid, pid_t tid);
