@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "base/cache.h"
 #include "base/log.h"
 #include "base/proc.h"
 #include "pyuprof.h"
@@ -229,11 +230,10 @@ static int check_main_interpreter(const struct py_target *t, char *why, size_t w
 /*
  * 3.13: the call that makes the object in CALL_ALLOC_AND_ENTER_INIT, which then runs __init__
  * inline (target/inline_init.h), found in the eval function [eval, eval + size). Not found:
- * no probe, said with -v (such calls that call another Python function are recovered from the
- * frame chain, and the summary counts them; the others go unseen).
+ * no probe (try_object says so with -v).
  */
 static void find_inline_init(struct elf_file *ef, struct py_target *t, uint64_t eval,
-			     uint64_t size, const char *path)
+			     uint64_t size)
 {
 	uint32_t off = t->offsets->PyHeapTypeObject_spec_cache_init;
 	struct inline_init s;
@@ -244,9 +244,122 @@ static void find_inline_init(struct elf_file *ef, struct py_target *t, uint64_t 
 		return;
 	}
 	t->inline_init_offset = 0;
-	vlog("%s: the path of the __init__ calls Python %s runs inline (a specialised class call) "
-	     "is not found: those that call no other Python function are not seen", path,
-	     t->version);
+}
+
+/*
+ * The sites found by sweeping machine code (Debian's 3.11: ~30 ms, most of it the moves of
+ * inline_subscr.c and probe_site.c, which read the whole eval function): the eval function's ret
+ * instructions, 3.11's inline __getitem__ path, 3.13's inline __init__ call. Returns 0 or
+ * -ENOMEM.
+ */
+static int sweep_sites(struct elf_file *ef, struct py_target *t, uint64_t vaddr, uint64_t size)
+{
+	struct inline_subscr getitem;
+
+	/* 3.11: the path of the __getitem__ calls it runs inline whatever the hook says */
+	if (t->major == 3 && t->minor == 11 &&
+	    !inline_subscr__find(ef, vaddr, size, t->offsets->bpf.frame_back, &getitem) &&
+	    !elf_file__vaddr_to_offset(ef, getitem.vaddr, &t->inline_getitem_offset))
+		t->inline_getitem_reg = getitem.reg;
+	/* 3.13: the __init__ calls its specialised class calls run inline whatever the hook says */
+	if (t->offsets->PyHeapTypeObject_spec_cache_init)
+		find_inline_init(ef, t, vaddr, size);
+	/* only --exits ret needs them: a function that cannot be swept whole has none */
+	t->nret = elf_file__ret_sites(ef, vaddr, size, &t->ret_offsets);
+	if (t->nret < 0)
+		t->nret = 0;
+	/* a .cold part split off by GCC would hold more exits; none of ours has a ret (8.1) */
+	if (t->nret && !elf_file__sym(ef, EVAL_SYM ".cold", &vaddr, &size) && size) {
+		uint64_t *cold = NULL, *all;
+		int nc = elf_file__ret_sites(ef, vaddr, size, &cold);
+
+		if (nc < 0) {
+			t->nret = 0; /* exits there would go unseen */
+		} else if (nc > 0) {
+			all = realloc(t->ret_offsets, (t->nret + nc) * sizeof(*all));
+			if (!all) {
+				free(cold);
+				return -ENOMEM;
+			}
+			memcpy(all + t->nret, cold, nc * sizeof(*all));
+			t->ret_offsets = all;
+			t->nret += nc;
+		}
+		free(cold);
+	}
+	return 0;
+}
+
+#define SITES_KIND "interpreter-sites"
+#define SITES_MAX_RET 128 /* ret sites a cached line holds at most */
+
+/* t's swept sites as a cache value: "GETITEM REG INIT REG NRET RET...", hex. */
+static void sites_put(const struct py_target *t, const char *key)
+{
+	char value[SITES_MAX_RET * 17 + 64];
+	int n, i;
+
+	if (t->nret > SITES_MAX_RET)
+		return;
+	n = snprintf(value, sizeof(value), "%llx %x %llx %x %x",
+		     (unsigned long long)t->inline_getitem_offset, t->inline_getitem_reg,
+		     (unsigned long long)t->inline_init_offset, t->inline_init_reg, t->nret);
+	for (i = 0; i < t->nret; i++)
+		n += snprintf(value + n, sizeof(value) - n, " %llx",
+			      (unsigned long long)t->ret_offsets[i]);
+	cache__put(SITES_KIND, key, value);
+}
+
+/* t's swept sites from a cache value: 0, or -EINVAL (then nothing of t is changed). */
+static int sites_get(struct py_target *t, const char *value)
+{
+	unsigned long long getitem, init, ret;
+	unsigned reg, init_reg, nret;
+	uint64_t *offsets;
+	int used;
+
+	if (sscanf(value, "%llx %x %llx %x %x%n", &getitem, &reg, &init, &init_reg, &nret,
+		   &used) != 5 ||
+	    nret > SITES_MAX_RET)
+		return -EINVAL;
+	offsets = nret ? calloc(nret, sizeof(*offsets)) : NULL;
+	if (nret && !offsets)
+		return -EINVAL;
+	value += used;
+	for (unsigned i = 0; i < nret; i++, value += used) {
+		if (sscanf(value, " %llx%n", &ret, &used) != 1) {
+			free(offsets);
+			return -EINVAL;
+		}
+		offsets[i] = ret;
+	}
+	t->inline_getitem_offset = getitem;
+	t->inline_getitem_reg = reg;
+	t->inline_init_offset = init;
+	t->inline_init_reg = init_reg;
+	t->nret = (int)nret;
+	t->ret_offsets = offsets;
+	return 0;
+}
+
+/* The swept sites of the interpreter file at path: kept per file (base/cache.h), swept for one
+ * not seen before. Returns 0 or -ENOMEM. */
+static int swept_sites(struct elf_file *ef, struct py_target *t, const char *path, uint64_t vaddr,
+		       uint64_t size)
+{
+	char key[PATH_MAX + 256], id[160], value[SITES_MAX_RET * 17 + 64];
+	int err;
+
+	/* (bench/inline_probes.sh's sites as they were are not kept) */
+	if (getenv("PYUPROF_BENCH_SINGLE_STEP") || cache__file_id(t->path, id, sizeof(id)))
+		return sweep_sites(ef, t, vaddr, size);
+	snprintf(key, sizeof(key), "%s %s", id, path);
+	if (!cache__get(SITES_KIND, key, value, sizeof(value)) && !sites_get(t, value))
+		return 0;
+	err = sweep_sites(ef, t, vaddr, size);
+	if (!err)
+		sites_put(t, key);
+	return err;
 }
 
 /* Tries one mapped object; returns 0 if it holds the interpreter (and fills t), else -ENOEXEC. */
@@ -255,7 +368,6 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n,
 {
 	uint64_t vaddr, size, start = UINT64_MAX;
 	const char *path = m->path;
-	struct inline_subscr getitem;
 	struct elf_file *ef;
 	int i, err;
 
@@ -301,42 +413,19 @@ static int try_object(struct py_target *t, const struct mapping *maps, int n,
 		goto out;
 	}
 	t->eval_addr = t->bias + vaddr;
-	/* 3.11: the path of the __getitem__ calls it runs inline whatever the hook says */
-	if (t->major == 3 && t->minor == 11 &&
-	    !inline_subscr__find(ef, vaddr, size, t->offsets->bpf.frame_back, &getitem) &&
-	    !elf_file__vaddr_to_offset(ef, getitem.vaddr, &t->inline_getitem_offset))
-		t->inline_getitem_reg = getitem.reg;
-	/* 3.13: the __init__ calls its specialised class calls run inline whatever the hook says */
-	if (t->offsets->PyHeapTypeObject_spec_cache_init)
-		find_inline_init(ef, t, vaddr, size, path);
 	/* from the file: the trampoline replays the first instruction (a probe may sit on it in
 	 * memory) */
 	if (elf_file__read(ef, vaddr, t->eval_head, sizeof(t->eval_head)))
 		memset(t->eval_head, 0, sizeof(t->eval_head));
-	/* only --exits ret needs them: a function that cannot be swept whole has none */
-	t->nret = elf_file__ret_sites(ef, vaddr, size, &t->ret_offsets);
-	if (t->nret < 0)
-		t->nret = 0;
-	/* a .cold part split off by GCC would hold more exits; none of ours has a ret (8.1) */
-	if (t->nret && !elf_file__sym(ef, EVAL_SYM ".cold", &vaddr, &size) && size) {
-		uint64_t *cold = NULL, *all;
-		int nc = elf_file__ret_sites(ef, vaddr, size, &cold);
-
-		if (nc < 0) {
-			t->nret = 0; /* exits there would go unseen */
-		} else if (nc > 0) {
-			all = realloc(t->ret_offsets, (t->nret + nc) * sizeof(*all));
-			if (!all) {
-				free(cold);
-				err = -ENOMEM;
-				goto out;
-			}
-			memcpy(all + t->nret, cold, nc * sizeof(*all));
-			t->ret_offsets = all;
-			t->nret += nc;
-		}
-		free(cold);
-	}
+	err = swept_sites(ef, t, path, vaddr, size);
+	if (err)
+		goto out;
+	/* such calls that call another Python function are recovered from the frame chain, and
+	 * the summary counts them */
+	if (t->offsets->PyHeapTypeObject_spec_cache_init && !t->inline_init_offset)
+		vlog("%s: the path of the __init__ calls Python %s runs inline (a specialised class "
+		     "call) is not found: those that call no other Python function are not seen",
+		     path, t->version);
 	if (t->offsets->bpf.PyInterpreterState_eval_frame &&
 	    !elf_file__sym(ef, "_PyInterpreterState_SetEvalFrameFunc", &vaddr, &size) &&
 	    !elf_file__vaddr_to_offset(ef, vaddr, &t->setter_offset)) {
