@@ -3,7 +3,9 @@
 # Overhead compensation (issue 11): on by default, calibrated at the start of each recording
 # and stated in the summary; --no-compensation keeps the times as recorded; a raw recording
 # keeps the uncompensated events and the calibration, so report gives either back; when the
-# calibration cannot run, one line says so and the recording goes on uncompensated. The
+# calibration cannot run, one line says so and the recording goes on uncompensated; the
+# calibration is kept for the next recordings of the same interpreter file, in steps of the
+# call-free loop, and turned into ns by the machine's speed as each starts. The
 # arithmetic itself is tests/unit/test_compensation.c's; no timing is asserted here. A signal
 # during the calibration ends pyuprof before it records, and leaves no process behind.
 
@@ -110,11 +112,49 @@ total_tottime() {
 	"$PY" "$TOOLS/pstats_load.py" p.prof >/dev/null
 }
 
+@test "compensation: the calibration is kept per interpreter file and scaled by the machine's speed; --recalibrate measures again; a file others could write is not read" {
+	require_bpf
+	require_py deb3.11
+	cd "$BATS_TEST_TMPDIR"
+	export PYUPROF_CACHE_DIR=$BATS_TEST_TMPDIR/cache
+	run -0 --separate-stderr "$PYUPROF" record -v -o a.prof -- "$PY" "$TARGETS/plain_calls.py"
+	[[ $stderr == *"calibrating the probes' cost with"* && $stderr == *"calibration took"* ]]
+	calibrated_figures
+	# kept: no calibration, but the speed run's step turns the steps into ns
+	run -0 --separate-stderr "$PYUPROF" record -v -o b.prof -- "$PY" "$TARGETS/plain_calls.py"
+	[[ $stderr != *"calibrating the probes' cost"* ]]
+	[[ $stderr =~ "calibration kept from "[0-9T:-]+"Z (steps of the call-free loop, "[0-9.]+" ns a step then); the loop's step now "[0-9.]+" ns" ]]
+	calibrated_figures
+	"$PY" "$TOOLS/pstats_compare.py" a.prof b.prof --file "$TARGETS/plain_calls.py"
+	run -0 --separate-stderr "$PYUPROF" record -v --recalibrate -o c.prof \
+		-- "$PY" "$TARGETS/plain_calls.py"
+	[[ $stderr == *"calibrating the probes' cost with"* ]]
+	# another file (a copy of the interpreter) is calibrated for itself
+	cp "$PY" ./python3-copy
+	run -0 --separate-stderr "$PYUPROF" record -v -o d.prof \
+		-- ./python3-copy "$TARGETS/plain_calls.py"
+	[[ $stderr == *"calibrating the probes' cost with"* ]]
+	run -0 --separate-stderr "$PYUPROF" record -v -o d.prof \
+		-- ./python3-copy "$TARGETS/plain_calls.py"
+	[[ $stderr == *"calibration kept from"* ]]
+	# a cache file that another user could have written is not read
+	chmod 666 "$PYUPROF_CACHE_DIR/calibration"
+	run -0 --separate-stderr "$PYUPROF" record -v -o e.prof -- "$PY" "$TARGETS/plain_calls.py"
+	[[ $stderr == *"calibrating the probes' cost with"* ]]
+	# nor a directory
+	chmod 777 "$PYUPROF_CACHE_DIR"
+	run -0 --separate-stderr "$PYUPROF" record -v -o f.prof -- "$PY" "$TARGETS/plain_calls.py"
+	[[ $stderr == *"calibrating the probes' cost with"* ]]
+	run -0 --separate-stderr "$PYUPROF" record -v -o f.prof -- "$PY" "$TARGETS/plain_calls.py"
+	[[ $stderr == *"calibrating the probes' cost with"* ]]
+}
+
 # interrupted SIG: pyuprof attached to TARGET gets SIG while it calibrates: it ends before it
 # records, with one line and no file, and the target was never touched.
 interrupted() {
 	local sig=$1 err=$BATS_TEST_TMPDIR/i.err
-	start_bg /dev/null "$err" "$PYUPROF" record -v -o "$BATS_TEST_TMPDIR/i.prof" -p "$TARGET"
+	start_bg /dev/null "$err" "$PYUPROF" record -v --recalibrate -o "$BATS_TEST_TMPDIR/i.prof" \
+		-p "$TARGET"
 	REC=$BG_PID
 	wait_for_line "$err" "calibrating the probes' cost" 60 "$REC"
 	kill "-$sig" "$REC"
@@ -155,7 +195,7 @@ ours_left() {
 	for ((i = 0; i < 6; i++)); do
 		mark="$BATS_TEST_TMPDIR/kill$i.prof"
 		start_bg /dev/null "$BATS_TEST_TMPDIR/k.err" env PYUPROF_TEST_MARK="$mark" \
-			"$PYUPROF" record -v -o "$mark" -p "$TARGET"
+			"$PYUPROF" record -v --recalibrate -o "$mark" -p "$TARGET"
 		REC=$BG_PID
 		wait_for_line "$BATS_TEST_TMPDIR/k.err" "calibrating the probes' cost" 60 "$REC"
 		sleep "0.$((i * 15))"

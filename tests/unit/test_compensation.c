@@ -324,27 +324,38 @@ TEST(generator_returns_charge_their_awaiting_caller)
 	profile__free(p);
 }
 
-/* Timings of a run whose calls cost plain_ns, plus probe_ns a call when probed (tree_ns more
- * in a tree of calls); rounds with noise (one disturbed round of each loop) that the medians
- * must see through. */
-static void timings(struct calib_timings *t, uint64_t plain_ns, uint64_t probe_ns,
-		    uint64_t tree_ns, uint64_t done_ns)
+/*
+ * Timings of a run whose calls cost plain steps of the call-free loop, plus probe steps a call
+ * when probed (tree more in a tree of calls, done more an await's return), made at a machine
+ * speed that may move from round to round: round r's loop step is step_ns * speed[r]. Rounds
+ * with noise (one disturbed round of each loop) that the medians must see through.
+ */
+static void timings(struct calib_timings *t, double step_ns, const double *speed, double plain,
+		    double probe, double tree, double done)
 {
-	const uint64_t loop = 5000, body = 400, await = 150, branch = 30;
+	const double body = 40, await = 15, branch = 3;
 
 	t->rounds = CALIB_ROUNDS;
 	for (uint32_t r = 0; r < CALIB_ROUNDS; r++) {
-		uint64_t noise = r == 1 ? 900000 : r;
+		double k = step_ns * (speed ? speed[r] : 1);
 
-		t->none[r] = loop + noise;
-		t->empty[r] = loop + CALIB_CALLS * (plain_ns + probe_ns) + (r == 3 ? 700000 : r);
-		t->body[r] = loop + CALIB_CALLS * (plain_ns + body + probe_ns) + r;
+		t->none[r] = (uint64_t)(CALIB_STEPS * k + (r == 1 ? 900000 : 0));
+		t->empty[r] = (uint64_t)(CALIB_CALLS * (1 + plain + probe) * k +
+					 (r == 3 ? 700000 : 0));
+		t->body[r] = (uint64_t)(CALIB_CALLS * (1 + plain + body + probe) * k);
 		/* two activations and a return a round's await */
-		t->awaits[r] = loop + CALIB_CALLS * (2 * plain_ns + await + 2 * probe_ns + done_ns) +
-			       (r == 4 ? 500000 : r);
-		t->trees[r] = CALIB_TREE_CALLS * (plain_ns + branch + probe_ns +
-						  (probe_ns ? tree_ns : 0)) + (r == 0 ? 800000 : r);
+		t->awaits[r] = (uint64_t)(CALIB_CALLS * (1 + 2 * plain + await + 2 * probe + done) *
+					  k + (r == 4 ? 500000 : 0));
+		t->trees[r] = (uint64_t)(CALIB_TREE_CALLS * (plain + branch + probe +
+							     (probe ? tree : 0)) * k +
+					 (r == 0 ? 800000 : 0));
 	}
+}
+
+/* Whether a figure is within a hundredth of a step of the truth. */
+static bool near(double got, double want)
+{
+	return got > want - 0.01 && got < want + 0.01;
 }
 
 TEST(calibration_figures_from_known_timings)
@@ -353,31 +364,77 @@ TEST(calibration_figures_from_known_timings)
 	struct calibration cal;
 	char why[128] = "";
 
-	timings(&plain, 40, 0, 0, 0);
-	timings(&probed, 40, 2000, 60, 130);
-	/* recorded: 700 of probe time inside an empty call, and 20 of its own (half of 40) */
+	/* steps of 10 ns: a plain call 4 steps, the probes 200 more, 6 more in a tree */
+	timings(&plain, 10, NULL, 4, 0, 0, 0);
+	timings(&probed, 10, NULL, 4, 200, 6, 13);
+	/* recorded: 700 ns of probe time inside an empty call, and 20 of its own (half of 40) */
 	REQUIRE(!calibrate__figures(&plain, &probed, 720, 1120, &cal, why, sizeof(why)));
-	CHECK(cal.comp.call_ns == 2060); /* a call's in the trees */
-	CHECK(cal.flat_call_ns == 2000); /* and in the loop */
-	CHECK(cal.comp.inside_ns == 700);
-	CHECK(cal.plain_call_ns == 40);
-	CHECK(cal.body_call_ns == 2000);
-	CHECK(cal.body_inside_ns == 700);
-	CHECK(cal.comp.done_ns == 130);
+	CHECK(near(cal.steps.call, 206) && cal.comp.call_ns == 2060); /* a call's in the trees */
+	CHECK(near(cal.steps.flat, 200));			       /* and in the loop */
+	CHECK(near(cal.steps.inside, 70) && cal.comp.inside_ns == 700);
+	CHECK(near(cal.steps.plain, 4));
+	CHECK(near(cal.steps.body, 200));
+	CHECK(near(cal.steps.body_inside, 70));
+	CHECK(near(cal.steps.done, 13) && cal.comp.done_ns == 130);
+	CHECK(cal.measured_ns > 9.99 && cal.measured_ns < 10.01);
 	/* an inside part beyond the whole is noise: capped */
-	REQUIRE(!calibrate__figures(&plain, &probed, 5000, 5400, &cal, why, sizeof(why)));
+	REQUIRE(!calibrate__figures(&plain, &probed, 50000, 54000, &cal, why, sizeof(why)));
 	CHECK(cal.comp.inside_ns == cal.comp.call_ns);
-	CHECK(!cal.tree_fallback);
-	/* trees that measured nothing (the machine's speed moved between the two runs), a loop
-	 * that did: the loop's figure */
-	timings(&probed, 40, 2000, 60, 130);
+	CHECK(!cal.steps.tree_fallback);
+	/* trees that measured nothing, a loop that did: the loop's figure */
 	for (uint32_t r = 0; r < CALIB_ROUNDS; r++)
 		probed.trees[r] = plain.trees[r] - CALIB_TREE_CALLS * 2;
 	REQUIRE(!calibrate__figures(&plain, &probed, 720, 1120, &cal, why, sizeof(why)));
-	CHECK(cal.tree_fallback && cal.comp.call_ns == 2000);
+	CHECK(cal.steps.tree_fallback && cal.comp.call_ns == 2000);
 	/* probes that cost nothing measurable: refused, with a reason */
 	CHECK(calibrate__figures(&plain, &plain, 30, 430, &cal, why, sizeof(why)) == -ERANGE);
 	CHECK(strstr(why, "no cost") != NULL);
+}
+
+/*
+ * The machine's speed, which moves by ~1.3x for seconds on the test VM, changes neither figure
+ * in steps: not when the plain run was made on a machine slower or faster than the recorded
+ * one, nor when it moved from round to round; a figure in ns follows the speed it is given.
+ * Taken in ns as two runs' difference, the probes of a recording made at 1.3x the plain run's
+ * speed came out at a third of their cost, and of one made at 0.77x at twice (a short fib
+ * recording near nothing against its native time, the no-harm issue's calibration point).
+ */
+TEST(calibration_figures_hold_at_any_speed)
+{
+	double moving[CALIB_ROUNDS], other[CALIB_ROUNDS];
+	struct calib_timings plain, probed;
+	struct calibration ref, cal;
+	char why[128] = "";
+
+	timings(&plain, 10, NULL, 4, 0, 0, 0);
+	timings(&probed, 10, NULL, 4, 3.5, 0.5, 1);
+	REQUIRE(!calibrate__figures(&plain, &probed, 40, 2000, &ref, why, sizeof(why)));
+	CHECK(near(ref.steps.call, 4));
+	for (int slow = 0; slow < 2; slow++) {
+		/* the plain run on a machine 1.3x slower, then 1.3x faster */
+		timings(&plain, slow ? 13 : 10 / 1.3, NULL, 4, 0, 0, 0);
+		REQUIRE(!calibrate__figures(&plain, &probed, 40, 2000, &cal, why, sizeof(why)));
+		CHECK(near(cal.steps.call, ref.steps.call));
+		CHECK(near(cal.steps.flat, ref.steps.flat));
+		CHECK(near(cal.steps.done, ref.steps.done));
+		CHECK(near(cal.steps.inside, ref.steps.inside));
+	}
+	/* the speed moving between the rounds, differently in each run */
+	for (uint32_t r = 0; r < CALIB_ROUNDS; r++) {
+		moving[r] = r % 3 ? 1.0 : 1.3;
+		other[r] = r % 2 ? 0.8 : 1.25;
+	}
+	timings(&plain, 10, moving, 4, 0, 0, 0);
+	timings(&probed, 10, other, 4, 3.5, 0.5, 1);
+	REQUIRE(!calibrate__figures(&plain, &probed, 40, 2000, &cal, why, sizeof(why)));
+	CHECK(near(cal.steps.call, ref.steps.call));
+	CHECK(near(cal.steps.flat, ref.steps.flat));
+	CHECK(near(cal.steps.done, ref.steps.done));
+	/* in ns: at the speed given, whatever the speed it was measured at */
+	calibrate__at_speed(&cal, 13);
+	CHECK(cal.comp.call_ns == 52 && cal.comp.done_ns == 13);
+	calibrate__at_speed(&cal, 10);
+	CHECK(cal.comp.call_ns == 40 && cal.comp.done_ns == 10);
 }
 
 int main(void)
@@ -391,6 +448,7 @@ int main(void)
 		TEST_CASE(noise_around_the_figure_cancels_out),
 		TEST_CASE(cpu_clock_closes_open_calls_at_their_threads_last_event),
 		TEST_CASE(calibration_figures_from_known_timings),
+		TEST_CASE(calibration_figures_hold_at_any_speed),
 	};
 
 	return test_run(cases, TEST_COUNT(cases));

@@ -20,6 +20,7 @@ struct env {
 	unsigned ringbuf_mb;
 	int exits; /* record --exits: enum exits (probes.h) */
 	bool no_compensation; /* times as recorded, probe cost included (calibrate.h) */
+	bool recalibrate;     /* calibrate again, whatever figures are kept (calibrate.h) */
 	bool cpu_clock;	      /* record --clock cpu: calls timed by their thread's CPU time */
 	bool no_builtins;     /* record --no-builtins: no C functions (cProfile's builtins=False) */
 	unsigned top;

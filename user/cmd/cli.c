@@ -50,6 +50,7 @@ enum {
 	OPT_NO_COMPENSATION,
 	OPT_CLOCK,
 	OPT_NO_BUILTINS,
+	OPT_RECALIBRATE,
 };
 
 static const char record_doc[] =
@@ -148,6 +149,10 @@ static const struct argp_option record_options[] = {
 	  "Default: batch; usdt where the build has the probe; trampoline where batch is not "
 	  "possible (--clock cpu, no invariant TSC); a page that cannot be placed falls back to "
 	  "uretprobe, with a warning", 3 },
+	{ "recalibrate", OPT_RECALIBRATE, NULL, 0,
+	  "Measure the probes' cost again (default: as measured for this interpreter, recording "
+	  "mode, CPU, kernel and pyuprof build by an earlier recording, kept in /var/cache/pyuprof, "
+	  "and scaled by the machine's speed now)", 3 },
 	{ "quiet", 'q', NULL, 0,
 	  "Print nothing but errors (no live status line, table or summary)", 3 },
 	{ "verbose", 'v', NULL, 0, "Print progress details", 3 },
@@ -303,6 +308,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_SUBPROCESSES:
 		env.subprocesses = true;
+		break;
+	case OPT_RECALIBRATE:
+		env.recalibrate = true;
 		break;
 	case OPT_EXITS:
 		env.exits = exits__parse(arg);

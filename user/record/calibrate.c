@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Overhead calibration (calibrate.h): the snippet, its plain run, its recorded run through the
- * caller's record function, and the figures. The probed run is recorded by the same code that
- * records the target, so whatever probes that code places (ret sites, uretprobes, a
- * trampoline) are what is measured, on this interpreter binary and this machine.
+ * Overhead calibration (calibrate.h): the snippet, its plain and recorded runs taking turns (the
+ * recorded one through the caller's record function), the figures in steps of the call-free
+ * loop, the speed run that turns them into ns, and their keeping. The probed run is recorded by
+ * the same code that records the target, so whatever probes that code places (ret sites,
+ * uretprobes, a trampoline) are what is measured, on this interpreter binary and this machine.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,10 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "base/cache.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "record/calibrate.h"
@@ -24,24 +28,31 @@
 #define LEAF_NAME "_pyuprof_calib_leaf"
 #define TREE_NAME "_pyuprof_calib_tree"
 #define PLAIN_TIMEOUT_S 20
+#define SPEED_TIMEOUT_S 5
+#define KEPT_KIND "calibration"
 
 /*
- * argv: OUT CLOCK N R D (the trees' depth); OUT is a descriptor it inherits (a file already unlinked: nothing is
- * left behind whatever happens to pyuprof, and the snippet needs no right to any path).
+ * argv: OUT CLOCK N R D IN TO FIRST MODE. OUT is a descriptor it inherits (a file already
+ * unlinked: nothing is left behind whatever happens to pyuprof, and the snippet needs no right
+ * to any path); CLOCK is passed for the record; D is the trees' depth. IN and TO are the turns'
+ * pipes (-1: none): a run waits on IN for the other's round before its own, and writes a byte
+ * to TO after it; the FIRST run goes first, and the other writes no turn after its last round,
+ * so that neither writes to a pipe whose reader has gone. A run whose other run has gone (the
+ * pipe's end) stops with status 3. MODE "speed": the call-free loop alone.
  * Functions are called through a local (LOAD_FAST) so that the loops differ only by the call.
- * The call cost compensated is the trees' (calibrate__figures says why), the empty loop's
- * gives the part inside a call and the await's extra.
  * Each loop function is itself one call, in every loop alike. The loops are timed by the
- * thread's CPU time whatever the recording's clock (CLOCK is passed for the
- * record): the probes' work is the thread's own, while the time a thread waits for a CPU on a
- * loaded machine (pyuprof's consumer among the contenders) changes from one second to the
- * next, and subtracting it as measured at the start over-compensated by up to 5x on the test
- * VM (bench/FIDELITY.md); it is left in the wall-clock times.
+ * thread's CPU time whatever the recording's clock: the probes' work is the thread's own,
+ * while the time a thread waits for a CPU on a loaded machine (pyuprof's consumer among the
+ * contenders) changes from one second to the next, and subtracting it as measured at the start
+ * over-compensated by up to 5x on the test VM (bench/FIDELITY.md); it is left in the wall-clock
+ * times.
  */
 static const char snippet[] =
-	"import sys, time\n"
+	"import sys, time, os\n"
 	"out, clock, N, R, D = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), "
 	"int(sys.argv[5])\n"
+	"tin, tout, first, mode = int(sys.argv[6]), int(sys.argv[7]), sys.argv[8] == '1', "
+	"sys.argv[9]\n"
 	"now = time.thread_time_ns\n"
 	"def " EMPTY_NAME "():\n"
 	"    pass\n"
@@ -76,9 +87,17 @@ static const char snippet[] =
 	"        pass\n"
 	"rows = []\n"
 	"for r in range(R):\n"
-	"    t0 = now(); none(N); t1 = now(); empty(N); t2 = now(); body(N); t3 = now()\n"
+	"    if tin >= 0 and (r or not first) and not os.read(tin, 1):\n"
+	"        sys.exit(3)\n"
+	"    t0 = now(); none(4 * N); t1 = now()\n"
+	"    if mode == 'speed':\n"
+	"        rows.append('%d 0 0 0 0' % (t1 - t0))\n"
+	"        continue\n"
+	"    empty(N); t2 = now(); body(N); t3 = now()\n"
 	"    awaits(N); t4 = now(); trees(N); t5 = now()\n"
 	"    rows.append('%d %d %d %d %d' % (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4))\n"
+	"    if tout >= 0 and (first or r < R - 1):\n"
+	"        os.write(tout, b'.')\n"
 	"with open(int(out), 'w', closefd=False) as f:\n"
 	"    f.write('\\n'.join(rows) + '\\n')\n";
 
@@ -117,15 +136,23 @@ static uint64_t median(uint64_t *v, uint32_t n)
 	return v[n / 2];
 }
 
-/* The median of a loop's rounds: a loaded machine slows the recording it calibrates for as
- * much as a typical round, not as little as the least disturbed one. */
-static uint64_t loop_time(const uint64_t *v, uint32_t n)
+static int cmp_double(const void *a, const void *b)
 {
-	uint64_t c[CALIB_ROUNDS];
+	double x = *(const double *)a, y = *(const double *)b;
 
-	n = n < CALIB_ROUNDS ? n : CALIB_ROUNDS;
+	return x < y ? -1 : x > y;
+}
+
+/* The median of n values (n <= CALIB_ROUNDS), which are left as they were. */
+static double median_of(const double *v, uint32_t n)
+{
+	double c[CALIB_ROUNDS];
+
+	if (!n)
+		return 0;
 	memcpy(c, v, n * sizeof(*c));
-	return median(c, n);
+	qsort(c, n, sizeof(*c), cmp_double);
+	return n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
 }
 
 static void on_call(void *ctx, uint32_t thread, uint32_t func, uint64_t t0, uint64_t t1)
@@ -156,14 +183,15 @@ void calibrate__watch(struct calib_run *run, struct profile *p)
 	p->on_call_ctx = run;
 }
 
-static int read_timings(int fd, struct calib_timings *t, char *why, size_t why_len)
+/* The timings a run wrote into fd: 0 when it gave want rounds, else -ENODATA with why. */
+static int read_timings(int fd, uint32_t want, struct calib_timings *t, char *why, size_t why_len)
 {
 	int dfd = lseek(fd, 0, SEEK_SET) ? -1 : dup(fd);
 	FILE *f = dfd >= 0 ? fdopen(dfd, "r") : NULL;
 	unsigned long long a, b, c, d, e;
 
 	memset(t, 0, sizeof(*t));
-	while (f && t->rounds < CALIB_ROUNDS &&
+	while (f && t->rounds < want &&
 	       fscanf(f, "%llu %llu %llu %llu %llu", &a, &b, &c, &d, &e) == 5) {
 		t->none[t->rounds] = a;
 		t->empty[t->rounds] = b;
@@ -175,31 +203,44 @@ static int read_timings(int fd, struct calib_timings *t, char *why, size_t why_l
 		fclose(f);
 	else if (dfd >= 0)
 		close(dfd);
-	if (t->rounds == CALIB_ROUNDS)
+	if (t->rounds == want)
 		return 0;
-	snprintf(why, why_len, "the calibration snippet gave %u of %u rounds", t->rounds,
-		 CALIB_ROUNDS);
+	snprintf(why, why_len, "the calibration snippet gave %u of %u rounds", t->rounds, want);
 	return -ENODATA;
 }
 
+/* A plain run: its pid, and a pidfd for it (-1: none), which stays its own whoever reaps it
+ * (the hold of a session recording meanwhile reaps every child of pyuprof's that ends). */
+struct plain_run {
+	pid_t pid;
+	int pidfd;
+};
+
 /* Starts argv plainly (no probes, output to /dev/null), where and as whom as says; it dies
- * with pyuprof, whatever ends pyuprof (SIGKILL included). */
-static int spawn_plain(char **argv, const struct launch_as *as, pid_t *pid, char *why,
-		       size_t why_len)
+ * with pyuprof, whatever ends pyuprof (SIGKILL included). keep: descriptors it inherits (-1:
+ * none). (The thread that starts it is the one that drains a hold: nothing reaps it before its
+ * pidfd is taken.) */
+static int spawn_plain(char **argv, const struct launch_as *as, const int keep[2],
+		       struct plain_run *run, char *why, size_t why_len)
 {
 	pid_t parent = getpid();
 	int err, fd;
 
-	*pid = fork();
-	if (*pid < 0) {
+	run->pidfd = -1;
+	run->pid = fork();
+	if (run->pid < 0) {
 		err = -errno;
 		snprintf(why, why_len, "cannot run %s: %s", argv[0], strerror(-err));
+		run->pid = 0;
 		return err;
 	}
-	if (*pid == 0) {
+	if (run->pid == 0) {
 		/* (the death signal after the switch of user, which clears it) */
 		if (launch__become(as) || prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
 			_exit(127);
+		for (int i = 0; i < 2; i++)
+			if (keep[i] >= 0 && fcntl(keep[i], F_SETFD, 0))
+				_exit(127);
 		fd = open("/dev/null", O_RDWR);
 		if (fd < 0 || dup2(fd, STDIN_FILENO) < 0 || dup2(fd, STDOUT_FILENO) < 0)
 			_exit(127);
@@ -208,152 +249,291 @@ static int spawn_plain(char **argv, const struct launch_as *as, pid_t *pid, char
 		execvp(argv[0], argv);
 		_exit(127); /* the wait below says the snippet failed */
 	}
+	run->pidfd = (int)syscall(SYS_pidfd_open, run->pid, 0);
 	return 0;
 }
 
-/* Waits at most PLAIN_TIMEOUT_S for the plain run to end well. */
-static int wait_plain(pid_t pid, char *why, size_t why_len)
+/* Ends run at once (it is not waited for any more). */
+static void kill_plain(struct plain_run *run)
 {
-	int st, i;
+	siginfo_t si;
 
-	for (i = 0; i < PLAIN_TIMEOUT_S * 100; i++) {
-		pid_t r = waitpid(pid, &st, WNOHANG);
-
-		if (r == pid)
-			break;
-		if (r < 0 && errno != EINTR) {
-			snprintf(why, why_len, "waiting for the calibration run: %s",
-				 strerror(errno));
-			return -errno;
-		}
-		nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
+	if (!run->pid)
+		return;
+	if (run->pidfd >= 0) {
+		syscall(SYS_pidfd_send_signal, run->pidfd, SIGKILL, NULL, 0);
+		waitid(P_PIDFD, (id_t)run->pidfd, &si, WEXITED);
+		close(run->pidfd);
+	} else {
+		kill(run->pid, SIGKILL);
+		waitpid(run->pid, NULL, 0);
 	}
-	if (i == PLAIN_TIMEOUT_S * 100) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-		snprintf(why, why_len, "the calibration snippet ran over %d s", PLAIN_TIMEOUT_S);
+	run->pid = 0;
+	run->pidfd = -1;
+}
+
+/*
+ * Waits at most timeout_s for a plain run to end well. Reaped by a hold meanwhile, its status
+ * is not known: its timings say whether it ran (read_timings).
+ */
+static int wait_plain(struct plain_run *run, int timeout_s, char *why, size_t why_len)
+{
+	struct pollfd pfd = { .fd = run->pidfd, .events = POLLIN };
+	uint64_t deadline = clock__mono_ns() + (uint64_t)timeout_s * 1000000000ull;
+	siginfo_t si = { 0 };
+	int st, r;
+
+	if (run->pidfd < 0) { /* (a kernel without pidfds: as before them) */
+		while ((r = waitpid(run->pid, &st, WNOHANG)) == 0 && clock__mono_ns() < deadline)
+			nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+		if (r == 0) {
+			kill_plain(run);
+			snprintf(why, why_len, "the calibration snippet ran over %d s", timeout_s);
+			return -ETIMEDOUT;
+		}
+		r = r == run->pid && (!WIFEXITED(st) || WEXITSTATUS(st));
+		run->pid = 0;
+		if (r) {
+			snprintf(why, why_len, "the calibration snippet failed without probes");
+			return -ECHILD;
+		}
+		return 0;
+	}
+	for (;;) {
+		uint64_t now = clock__mono_ns();
+
+		r = now < deadline ? poll(&pfd, 1, (int)((deadline - now) / 1000000) + 1) : 0;
+		if (r > 0)
+			break;
+		if (r < 0 && errno == EINTR)
+			continue;
+		kill_plain(run);
+		snprintf(why, why_len, "the calibration snippet ran over %d s", timeout_s);
 		return -ETIMEDOUT;
 	}
-	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+	r = waitid(P_PIDFD, (id_t)run->pidfd, &si, WEXITED);
+	close(run->pidfd);
+	run->pid = 0;
+	run->pidfd = -1;
+	if (!r && (si.si_code != CLD_EXITED || si.si_status)) {
 		snprintf(why, why_len, "the calibration snippet failed without probes");
 		return -ECHILD;
 	}
 	return 0;
 }
 
-/* What one iteration of a loop adds to the loop without calls (its typical round). */
-static double per_call(const struct calib_timings *t, const uint64_t *loop)
+/* A round's loop in steps of the same run and round's call-free loop. */
+static double in_steps(const struct calib_timings *t, const uint64_t *loop, uint32_t r)
 {
-	return ((double)loop_time(loop, t->rounds) - (double)loop_time(t->none, t->rounds)) /
-	       CALIB_CALLS;
+	return (double)loop[r] * CALIB_STEPS / (double)(t->none[r] ? t->none[r] : 1);
 }
 
 int calibrate__figures(const struct calib_timings *plain, const struct calib_timings *probed,
 		       uint64_t empty_median, uint64_t body_median, struct calibration *out,
 		       char *why, size_t why_len)
 {
-	/* a loop's typical round, less the loop without calls: calls alone */
-	double d_empty = per_call(plain, plain->empty), d_body = per_call(plain, plain->body);
-	double p_empty = per_call(probed, probed->empty), p_body = per_call(probed, probed->body);
-	/* an await of a coroutine that returns at once: two activations (made, run) and the
-	 * return, which under the hook costs its awaiting caller more (profile__gen_return) */
-	double d_await = per_call(plain, plain->awaits), p_await = per_call(probed, probed->awaits);
-	double flat = p_empty - d_empty, inside, done, call;
+	double call[CALIB_ROUNDS], flat[CALIB_ROUNDS], d_empty[CALIB_ROUNDS], body[CALIB_ROUNDS],
+		d_body[CALIB_ROUNDS], done[CALIB_ROUNDS], p_step[CALIB_ROUNDS], q_step[CALIB_ROUNDS];
+	uint32_t n = plain->rounds < probed->rounds ? plain->rounds : probed->rounds, r;
+	struct calib_steps *s = &out->steps;
+	double q_step_ns;
 
-	/*
-	 * The call cost compensated is a call's in a tree of calls (each loop's round less the
-	 * plain one, over its calls: the trees' own work is in both). A loop of calls of an
-	 * empty function is the probes' cheapest shape, every branch predicted the same way
-	 * each time; calls nested in calls, the shape of programs, cost the same probes more.
-	 * Measured on the 2-vCPU test VM (bench/tree_calls.sh; bench/FIDELITY.md, History,
-	 * 2026-11-27T00:22Z), ns a call over the empty loop's: 6-9 on 3.12 and 3.13, 4-6 on
-	 * Debian's 3.11, 1-3 on 3.8, about the same at depths 2 to 11 and in fib. Calibrated on
-	 * the loop, fib's section came out 1.30-1.42 of its native time on 3.11+ and compile's
-	 * 1.09; a loop of calls of an empty function now comes out short (0.64-0.82 on 3.11+).
-	 */
-	call = ((double)loop_time(probed->trees, probed->rounds) -
-		(double)loop_time(plain->trees, plain->rounds)) / CALIB_TREE_CALLS;
-	if (d_empty < 0)
-		d_empty = 0;
-	/*
-	 * Between an empty function's two timestamps lie the probes' inside part and some of
-	 * the call's own work; how the unprobed call cost (tens of ns) splits between caller
-	 * and callee cannot be seen from here: half of it is taken as the callee's.
-	 */
-	inside = (double)empty_median - d_empty / 2;
-	if (!(flat > 0)) {
-		snprintf(why, why_len, "the probes measured no cost (%.0f ns a call probed, %.0f "
-			 "plain; %.0f more a call in a tree of calls)", p_empty, d_empty, call);
+	memset(s, 0, sizeof(*s));
+	if (!n) {
+		snprintf(why, why_len, "the calibration snippet gave no rounds");
 		return -ERANGE;
 	}
-	/* the trees, timed in two runs, can come out at nothing where a VM's speed moves by more
-	 * than the probes' cost between the runs (seen on a 2-vCPU AMD VM: -2 ns a call on 3.8,
-	 * whose probes cost ~30): the loop's figure then, rather than no compensation at all */
-	out->tree_fallback = !(call > 0);
-	if (out->tree_fallback)
-		call = flat;
-	if (inside < 0)
-		inside = 0;
-	if (inside > call)
-		inside = call;
-	out->comp.call_ns = (uint64_t)(call + 0.5);
-	out->comp.inside_ns = (uint64_t)(inside + 0.5);
-	/* (the await is a loop's too: what it costs past two of the loop's calls) */
-	done = p_await - d_await - 2 * flat;
-	out->comp.done_ns = done > 0 ? (uint64_t)(done + 0.5) : 0;
-	out->flat_call_ns = (uint64_t)(flat + 0.5);
-	out->plain_call_ns = (uint64_t)(d_empty + 0.5);
-	out->body_call_ns = p_body - d_body > 0 ? (uint64_t)(p_body - d_body + 0.5) : 0;
+	/*
+	 * Round r of either run, in steps of its own call-free loop, the two rounds taken one
+	 * after the other: a loop less the call-free loop's steps is what its calls cost; the
+	 * probed run's less the plain run's is what the probes add to them.
+	 *
+	 * The call cost compensated is a call's in a tree of calls (the trees' own work is in
+	 * both runs). A loop of calls of an empty function is the probes' cheapest shape, every
+	 * branch predicted the same way each time; calls nested in calls, the shape of programs,
+	 * cost the same probes more. Measured on the 2-vCPU test VM (bench/tree_calls.sh;
+	 * bench/FIDELITY.md, History, 2026-11-27T00:22Z), ns a call over the empty loop's: 6-9 on
+	 * 3.12 and 3.13, 4-6 on Debian's 3.11, 1-3 on 3.8, about the same at depths 2 to 11 and in
+	 * fib.
+	 * Calibrated on the loop, fib's section came out 1.30-1.42 of its native time on 3.11+
+	 * and compile's 1.09.
+	 */
+	for (r = 0; r < n; r++) {
+		double pe = in_steps(plain, plain->empty, r), qe = in_steps(probed, probed->empty, r);
+		double pb = in_steps(plain, plain->body, r), qb = in_steps(probed, probed->body, r);
+		double pa = in_steps(plain, plain->awaits, r);
+		double qa = in_steps(probed, probed->awaits, r);
+
+		call[r] = (in_steps(probed, probed->trees, r) - in_steps(plain, plain->trees, r)) /
+			  CALIB_TREE_CALLS;
+		flat[r] = (qe - pe) / CALIB_CALLS;
+		d_empty[r] = (pe - CALIB_CALLS) / CALIB_CALLS; /* (the loop's own step, less) */
+		body[r] = (qb - pb) / CALIB_CALLS;
+		d_body[r] = (pb - CALIB_CALLS) / CALIB_CALLS;
+		/* (an await is two activations and a return: past two of the loop's calls) */
+		done[r] = (qa - pa) / CALIB_CALLS - 2 * flat[r];
+		p_step[r] = (double)plain->none[r] / CALIB_STEPS;
+		q_step[r] = (double)probed->none[r] / CALIB_STEPS;
+	}
+	s->call = median_of(call, n);
+	s->flat = median_of(flat, n);
+	s->plain = median_of(d_empty, n) > 0 ? median_of(d_empty, n) : 0;
+	s->body = median_of(body, n) > 0 ? median_of(body, n) : 0;
+	s->done = median_of(done, n) > 0 ? median_of(done, n) : 0;
+	out->measured_ns = median_of(p_step, n);
+	q_step_ns = median_of(q_step, n);
+	if (!(s->flat > 0) || !(out->measured_ns > 0) || !(q_step_ns > 0)) {
+		snprintf(why, why_len, "the probes measured no cost (%.2f steps of the call-free "
+			 "loop a call probed, %.2f plain; %.2f more a call in a tree of calls)",
+			 s->flat + s->plain, s->plain, s->call - s->flat);
+		return -ERANGE;
+	}
+	/* the trees, noise of a few steps either way, can come out at nothing where the probes
+	 * cost little: the loop's figure then, rather than no compensation at all */
+	s->tree_fallback = !(s->call > 0);
+	if (s->tree_fallback)
+		s->call = s->flat;
+	/*
+	 * Between an empty function's two timestamps (the probed run's, at its speed) lie the
+	 * probes' inside part and some of the call's own work; how the unprobed call cost splits
+	 * between caller and callee cannot be seen from here: half of it is taken as the
+	 * callee's.
+	 */
+	s->inside = (double)empty_median / q_step_ns - s->plain / 2;
+	if (s->inside < 0)
+		s->inside = 0;
+	if (s->inside > s->call)
+		s->inside = s->call;
 	/* the same inside part seen through the known body: its recorded duration less the
 	 * body's plain cost (its call's, less the empty call's) and the call's own half */
-	inside = (double)body_median - (d_body - d_empty) - d_empty / 2;
-	out->body_inside_ns = inside > 0 ? (uint64_t)(inside + 0.5) : 0;
+	s->body_inside = (double)body_median / q_step_ns - (median_of(d_body, n) - s->plain) -
+			 s->plain / 2;
+	if (s->body_inside < 0)
+		s->body_inside = 0;
+	calibrate__at_speed(out, out->measured_ns);
 	return 0;
+}
+
+void calibrate__at_speed(struct calibration *cal, double step_ns)
+{
+	const struct calib_steps *s = &cal->steps;
+
+	cal->step_ns = step_ns;
+	cal->comp.call_ns = (uint64_t)(s->call * step_ns + 0.5);
+	cal->comp.inside_ns = (uint64_t)(s->inside * step_ns + 0.5);
+	cal->comp.done_ns = (uint64_t)(s->done * step_ns + 0.5);
+}
+
+/* The snippet's argv (python: its path where it runs). The strings it points to are args'. */
+struct snippet_args {
+	char *argv[16];
+	char n[16], r[16], d[16], out[16], in[16], to[16];
+};
+
+static char **snippet_argv(struct snippet_args *a, const char *python, bool cpu_clock, int out,
+			   uint32_t rounds, int in, int to, bool first, const char *mode)
+{
+	char **v = a->argv;
+	int i = 0;
+
+	snprintf(a->n, sizeof(a->n), "%d", CALIB_CALLS);
+	snprintf(a->r, sizeof(a->r), "%u", rounds);
+	snprintf(a->d, sizeof(a->d), "%d", CALIB_TREE_DEPTH);
+	snprintf(a->out, sizeof(a->out), "%d", out);
+	snprintf(a->in, sizeof(a->in), "%d", in);
+	snprintf(a->to, sizeof(a->to), "%d", to);
+	v[i++] = (char *)python;
+	v[i++] = "-I";
+	v[i++] = "-S";
+	v[i++] = "-c";
+	v[i++] = (char *)snippet;
+	v[i++] = a->out;
+	v[i++] = cpu_clock ? "cpu" : "wall";
+	v[i++] = a->n;
+	v[i++] = a->r;
+	v[i++] = a->d;
+	v[i++] = a->in;
+	v[i++] = a->to;
+	v[i++] = first ? "1" : "0";
+	v[i++] = (char *)mode;
+	v[i] = NULL;
+	return v;
+}
+
+/* An unlinked file in /tmp for a run's timings: its descriptor, or -errno with why. */
+static int timings_file(char *why, size_t why_len)
+{
+	char path[] = "/tmp/pyuprof-calib-XXXXXX";
+	int fd = mkstemp(path);
+
+	if (fd < 0) {
+		snprintf(why, why_len, "cannot create a file in /tmp: %s", strerror(errno));
+		return -errno;
+	}
+	unlink(path);
+	return fd;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
 }
 
 int calibrate__run(const char *python, const struct launch_as *as, bool cpu_clock,
 		   calib_record_fn record, void *ctx, struct calibration *out, char *why, size_t why_len)
 {
-	char plain_path[] = "/tmp/pyuprof-calib-XXXXXX", probed_path[] = "/tmp/pyuprof-calib-XXXXXX";
-	char n_arg[16], r_arg[16], d_arg[16], plain_arg[16], probed_arg[16];
-	char *cmd[] = { (char *)python, "-I", "-S", "-c", (char *)snippet, plain_arg,
-			cpu_clock ? "cpu" : "wall", n_arg, r_arg, d_arg, NULL };
-	const int out_arg = 5;
+	/* the turns: the plain run reads a[0] and writes b[1], the recorded one the others */
+	int a[2] = { -1, -1 }, b[2] = { -1, -1 }, fd1 = -1, fd2 = -1, err;
 	struct calib_run run = { .empty_id = NO_ID, .body_id = NO_ID };
+	struct snippet_args pa, qa;
 	struct calib_timings plain, probed;
 	uint64_t t0 = clock__mono_ns();
-	int fd1 = mkstemp(plain_path), fd2 = mkstemp(probed_path), err;
-	pid_t plain_pid;
+	struct plain_run plain_run = { 0 };
 
 	memset(out, 0, sizeof(*out));
-	if (fd1 < 0 || fd2 < 0) {
-		err = -errno;
-		snprintf(why, why_len, "cannot create a file in /tmp: %s", strerror(errno));
+	fd1 = timings_file(why, why_len);
+	fd2 = fd1 < 0 ? fd1 : timings_file(why, why_len);
+	if (fd2 < 0) {
+		err = fd2;
 		goto out;
 	}
-	unlink(plain_path);
-	unlink(probed_path);
-	snprintf(plain_arg, sizeof(plain_arg), "%d", fd1);
-	snprintf(probed_arg, sizeof(probed_arg), "%d", fd2);
-	snprintf(n_arg, sizeof(n_arg), "%d", CALIB_CALLS);
-	snprintf(r_arg, sizeof(r_arg), "%d", CALIB_ROUNDS);
-	snprintf(d_arg, sizeof(d_arg), "%d", CALIB_TREE_DEPTH);
-	/* one after the other: the session reaps any child of pyuprof's it sees end */
-	err = spawn_plain(cmd, as, &plain_pid, why, why_len);
-	if (!err)
-		err = wait_plain(plain_pid, why, why_len);
-	if (!err)
-		err = read_timings(fd1, &plain, why, why_len);
+	if (pipe2(a, O_CLOEXEC) || pipe2(b, O_CLOEXEC)) {
+		err = -errno;
+		snprintf(why, why_len, "cannot make the calibration's pipes: %s", strerror(errno));
+		goto out;
+	}
+	/* the plain run waits for the recorded one's first round, however long its start */
+	err = spawn_plain(snippet_argv(&pa, python, cpu_clock, fd1, CALIB_ROUNDS, a[0], b[1], false,
+				       "calib"),
+			  as, (int[2]){ a[0], b[1] }, &plain_run, why, why_len);
+	close_fd(&a[0]);
+	close_fd(&b[1]);
 	if (err)
 		goto out;
-	cmd[out_arg] = probed_arg;
-	err = record(ctx, cmd, as, &run);
+	/* the recorded run's ends, for its launch (its end is theirs: the plain run's reads and
+	 * writes then fail, and it stops) */
+	if (fcntl(b[0], F_SETFD, 0) || fcntl(a[1], F_SETFD, 0)) {
+		err = -errno;
+		snprintf(why, why_len, "cannot pass the calibration's pipes: %s", strerror(errno));
+		goto out;
+	}
+	err = record(ctx, snippet_argv(&qa, python, cpu_clock, fd2, CALIB_ROUNDS, b[0], a[1], true,
+				       "calib"),
+		     as, &run);
+	close_fd(&b[0]);
+	close_fd(&a[1]);
 	if (err) {
 		snprintf(why, why_len, "recording the calibration snippet failed: %s",
 			 strerror(-err));
 		goto out;
 	}
-	err = run.err ? run.err : read_timings(fd2, &probed, why, why_len);
+	err = wait_plain(&plain_run, PLAIN_TIMEOUT_S, why, why_len);
+	if (!err)
+		err = read_timings(fd1, CALIB_ROUNDS, &plain, why, why_len);
+	if (!err)
+		err = run.err ? run.err : read_timings(fd2, CALIB_ROUNDS, &probed, why, why_len);
 	if (err)
 		goto out;
 	if (run.empty.n < CALIB_CALLS * CALIB_ROUNDS || run.body.n < CALIB_CALLS * CALIB_ROUNDS) {
@@ -366,15 +546,148 @@ int calibrate__run(const char *python, const struct launch_as *as, bool cpu_cloc
 				 median(run.body.v, run.body.n), out, why, why_len);
 	out->took_s = (clock__mono_ns() - t0) / 1e9;
 out:
+	kill_plain(&plain_run); /* (if its other half never ran, it waits for nothing now) */
+	close_fd(&a[0]);
+	close_fd(&a[1]);
+	close_fd(&b[0]);
+	close_fd(&b[1]);
 	if (fd1 >= 0)
 		close(fd1);
-	else if (fd2 >= 0)
-		unlink(probed_path); /* the other was never made */
 	if (fd2 >= 0)
 		close(fd2);
-	else if (fd1 >= 0)
-		unlink(plain_path);
 	free(run.empty.v);
 	free(run.body.v);
 	return err;
+}
+
+int calibrate__speed_start(const char *python, const struct launch_as *as,
+			   struct calib_speed *sp, char *why, size_t why_len)
+{
+	struct plain_run run = { 0 };
+	struct snippet_args sa;
+	int err;
+
+	memset(sp, 0, sizeof(*sp));
+	sp->t0 = clock__mono_ns();
+	sp->fd = timings_file(why, why_len);
+	if (sp->fd < 0)
+		return sp->fd;
+	err = spawn_plain(snippet_argv(&sa, python, false, sp->fd, CALIB_SPEED_ROUNDS, -1, -1, false,
+				       "speed"),
+			  as, (int[2]){ -1, -1 }, &run, why, why_len);
+	if (err) {
+		close_fd(&sp->fd);
+		memset(sp, 0, sizeof(*sp));
+		return err;
+	}
+	sp->pid = run.pid;
+	sp->pidfd = run.pidfd;
+	return 0;
+}
+
+int calibrate__speed_end(struct calib_speed *sp, double *step_ns, char *why, size_t why_len)
+{
+	struct plain_run run = { .pid = sp->pid, .pidfd = sp->pidfd };
+	double steps[CALIB_ROUNDS];
+	struct calib_timings t;
+	int err;
+
+	if (!sp->pid) {
+		snprintf(why, why_len, "no speed run");
+		return -ECHILD;
+	}
+	err = wait_plain(&run, SPEED_TIMEOUT_S, why, why_len);
+	if (!err)
+		err = read_timings(sp->fd, CALIB_SPEED_ROUNDS, &t, why, why_len);
+	close_fd(&sp->fd);
+	memset(sp, 0, sizeof(*sp));
+	if (err)
+		return err;
+	for (uint32_t r = 0; r < t.rounds; r++)
+		steps[r] = (double)t.none[r] / CALIB_STEPS;
+	*step_ns = median_of(steps, t.rounds);
+	return *step_ns > 0 ? 0 : -ERANGE;
+}
+
+void calibrate__speed_abort(struct calib_speed *sp)
+{
+	struct plain_run run = { .pid = sp->pid, .pidfd = sp->pidfd };
+
+	if (!sp->pid)
+		return;
+	kill_plain(&run);
+	close_fd(&sp->fd);
+	memset(sp, 0, sizeof(*sp));
+}
+
+/* The CPU's model name, as /proc/cpuinfo says it (the steps are this CPU's). */
+static void cpu_model(char *out, size_t len)
+{
+	char line[512];
+	FILE *f = fopen("/proc/cpuinfo", "re");
+
+	snprintf(out, len, "?");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) || !colon)
+			continue;
+		colon += strspn(colon + 1, " ") + 1;
+		colon[strcspn(colon, "\n")] = 0;
+		snprintf(out, len, "%s", colon);
+		break;
+	}
+	if (f)
+		fclose(f);
+}
+
+int calibrate__key(const char *file, const char *python, const char *mode, char *key,
+		   size_t len)
+{
+	char id[160], cpu[160];
+	int err = cache__file_id(file, id, sizeof(id));
+
+	if (err)
+		return err;
+	cpu_model(cpu, sizeof(cpu));
+	snprintf(key, len, "%s %s %s cpus=%ld cpu=%s", id, python, mode,
+		 sysconf(_SC_NPROCESSORS_ONLN), cpu);
+	return 0;
+}
+
+int calibrate__kept(const char *key, struct calibration *out)
+{
+	struct calib_steps *s = &out->steps;
+	char value[512], when[32];
+	int fallback;
+
+	memset(out, 0, sizeof(*out));
+	if (cache__get(KEPT_KIND, key, value, sizeof(value)) ||
+	    sscanf(value, "%31s %lf %lf %lf %lf %lf %lf %lf %lf %d", when, &out->measured_ns,
+		   &s->call, &s->inside, &s->done, &s->flat, &s->plain, &s->body, &s->body_inside,
+		   &fallback) != 10 ||
+	    !(out->measured_ns > 0) || !(s->call > 0) || s->inside < 0 || s->inside > s->call ||
+	    s->done < 0) {
+		memset(out, 0, sizeof(*out));
+		return -ENOENT;
+	}
+	s->tree_fallback = fallback;
+	snprintf(out->when, sizeof(out->when), "%s", when);
+	out->kept = true;
+	calibrate__at_speed(out, out->measured_ns);
+	return 0;
+}
+
+void calibrate__keep(const char *key, const struct calibration *cal)
+{
+	const struct calib_steps *s = &cal->steps;
+	char value[512], when[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%MZ", gmtime_r(&now, &tm));
+	snprintf(value, sizeof(value), "%s %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f %d", when,
+		 cal->measured_ns, s->call, s->inside, s->done, s->flat, s->plain, s->body,
+		 s->body_inside, s->tree_fallback);
+	cache__put(KEPT_KIND, key, value);
 }

@@ -1,20 +1,30 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Overhead calibration: what the probes of this recording cost a call, measured at its start
- * on the machine at hand, with the target's interpreter binary and the recording's own probes.
- * A short snippet (an empty function and one with a known body, each called N times, R
- * rounds) runs twice: plain, and recorded through the session's own code path. The snippet
- * times its loops itself; the recording gives each call's duration between its two
- * timestamps. Then:
- *   call_ns   = (probed loop - plain loop) / N, minus the empty loop's change: all a call adds
- *   inside_ns = median recorded duration of the empty function - half its plain call cost:
- *               the part of call_ns between the call's own timestamps
- *   done_ns   = (probed - plain) / N of a loop awaiting a coroutine that returns at once, less
- *               two call_ns (the coroutine made, then run): what its return costs the caller
- *               beyond them (3.12+ under any hook: profile__gen_return)
- * Medians over rounds for the loops (by the thread's CPU time: the probes' own work, not the
- * waits for a CPU that a loaded machine adds) and over calls for the durations (by the
- * recording's clock).
+ * Overhead calibration: what the probes of this recording cost a call, measured on the machine
+ * at hand, with the target's interpreter binary and the recording's own probes.
+ *
+ * A short snippet (an empty function, one with a known body, an await, trees of calls; each
+ * called N times, in R rounds, every round beginning with a call-free loop) runs twice at once,
+ * in the target's root and as its user: plain, and recorded through the session's own code path;
+ * the two take turns, a round each, through two pipes. The snippet times its loops itself (by the thread's CPU time: the probes'
+ * own work, not the waits for a CPU that a loaded machine adds); the recording gives each call's
+ * duration between its two timestamps.
+ *
+ * Every figure is taken in steps of the call-free loop (`for _ in range(n): pass`) of the same
+ * run and round: the test VM's speed moves by ~1.3x for seconds at a time, which moves a call,
+ * its probes and the loop alike, so that a figure in steps holds at any speed, while one in ns
+ * (the difference of two runs made at different speeds) could come out at twice the probes'
+ * cost or at nothing. Per round, both runs:
+ *   call   = (probed trees - plain trees) / their calls: all a call adds, in a tree of calls
+ *   inside = median recorded duration of the empty function - half its plain call cost: the
+ *            part of call between the call's own timestamps
+ *   done   = (probed - plain) awaits of a coroutine that returns at once, less two flat calls
+ *            (the coroutine made, then run): what its return costs the caller beyond them
+ *            (3.12+ under any hook: profile__gen_return)
+ * and the median over the rounds. Those steps are kept per interpreter binary, recording mode,
+ * CPU model, kernel and pyuprof build (base/cache.h), and a recording turns them into ns by the
+ * loop's step measured as it starts, in a plain run of the loop alone (calibrate__speed_*),
+ * which runs while the probes load: the probes' cost at the machine's speed of the moment.
  */
 #ifndef __PYUPROF_CALIBRATE_H
 #define __PYUPROF_CALIBRATE_H
@@ -29,7 +39,9 @@
 /* each round: CALIB_CALLS calls in each of four loops (an await: two activations), ~0.1 ms
  * a loop on the batch path, ~36 ms at 12 µs a call (ret-site uprobes) */
 #define CALIB_CALLS 3000 /* calls per loop and round: several batches (a flush per ~680) */
-#define CALIB_ROUNDS 5
+#define CALIB_STEPS (4 * CALIB_CALLS) /* steps of the call-free loop a round (its speed) */
+#define CALIB_ROUNDS 15		      /* rounds of each run, the two runs taking turns */
+#define CALIB_SPEED_ROUNDS 9	      /* rounds of the call-free loop alone (the speed run) */
 /* the trees of calls (calibrate__figures): of this depth, as many as make CALIB_CALLS calls */
 #define CALIB_TREE_DEPTH 5
 #define CALIB_TREE_SIZE ((2 << CALIB_TREE_DEPTH) - 1) /* calls in a tree */
@@ -38,21 +50,32 @@
 /* The snippet's own timings of one run: each round's loop times (ns of its thread's CPU). */
 struct calib_timings {
 	uint32_t rounds;
-	uint64_t none[CALIB_ROUNDS];  /* for _ in range(N): pass */
+	uint64_t none[CALIB_ROUNDS];  /* CALIB_STEPS steps of for _ in range(n): pass */
 	uint64_t empty[CALIB_ROUNDS]; /* N calls of an empty function */
 	uint64_t body[CALIB_ROUNDS];  /* N calls of a function with a short loop in it */
 	uint64_t awaits[CALIB_ROUNDS]; /* N awaits of a coroutine that returns at once */
 	uint64_t trees[CALIB_ROUNDS];  /* CALIB_TREE_CALLS calls in trees of CALIB_TREE_DEPTH */
 };
 
+/* The probes' cost in steps of the call-free loop (see above). */
+struct calib_steps {
+	double call, inside, done;
+	double flat;	    /* a call in the loop of empty calls */
+	double plain;	    /* what a call of the empty function costs unprobed */
+	double body;	    /* call as the known-body function measures it (a check) */
+	double body_inside; /* inside as it measures it (a check) */
+	bool tree_fallback; /* the trees measured no cost: call is the loop's */
+};
+
 struct calibration {
-	struct compensation comp;
-	uint64_t flat_call_ns;	/* the probes' cost a call in the loop of empty calls */
-	bool tree_fallback;	/* the trees measured no cost: call_ns is the loop's */
-	uint64_t plain_call_ns; /* what a call of the empty function costs unprobed */
-	uint64_t body_call_ns;	/* call_ns as the known-body function measures it (a check) */
-	uint64_t body_inside_ns; /* inside_ns as it measures it (a check) */
-	double took_s;		/* the calibration's own cost, both runs */
+	struct compensation comp; /* ns: steps times step_ns */
+	struct calib_steps steps;
+	double step_ns;	    /* the call-free loop's step at this recording, ns */
+	double measured_ns; /* the same when the steps were measured */
+	bool kept;	    /* the steps are an earlier recording's (base/cache.h) */
+	bool speed_unknown; /* the speed run failed: step_ns is measured_ns */
+	char when[32];	    /* when the steps were measured (UTC) */
+	double took_s;	    /* the calibration's own cost (a kept one: its speed run's) */
 };
 
 struct calib_run; /* one calibration under way: the recorded calls of its functions */
@@ -71,17 +94,52 @@ void calibrate__watch(struct calib_run *run, struct profile *p);
 /*
  * Calibrates for the interpreter binary python (its path in as->root, if any), run where and as
  * whom as says (the target's root and user); cpu_clock: times are thread CPU times. Returns 0
- * with *out filled, or -errno with why set (then nothing is to be subtracted).
+ * with *out filled (at the speed of its own plain run), or -errno with why set (then nothing
+ * is to be subtracted).
  */
 int calibrate__run(const char *python, const struct launch_as *as, bool cpu_clock,
 		   calib_record_fn record, void *ctx, struct calibration *out, char *why, size_t why_len);
 
 /*
- * The figures from the two runs' timings and the median recorded durations of the empty and
- * the known-body function. Returns 0, or -ERANGE with why set when they make no sense.
+ * The figures from the two runs' timings (their rounds taken in turns) and the median recorded
+ * durations of the empty and the known-body function: out's steps, measured_ns (the plain
+ * run's step) and comp at that speed. Returns 0, or -ERANGE with why set when they make no
+ * sense.
  */
 int calibrate__figures(const struct calib_timings *plain, const struct calib_timings *probed,
 		       uint64_t empty_median, uint64_t body_median, struct calibration *out,
 		       char *why, size_t why_len);
+
+/* cal's comp at a machine whose call-free loop takes step_ns a step. */
+void calibrate__at_speed(struct calibration *cal, double step_ns);
+
+/* A plain run of the call-free loop alone, as a recording starts: the machine's speed then. */
+struct calib_speed {
+	pid_t pid; /* 0: none under way (then nothing else is set) */
+	int pidfd; /* a pidfd for it, -1 if none */
+	int fd;	   /* its timings */
+	uint64_t t0;
+};
+
+/* Starts the speed run (python, where and as whom as says). Returns 0 or -errno with why
+ * set. */
+int calibrate__speed_start(const char *python, const struct launch_as *as,
+			   struct calib_speed *sp, char *why, size_t why_len);
+/* Waits for it to end (in seconds at most, a few) and gives its median step. Returns 0, or
+ * -errno with why set; either way sp is over. */
+int calibrate__speed_end(struct calib_speed *sp, double *step_ns, char *why, size_t why_len);
+/* Ends a speed run still under way (pyuprof stops). */
+void calibrate__speed_abort(struct calib_speed *sp);
+
+/* The key of the steps measured for the interpreter python (its path as the target sees it;
+ * file: a path to the same file that pyuprof can read, the target's /proc/PID/exe) in this
+ * recording's mode (its exits and clock, as the caller words them). Returns 0 or -errno (no
+ * such file: nothing to keep). */
+int calibrate__key(const char *file, const char *python, const char *mode, char *key,
+		   size_t len);
+/* The steps kept for key: 0 with out's steps, measured_ns and when filled, or -ENOENT. */
+int calibrate__kept(const char *key, struct calibration *out);
+/* Keeps cal's steps for key. */
+void calibrate__keep(const char *key, const struct calibration *cal);
 
 #endif /* __PYUPROF_CALIBRATE_H */

@@ -191,23 +191,58 @@ static int record_calibration(void *ctx, char **argv, const struct launch_as *as
 	return exiting ? -EINTR : err;
 }
 
-/*
- * Calibrates the probes' cost on the target's interpreter binary, run as the target's user.
- * On failure, says so in one line and leaves the times as recorded.
- */
-static void calibrate_for(pid_t pid, struct calibration *cal)
+/* What the probes' cost was measured for, and how it stands now (-v). */
+static void say_calibration(const struct calibration *cal)
 {
-	char exe[PATH_MAX + 1], root[64], why[512] = "";
-	struct launch_as as = { 0 };
+	const struct calib_steps *st = &cal->steps;
+	double k = cal->step_ns;
+
+	if (cal->kept)
+		vlog("calibration kept from %s (steps of the call-free loop, %.2f ns a step then); "
+		     "the loop's step now %.2f ns%s (the speed run took %.3f s)",
+		     cal->when, cal->measured_ns, cal->step_ns,
+		     cal->speed_unknown ? ", as then: the speed run failed" : "", cal->took_s);
+	else
+		vlog("calibration took %.3f s", cal->took_s);
+	vlog("calibrated: %.0f ns a call (in a loop of empty calls: %.0f%s), %.0f inside (by a "
+	     "call with a body: %.0f, %.0f); %.0f ns a call unprobed; %.0f ns more a coroutine's "
+	     "return to its await",
+	     (double)cal->comp.call_ns, st->flat * k,
+	     st->tree_fallback ? "; the trees of calls measured no cost, so the loop's" : "",
+	     (double)cal->comp.inside_ns, st->body * k, st->body_inside * k, st->plain * k,
+	     (double)cal->comp.done_ns);
+}
+
+/* No compensation: why, said once. */
+static void uncompensated(struct session *s, const char *why)
+{
+	wlog("cannot calibrate the probes' cost (%s): times are not compensated", why);
+	summary__compensation(NULL);
+	memset(&s->cal, 0, sizeof(s->cal));
+}
+
+/*
+ * The probes' cost for the interpreter binary pid runs, run where and as whom it runs: the
+ * steps kept from an earlier recording of the same binary and mode, with a run of the call-free
+ * loop started now that gives the machine's speed by the time the probes are in place
+ * (calibrate_end); or, if none is kept (or --recalibrate), a calibration now, kept for the
+ * next recordings. On failure, says so in one line and leaves the times as recorded.
+ */
+static void calibrate_begin(struct session *s, pid_t pid)
+{
+	char exe[PATH_MAX + 1], link[64], root[64], why[512] = "", key[PATH_MAX + 1024], mode[96];
+	struct calibration *cal = &s->cal;
+	struct launch_as as_at = { 0 }, *as = &as_at;
 	const char *base;
 	struct stat st;
 	int err;
+	bool keyed;
 
 	/* in another root (a chroot, a container): the file it runs there, run there, with
 	 * the libraries and the standard library it runs with */
 	if (!proc_root__is_ours(pid)) {
 		snprintf(root, sizeof(root), "/proc/%d/root", pid);
-		as.root = root;
+		as->root = root;
 	}
 	err = proc_root__exe(pid, exe, sizeof(exe), why, sizeof(why));
 	if (!err) {
@@ -219,45 +254,74 @@ static void calibrate_for(pid_t pid, struct calibration *cal)
 		}
 	}
 	/* the process's owner, as /proc shows it */
-	snprintf(root, sizeof(root), "/proc/%d", pid);
-	if (!err && stat(root, &st))
+	snprintf(link, sizeof(link), "/proc/%d", pid);
+	if (!err && stat(link, &st))
 		err = -errno;
-	snprintf(root, sizeof(root), "/proc/%d/root", pid);
-	as.as_user = !err && st.st_uid != geteuid();
-	as.uid = st.st_uid;
-	as.gid = st.st_gid;
-	if (!err && as.root)
+	if (err) {
+		uncompensated(s, *why ? why : strerror(-err));
+		return;
+	}
+	as->as_user = st.st_uid != geteuid();
+	as->uid = st.st_uid;
+	as->gid = st.st_gid;
+	/* the binary itself (through /proc, whatever its root), for the key */
+	snprintf(mode, sizeof(mode), "exits=%s clock=%s", exits__name((enum exits)env.exits),
+		 env.cpu_clock ? "cpu" : "wall");
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	keyed = !calibrate__key(link, exe, mode, key, sizeof(key));
+	if (keyed && !env.recalibrate && !calibrate__kept(key, cal)) {
+		err = calibrate__speed_start(exe, as, &s->speed, why, sizeof(why));
+		if (err) /* (calibrate_end says so) */
+			dlog("no speed run: %s", why);
+		return;
+	}
+	if (as->root)
 		vlog("calibrating the probes' cost with %s in pid %d's root", exe, pid);
-	else if (!err)
+	else
 		vlog("calibrating the probes' cost with %s", exe);
 	/* a calibration that measured no cost (-ERANGE) met a machine whose speed moved by more
-	 * than the probes' cost between its runs (a busy VM): again, CALIB_TRIES in all */
-	for (int tries = 1; !err; tries++) {
-		err = calibrate__run(exe, &as, env.cpu_clock, record_calibration, NULL, cal, why,
+	 * than the probes' cost within a round (a busy VM): again, CALIB_TRIES in all */
+	for (int tries = 1;; tries++) {
+		err = calibrate__run(exe, as, env.cpu_clock, record_calibration, NULL, cal, why,
 				     sizeof(why));
 		if (err != -ERANGE || tries == CALIB_TRIES || exiting)
 			break;
 		vlog("calibrating again: %s", why);
-		err = 0;
 	}
 	if (err && exiting) /* stopped by a signal: nothing more is said or done */
 		return;
 	if (err) {
-		wlog("cannot calibrate the probes' cost (%s): times are not compensated",
-		     *why ? why : strerror(-err));
-		summary__compensation(NULL);
-		memset(cal, 0, sizeof(*cal));
+		uncompensated(s, *why ? why : strerror(-err));
 		return;
 	}
+	if (keyed)
+		calibrate__keep(key, cal);
 	profile__set_compensation(&cal->comp);
 	summary__compensation(&cal->comp);
-	vlog("calibration took %.3f s: %.0f ns a call (in a loop of empty calls: %.0f%s), %.0f "
-	     "inside (by a call with a body: %.0f, %.0f); %.0f ns a call unprobed; %.0f ns more a "
-	     "coroutine's return to its await",
-	     cal->took_s, (double)cal->comp.call_ns, (double)cal->flat_call_ns,
-	     cal->tree_fallback ? "; the trees of calls measured no cost, so the loop's" : "",
-	     (double)cal->comp.inside_ns, (double)cal->body_call_ns, (double)cal->body_inside_ns,
-	     (double)cal->plain_call_ns, (double)cal->comp.done_ns);
+	say_calibration(cal);
+}
+
+/* Kept steps: the speed run's step turns them into this recording's ns (or the step they were
+ * measured at, if it failed). Before the first event is read. */
+static void calibrate_end(struct session *s)
+{
+	struct calibration *cal = &s->cal;
+	uint64_t t0 = s->speed.t0;
+	char why[256] = "";
+	double step;
+
+	if (!cal->kept)
+		return;
+	if (!calibrate__speed_end(&s->speed, &step, why, sizeof(why))) {
+		calibrate__at_speed(cal, step);
+	} else {
+		vlog("the machine's speed is not known (%s): the probes' cost as measured then", why);
+		cal->speed_unknown = true;
+	}
+	cal->took_s = t0 ? (clock__mono_ns() - t0) / 1e9 : 0;
+	profile__set_compensation(&cal->comp);
+	summary__compensation(&cal->comp);
+	say_calibration(cal);
 }
 
 /* The target went during an attach (its probes not attached yet): nothing was recorded, and
@@ -360,7 +424,9 @@ static int calibrate_job(void *arg)
 {
 	struct calib_job *job = arg;
 
-	calibrate_for(job->pid, &job->s->cal);
+	/* (kept: its speed run waited for here, the process stands at its start) */
+	calibrate_begin(job->s, job->pid);
+	calibrate_end(job->s);
 	return 0;
 }
 
@@ -424,8 +490,9 @@ int session__start(struct session *s)
 	}
 	/* before the target runs (launch) or is stopped (attach); not for the snippet itself */
 	if (!s->calib && !env.no_compensation) {
-		calibrate_for(s->pid, &s->cal);
-		dlog_step("calibrated");
+		calibrate_begin(s, s->pid);
+		dlog_step(s->speed.pid ? "calibration kept; the machine's speed being measured"
+				       : "calibrated");
 	}
 	if (exiting && !s->calib) {
 		elog("stopped by a signal before recording pid %d", s->pid);
@@ -483,6 +550,8 @@ int session__start(struct session *s)
 		 * asleep can be let go only as the holding thread exits (ptrace_hold.h) */
 	}
 	pr->rec.held = s->held;
+	/* (its events wait in the ring until the loop reads them, with the figures set) */
+	calibrate_end(s);
 	return 0;
 }
 
@@ -630,6 +699,7 @@ int session__end(struct session *s)
 
 	/* an error after the target was taken: it is put back first (nothing if stopped) */
 	session__stop(s, clock__mono_ns());
+	calibrate__speed_abort(&s->speed);
 	if (child_pid && !s->released)
 		launch__abort(child_pid); /* the program has not run any of its code */
 	else if (child_pid && s->child_status == -1)
