@@ -123,7 +123,7 @@ TEST(records_cut_between_chunks_read_as_whole_ones)
 	struct run whole, cut;
 	const struct call_stats *a, *c, *ca, *cc;
 
-	REQUIRE(!tsc__calibrate());
+	REQUIRE(!tsc__settle());
 	build(&s);
 	REQUIRE(!run_up(&whole));
 	REQUIRE(!feed(&whole, &s, 0, 0));
@@ -157,7 +157,7 @@ TEST(a_cut_record_whose_rest_was_lost_is_dropped)
 	struct run u;
 	const struct call_stats *c;
 
-	REQUIRE(!tsc__calibrate());
+	REQUIRE(!tsc__settle());
 	build(&s);
 	REQUIRE(!run_up(&u));
 	/* the pause and the first 8 bytes of A's entry; its rest never comes */
@@ -189,7 +189,7 @@ TEST(a_copy_starting_where_a_cut_ended_is_not_its_rest)
 	const struct call_stats *a, *c;
 	uint32_t cut = STAGE_PAUSE_BYTES + 8, bytes;
 
-	REQUIRE(!tsc__calibrate());
+	REQUIRE(!tsc__settle());
 	build(&s);
 	build_lead(&later, true); /* A's entry at offset cut */
 	REQUIRE(!run_up(&u));

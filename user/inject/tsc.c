@@ -33,8 +33,9 @@
  * the kernel's clock.
  */
 #define TSC_AGREE_NS 1000
-/* The least time between the two pairs of readings that give the rate. */
+/* The least time between the two pairs of readings that give the rate, and give a rough one. */
 #define TSC_RATE_NS (20 * 1000 * 1000)
+#define TSC_ROUGH_NS (1000 * 1000)
 #define WARP_ROUNDS 500 /* turns a pair of CPUs takes */
 /* A pair whose CPUs are taken by other work may wait for its turns: it gives up after 50 ms,
  * and the check after 200 ms in all (the CPUs it has not reached stay unchecked). */
@@ -43,6 +44,7 @@
 
 static struct {
 	bool done;
+	bool rough; /* from pairs less than TSC_RATE_NS apart: to be settled */
 	uint64_t tsc0, ns0;
 	uint64_t mult; /* ns per tick, 32.32 fixed point */
 } conv;
@@ -307,18 +309,13 @@ void tsc__begin(void)
 	}
 }
 
-int tsc__calibrate(void)
+/* The conversion from the first pair to one taken now, at least min_ns after it. */
+static int convert_from_first(uint64_t min_ns)
 {
-	uint64_t t1, n1, now;
+	uint64_t t1, n1, now = clock__mono_ns();
 
-	if (conv.done)
-		return 0;
-	tsc__begin();
-	/* the pairs TSC_RATE_NS apart at least: a recording's start has taken that long since
-	 * tsc__begin already, as a rule, so nothing waits here */
-	now = clock__mono_ns();
-	if (now < first.ns + TSC_RATE_NS) {
-		uint64_t left = first.ns + TSC_RATE_NS - now;
+	if (now < first.ns + min_ns) {
+		uint64_t left = first.ns + min_ns - now;
 		struct timespec gap = { .tv_sec = (time_t)(left / 1000000000),
 					.tv_nsec = (long)(left % 1000000000) };
 
@@ -331,7 +328,27 @@ int tsc__calibrate(void)
 	conv.ns0 = first.ns;
 	conv.mult = (uint64_t)(((unsigned __int128)(n1 - conv.ns0) << 32) / (t1 - conv.tsc0));
 	conv.done = true;
+	conv.rough = n1 - first.ns < TSC_RATE_NS;
 	return 0;
+}
+
+int tsc__calibrate(void)
+{
+	if (conv.done)
+		return 0;
+	tsc__begin();
+	/* a rough rate if the first pair is recent (good to a few 1e-5: enough for the CPUs'
+	 * check), made exact by tsc__settle before anything is converted */
+	return convert_from_first(TSC_ROUGH_NS);
+}
+
+int tsc__settle(void)
+{
+	if (!conv.done)
+		return tsc__calibrate() ?: tsc__settle();
+	/* the pairs TSC_RATE_NS apart at least: a recording's start has taken that long since
+	 * tsc__begin as a rule (its probes' load), so nothing waits here */
+	return conv.rough ? convert_from_first(TSC_RATE_NS) : 0;
 }
 
 int tsc__cpus_agree(char *why, size_t why_len)

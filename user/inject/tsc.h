@@ -17,8 +17,13 @@ bool tsc__usable(char *why, size_t why_len);
 /* Takes the first readings of the conversion: early, so that tsc__calibrate need not wait. */
 void tsc__begin(void);
 /* Measures the conversion (once: later calls return at once), from the readings tsc__begin took
- * and others 20 ms after them at least. Returns 0 or -errno. */
+ * and others 1 ms after them at least: a rough rate, good enough to compare the CPUs' counters
+ * (tsc__cpus_agree). Returns 0 or -errno. */
 int tsc__calibrate(void);
+/* Makes the conversion exact, from readings 20 ms apart at least (waiting for the rest if
+ * needed): before the first reading is converted or a span is turned into ticks for a target.
+ * Returns 0 or -errno. */
+int tsc__settle(void);
 /* Whether every CPU pyuprof may run on reads the same counter, within what one conversion
  * for all of them allows (checked once, after tsc__calibrate). Returns 0, or -errno and why. */
 int tsc__cpus_agree(char *why, size_t why_len);

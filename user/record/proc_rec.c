@@ -402,9 +402,12 @@ int proc_rec__arm(struct proc_rec *pr, enum rec_start how, uint64_t now_ns, char
 		pr->tr = NULL;
 		return err;
 	}
-	/* its flush nop probed: the batch path may stage from now on */
+	/* its flush nop probed: the batch path may stage from now on, its stamps converted by
+	 * the exact rate */
 	if (pr->exits == EXITS_BATCH) {
-		err = staging__start(pr->pid, pr->tramp.stage, pr->cfuncs);
+		err = tsc__settle();
+		if (!err)
+			err = staging__start(pr->pid, pr->tramp.stage, pr->cfuncs);
 		if (err) {
 			snprintf(why, why_len, "cannot switch its staging on: %s", strerror(-err));
 			return err;
