@@ -351,6 +351,7 @@ cleanup:
 	profile__free(merged);
 	status = session__end(&s);
 	hold_guard__drop_preloaded();
+	probes__wait_detached();
 	dlog_step("done");
 	return status >= 0 ? status : exit_code;
 }

@@ -598,29 +598,74 @@ static void close_together(struct closing *c, int n)
 	}
 }
 
+/* Removals under way in threads of their own (probes__detach of a process that ended), until
+ * probes__wait_detached joins them. */
+#define BEHIND_MAX 64
+static struct {
+	pthread_t thread[BEHIND_MAX];
+	int n;
+} behind;
+
+struct behind_job {
+	struct closing *c;
+	int n;
+};
+
+static void *close_behind(void *arg)
+{
+	struct behind_job *job = arg;
+
+	close_together(job->c, job->n);
+	free(job->c);
+	free(job);
+	return NULL;
+}
+
+void probes__wait_detached(void)
+{
+	for (int i = 0; i < behind.n; i++)
+		pthread_join(behind.thread[i], NULL);
+	behind.n = 0;
+}
+
 void probes__detach(struct probes *tr, bool any_order)
 {
+	struct behind_job *job = NULL;
 	struct closing *c;
 	int i, n = 0;
 
 	c = any_order ? calloc((size_t)tr->nlinks + NSETS, sizeof(*c)) : NULL;
 	if (c) {
+		/* nothing of the process runs: its last records are in the ring already, all
+		 * there will be; read, the probes go while pyuprof goes on (its outputs) */
+		while (tr->rb && probes__consume(tr) == CONSUME_BUDGET)
+			;
 		for (int s = 0; s < NSETS; s++)
 			if (tr->multi_fd[s] >= 0)
 				c[n++] = (struct closing){ .fd = tr->multi_fd[s] };
 		for (i = 0; i < tr->nlinks; i++)
 			c[n++] = (struct closing){ .fd = -1, .link = tr->links[i] };
-		close_together(c, n);
-		free(c);
 		for (int s = 0; s < NSETS; s++)
 			tr->multi_fd[s] = -1;
-	} else {
-		/* entries first (detach order), so that every call seen also has its return */
-		close_multi(tr);
-		/* links were made last first: destroyed in reverse, the entries go first here too */
-		for (i = tr->nlinks - 1; i >= 0; i--)
-			bpf_link__destroy(tr->links[i]);
+		tr->nlinks = 0;
+		job = behind.n < BEHIND_MAX ? malloc(sizeof(*job)) : NULL;
+		if (job) {
+			*job = (struct behind_job){ .c = c, .n = n };
+			if (!pthread_create(&behind.thread[behind.n], NULL, close_behind, job)) {
+				behind.n++;
+				return;
+			}
+			free(job);
+		}
+		close_together(c, n);
+		free(c);
+		return;
 	}
+	/* entries first (detach order), so that every call seen also has its return */
+	close_multi(tr);
+	/* links were made last first: destroyed in reverse, the entries go first here too */
+	for (i = tr->nlinks - 1; i >= 0; i--)
+		bpf_link__destroy(tr->links[i]);
 	tr->nlinks = 0;
 	/* no program runs any more: what is in the ring buffer is all there will be */
 	while (tr->rb && probes__consume(tr) == CONSUME_BUDGET)

@@ -62,11 +62,14 @@ void probes__signal_requests(struct probes *tr, bool on);
 /* Stops asking for the eval_frame switch: from now on nothing rewrites it. */
 void probes__stop_hook(struct probes *tr);
 /*
- * Detaches every probe and hands over whatever is left in the ring buffer. any_order: nothing
- * of the process runs (it ended, or stands stopped), so the probes go all at once; otherwise
- * the entries go first, so that every call seen also has its return.
+ * Detaches every probe and hands over whatever is left in the ring buffer. any_order: the
+ * process has ended, so its last records are in the ring already, and its probes go all at
+ * once, in threads that go on meanwhile (each removal waits for a grace period of the kernel's:
+ * 20-60 ms); otherwise the entries go first, so that every call seen also has its return.
  */
 void probes__detach(struct probes *tr, bool any_order);
+/* Waits for the removals probes__detach left under way (before pyuprof exits). */
+void probes__wait_detached(void);
 void probes__counters(struct probes *tr, struct pyuprof_stats *out);
 void probes__exit_counters(struct probes *tr, struct pyuprof_exit_stats *out);
 /* Time spent in the BPF program and its runs, counted while kernel.bpf_stats_enabled is 1

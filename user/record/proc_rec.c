@@ -13,7 +13,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "base/log.h"
-#include "base/proc.h"
 #include "inject/inject.h"
 #include "inject/tsc.h"
 #include "record/proc_rec.h"
@@ -524,8 +523,7 @@ void proc_rec__end(struct proc_rec *pr, uint64_t now_ns)
 		     pr->pid);
 	pr->staging = false;
 	probes__stop_hook(pr->tr);
-	/* (a process that ended, or whose pid is a zombie's, runs no call any more) */
-	probes__detach(pr->tr, pr->gone || proc__alive(pr->pid) != 0);
+	probes__detach(pr->tr, pr->gone);
 	hand_rest(pr);
 	/* (an entry staged last, with no chain record after it: a call the thread is in) */
 	recorder__staged_end(&pr->rec);

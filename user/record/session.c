@@ -598,6 +598,9 @@ void session__stop(struct session *s, uint64_t stop_ns)
 			ptrace_hold__resume(s->held, pr->pid);
 		}
 	}
+	/* (the first process's end is the session's to see: its waits reap it) */
+	if (s->nprocs && s->target_gone)
+		s->procs[0]->gone = true;
 	for (i = 0; i < s->nprocs; i++) {
 		any |= s->procs[i]->tr != NULL;
 		proc_rec__end(s->procs[i], stop_ns);
