@@ -12,8 +12,9 @@
  * the version map, or past it in the table) and by its names where not (before, or once the
  * version counter wrapped); a set of the table keeping as many code objects as it has ways,
  * and a loop over one more not missing on every call; no chain record under the frame
- * entered last, which the call puts back if it was the caller (else none: another stack's
- * frame, a greenlet's), a flush of the same owner keeps and a switch forgets; an exit whose
+ * entered last, which a call puts back as it returns: its caller (found there, or named by
+ * the chain staged; none after a generator's frame not found there), a flush of the same owner
+ * keeps and a switch forgets; an exit whose
  * frame is not the one entered last (its thread switched stacks during the call) naming its
  * frame in a resume record; a full buffer flushed; staging off, another interpreter and an
  * entry-shim caller stage nothing; a thread key found not to check out at a flush
@@ -286,10 +287,11 @@ TEST(stages_entry_chain_and_exit)
 	/* the lengths a reader walks them by */
 	CHECK(stage_rec_bytes(e[0]) == E && stage_rec_bytes(e[4]) == E &&
 	      stage_rec_bytes(e[8]) == X && stage_rec_bytes(staged(&r, 0)[0]) == P);
-	/* again: nothing new, no flush */
+	/* again: nothing new, no flush; its caller is the frame entered last now (the first
+	 * call put it back as it returned): the entry and the exit alone */
 	CHECK(call(&r) == addr(r.w->frame));
 	CHECK(flush_n == 2);
-	CHECK(staged_bytes(&r) == P + 2 * CALL_CHAIN);
+	CHECK(staged_bytes(&r) == P + CALL_CHAIN + E + X);
 	CHECK(tsc(staged(&r, P + CALL_CHAIN)[0]) >= tsc(e[8]));
 	rig_down(&r);
 }
@@ -299,22 +301,30 @@ TEST(a_new_identity_at_the_same_address_is_sent_again)
 	const struct py_offsets *b;
 	struct rig r;
 
+	uint64_t *top;
+
 	REQUIRE(!rig_up(&r));
 	b = &r.o->bpf;
+	top = (uint64_t *)(r.stage + STAGE_TOP);
 	call(&r);
 	REQUIRE(flush_n == 2);
-	/* another name (its hash), another file (its last bytes), another line: each once */
+	/* another name (its hash), another file (its last bytes), another line: each once (each
+	 * call with its chain: nothing on top) */
 	put_str(b, r.w->name, "leaf", 0x4321);
+	*top = 0;
 	call(&r);
 	CHECK(flush_n == 3 && flush_log[2][2] == (STAGE_FLUSH_CODE | STAGE_FLUSH_TSTATE) &&
 	      flush_log[2][3] == addr(r.w->code));
 	put_str(b, r.w->file, "/srv/app/modem.py", 0x9abc);
+	*top = 0;
 	call(&r);
-	/* (the caller's code names the same file: it is sent again too) */
+	/* (the caller's code names the same file: it is sent again too, its chain naming it) */
 	CHECK(flush_n == 5);
 	put_code(b, r.w->code, r.w->name, r.w->file, 11, 0);
+	*top = 0;
 	call(&r);
 	CHECK(flush_n == 6);
+	*top = 0;
 	call(&r);
 	CHECK(flush_n == 6);
 	rig_down(&r);
@@ -452,20 +462,23 @@ TEST(flags_generator_frames)
 	call(&r);
 	/* (after the code flush's pause record) */
 	CHECK(staged(&r, P)[1] == (addr(r.w->frame) | STAGE_GEN_CREATE));
-	/* a generator's own frame (owner 1) is a call */
+	/* a generator's own frame (owner 1) is a call (nothing on top: with its chain) */
 	r.w->frame[b->frame_owner] = 1;
+	*(uint64_t *)(r.stage + STAGE_TOP) = 0;
 	call(&r);
 	CHECK(staged(&r, P + CALL_CHAIN)[1] == addr(r.w->frame));
 	/* the chain's generator frames are flagged, their addresses whole: the caller's caller
 	 * a generator's frame (in place of the entry shim), then the caller too */
 	r.w->shim[b->frame_owner] = 1;
 	put64(r.w->shim, b->frame_code, addr(r.w->caller_code));
+	*(uint64_t *)(r.stage + STAGE_TOP) = 0;
 	call(&r);
 	CHECK(staged(&r, P + 2 * CALL_CHAIN + E)[0] ==
 	      (addr(r.w->caller_code) | STAGE_CHAIN | STAGE_CHAIN_GEN1));
 	CHECK(staged(&r, P + 2 * CALL_CHAIN + E)[1] == addr(r.w->shim));
 	CHECK(staged(&r, P + 2 * CALL_CHAIN + E)[2] == addr(r.w->caller_code));
 	r.w->caller[b->frame_owner] = 1;
+	*(uint64_t *)(r.stage + STAGE_TOP) = 0;
 	call(&r);
 	CHECK(staged(&r, P + 3 * CALL_CHAIN + E)[0] == (addr(r.w->caller_code) | STAGE_CHAIN |
 							 STAGE_CHAIN_GEN0 | STAGE_CHAIN_GEN1));
@@ -527,16 +540,17 @@ TEST(untags_3_14_code_pointers_and_tells_a_generator_return_by_version)
 
 TEST(no_chain_record_under_the_frame_entered_last)
 {
+	const struct py_offsets *b;
 	struct rig r;
 	uint64_t *e, *top;
 
 	REQUIRE(!rig_up(&r));
+	b = &r.o->bpf;
 	top = (uint64_t *)(r.stage + STAGE_TOP);
 	call(&r);
 	REQUIRE(staged_bytes(&r) == P + CALL_CHAIN); /* (the code flush's pause first) */
-	CHECK(*top == 0); /* put back as found */
+	CHECK(*top == addr(r.w->caller)); /* put back: its caller, which it named */
 	/* its caller is the frame the thread entered last: the entry and the exit alone */
-	*top = addr(r.w->caller);
 	CHECK(call(&r) == addr(r.w->frame));
 	REQUIRE(staged_bytes(&r) == P + CALL_CHAIN + E + X);
 	e = staged(&r, P + CALL_CHAIN);
@@ -544,17 +558,17 @@ TEST(no_chain_record_under_the_frame_entered_last)
 	CHECK(e[3] == addr(r.w->caller));
 	CHECK(tag(e[4]) == STAGE_TAG_EXIT);
 	CHECK(*top == addr(r.w->caller));
-	/* another frame on top (one of another stack, a greenlet's): the chain again, and after
-	 * the call none on top, so that the next call from the caller names it again */
+	/* another frame on top (one of another stack, a greenlet's; or none, after a switch of
+	 * the GIL): the chain again, and after the call the caller on top, which the chain made
+	 * the reader's top, so that the next call from it stages no chain */
 	*top = addr(r.w->shim);
 	call(&r);
 	CHECK(staged_bytes(&r) == P + 2 * CALL_CHAIN + E + X);
 	CHECK(staged(&r, P + CALL_CHAIN + E + X)[4] == (addr(r.w->caller_code) | STAGE_CHAIN));
-	CHECK(*top == 0);
+	CHECK(*top == addr(r.w->caller));
 	/* a flush of the same owner keeps it: one for a code object at the entry, before the
 	 * call takes the value to put back */
 	put_str(&r.o->bpf, r.w->name, "leaf", 0x4321);
-	*top = addr(r.w->caller);
 	call(&r);
 	REQUIRE(flush_n == 3);
 	CHECK(flush_log[2][2] == (STAGE_FLUSH_CODE | STAGE_FLUSH_TSTATE));
@@ -571,15 +585,29 @@ TEST(no_chain_record_under_the_frame_entered_last)
 	REQUIRE(staged_bytes(&r) == E + X);
 	CHECK(tag(staged(&r, 0)[0]) == STAGE_TAG_ENTRY && staged(&r, 0)[1] == addr(r.w->frame));
 	CHECK(tag(staged(&r, E)[0]) == STAGE_TAG_EXIT);
-	/* a switch forgets it (it was the other thread's): the chain again */
-	*top = addr(r.w->caller);
+	/* a switch forgets it (it was the other thread's): the chain again, and its caller put
+	 * back, so that the next call of a loop the thread took up again stages none */
 	*(uint32_t *)(r.stage + STAGE_OWNER) = 0;
 	call(&r);
 	REQUIRE(flush_n == 5);
 	CHECK(flush_log[4][2] & STAGE_FLUSH_SWITCH);
 	REQUIRE(staged_bytes(&r) == CALL_CHAIN);
 	CHECK(staged(&r, 0)[4] == (addr(r.w->caller_code) | STAGE_CHAIN));
-	CHECK(*top == 0); /* what the call found, after the switch */
+	CHECK(*top == addr(r.w->caller));
+	call(&r);
+	CHECK(flush_n == 5);
+	CHECK(staged_bytes(&r) == CALL_CHAIN + E + X);
+	/* a generator's frame for a caller, not on top (which the reader may pass over): none is
+	 * put back, so that the next call from it names it in a chain again; on top, it is */
+	r.w->caller[b->frame_owner] = 1;
+	*top = addr(r.w->shim);
+	call(&r);
+	CHECK(*top == 0);
+	call(&r);
+	CHECK(*top == 0);
+	*top = addr(r.w->caller);
+	call(&r);
+	CHECK(*top == addr(r.w->caller));
 	rig_down(&r);
 }
 
@@ -641,6 +669,7 @@ TEST(a_full_buffer_is_flushed)
 	call(&r);
 	REQUIRE(flush_n == 2);
 	*(uint64_t *)(r.stage + STAGE_W) = STAGE_LIMIT - E;
+	*(uint64_t *)(r.stage + STAGE_TOP) = 0; /* (a call with its chain) */
 	call(&r);
 	/* entry and chain take it past the limit (never past the buffer): flushed, then the exit
 	 * starts the next batch */

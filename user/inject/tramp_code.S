@@ -436,6 +436,7 @@ tramp_batch:
 	mov $STAGE_ENTRY_BYTES, %r9d
 17:	mov %rsi, 24(%r11)
 	mov %r12, 16(%r11)
+	mov %r8, %r13			/* (whether the caller is a generator's frame) */
 	mov %rbx, %r8
 	/* 3.11+: a frame of a generator function that only makes the generator */
 	mov b_owner_off(%rip), %eax
@@ -459,13 +460,23 @@ tramp_batch:
 	mov %rdx, (%r11)
 	add %r9, %rcx
 	mov %rcx, STAGE_W(%r10)		/* the records are whole before they count */
-	/* what its return makes the top again: the frame found there if that is the caller;
-	 * if not (another frame was entered last: one of another stack, a greenlet's; or none
-	 * is known), none, so that the next call from the caller names it in a chain */
+	/* what its return makes the top again: the caller, which the reader then has on top
+	 * (found there, or named by the chain staged). Not the top found whatever the caller:
+	 * after a switch of the GIL that is 0 until the frame that runs returns, and each call of
+	 * a loop in a thread that took the GIL back would stage a chain (more than half the calls
+	 * of a thread's loop, 50-100 ns each). None (the next call from the caller names it in a
+	 * chain) where the reader may not have put the caller on top: a generator's frame, which
+	 * it may pass over (profile/stacks.c), or a chain whose caller's code is not known */
 	mov STAGE_TOP(%r10), %r11	/* (.Lafter keeps r11) */
 	cmp %rsi, %r11
 	je 19f
+	mov %r13, %r11
+	and $-16, %r11
+	jz 19f
 	xor %r11d, %r11d
+	test $STAGE_CHAIN_GEN0, %r13d
+	jnz 19f
+	mov %rsi, %r11
 19:	mov %rbx, STAGE_TOP(%r10)
 	call .Lafter
 	/* r10: the frame if it is a generator's or coroutine's own (3.12+), else 0 */
