@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "inject/hold_guard.h"
@@ -61,8 +62,17 @@ static void *load_ahead(void *arg)
 
 void hold_guard__preload(void)
 {
-	if (!ahead.started && !ahead.g)
-		ahead.started = !pthread_create(&ahead.thread, NULL, load_ahead, NULL);
+	int fd;
+
+	if (ahead.started || ahead.g)
+		return;
+	/* libbpf's one-time look at the kernel (whether maps count against RLIMIT_MEMLOCK) is
+	 * made here, by a map of its own, before a second thread loads: made by two threads at
+	 * once, it can take the kernel for an old one and warn that it cannot raise the limit */
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL);
+	if (fd >= 0)
+		close(fd);
+	ahead.started = !pthread_create(&ahead.thread, NULL, load_ahead, NULL);
 }
 
 /* The guard loaded ahead, once its thread is done: 0 and *out, -errno, or -ENOENT (none). */
