@@ -7,7 +7,8 @@
 #ifndef __PYUPROF_HOOK_WATCH_BPF_H
 #define __PYUPROF_HOOK_WATCH_BPF_H
 
-const volatile __u64 hook_value = 0; /* the trampoline, or &_PyEval_EvalFrameDefault (3.11+) */
+/* the trampoline, or &_PyEval_EvalFrameDefault (3.11+): set with targ_tgid */
+__u64 hook_value = 0;
 
 /* How long an interpreter's eval_frame, once found switched, is not read again at entries */
 #define HOOK_CHECK_NS 1000000ULL

@@ -41,8 +41,9 @@ const volatile __u32 getitem_frame_reg = 0, init_frame_reg = 0;
 const volatile __u32 entry_shim = 0;
 /* the return probe is the trampoline head's: the frame that returns is at the stack pointer */
 const volatile __u32 return_frame_at_sp = 0;
-/* glibc's stackblock in the thread block (the stack guard's count: the thread's stack size) */
-const volatile __u32 stack_blk_off = 0;
+/* glibc's stackblock in the thread block (the stack guard's count: the thread's stack size);
+ * set after the load, with the process (probes__aim) */
+__u32 stack_blk_off = 0;
 /* bench only (PYUPROF_BENCH_COUNT_ONLY): every probe only counts, the floor of its placement */
 const volatile __u32 count_only = 0;
 __u64 count_only_hits = 0;

@@ -8,7 +8,10 @@
 #ifndef __PYUPROF_STAGE_BPF_H
 #define __PYUPROF_STAGE_BPF_H
 
-const volatile __u64 stage_addr = 0; /* the staging area in the target; 0: no batch mode */
+/* the batch mode (its parts left out of the verification otherwise), and the staging area in
+ * the target (set with targ_tgid; 0 until then) */
+const volatile __u32 batch_mode = 0;
+__u64 stage_addr = 0;
 
 /*
  * Where the records not yet copied start (the trampoline's count, STAGE_W, is theirs: it only
@@ -234,7 +237,7 @@ __noinline int stage_drain(__u32 tid, int can_wait)
 	bool mine;
 	__u64 w = 0;
 
-	if (!stage_addr || stage_closed)
+	if (!batch_mode || !stage_addr || stage_closed)
 		return 0;
 	mine = tid == stage_owner && stage_unsent(&w);
 	if (can_wait && !stage_room(mine ? w - stage_r : 0) &&
@@ -308,7 +311,7 @@ static __noinline int stage_flush(struct pt_regs *ctx)
 	__u64 frame = ctx->r8, now = bpf_ktime_get_ns();
 	__u32 tid = current_tid(), owner = stage_owner ? stage_owner : tid;
 
-	if (!tid || !stage_addr || stage_closed)
+	if (!batch_mode || !tid || !stage_addr || stage_closed)
 		return 0;
 	stage_check_key(tid, now);
 	if (w > STAGE_BUF_BYTES)

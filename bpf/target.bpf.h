@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * What every part of the BPF side shares: the target's identity and layout (set by user space
- * before load), the counters user space reads, the ring buffer, and how the target is read.
+ * What every part of the BPF side shares: the target's identity (set by user space before
+ * anything is attached) and layout (before the load), the counters user space reads, the ring buffer, and how the target is read.
  * Included once, by pyuprof.bpf.c, like the other *.bpf.h parts: they define the object's maps
  * and globals, so the skeleton sees one program.
  */
@@ -9,7 +9,10 @@
 #define __PYUPROF_TARGET_BPF_H
 
 const volatile struct py_offsets off = {};
-const volatile __u32 targ_tgid = 0; /* as pyuprof sees it: in its own PID namespace */
+/* as pyuprof sees it: in its own PID namespace. Set after the load, before anything is attached
+ * (0 until then: no thread's), so that the object can load before the target is known or
+ * stopped, or for the next process (probes.h: probes__aim) */
+__u32 targ_tgid = 0;
 /* pyuprof's PID namespace (nsfs device and inode) when it is not the initial one, else 0 */
 const volatile __u64 pidns_dev = 0, pidns_ino = 0;
 const volatile __u32 cpu_clock = 0; /* --clock cpu: events carry the thread's CPU time */

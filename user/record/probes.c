@@ -49,7 +49,9 @@ struct probes {
 	bool multi;	     /* loaded for uprobe_multi links */
 	/* what it was loaded for (probes__attach may have to load it again) */
 	enum exits exits;
-	uint64_t stage, hook_value;
+	uint64_t stage, hook_value; /* and what it was aimed at (probes__aim) */
+	uint32_t stack_blk_off;
+	pid_t pid;
 	unsigned ringbuf_mb;
 	bool warm_ring;
 	struct bpf_link **links; /* otherwise one per probe, in attach order */
@@ -301,9 +303,28 @@ static void say_verified(struct bpf_object *obj)
 	dlog_step("BPF object loaded; instructions the verifier went through: %s", line);
 }
 
+/* The process the loaded object records, and its addresses (bss: set after the load). */
+static void aim(struct probes *tr)
+{
+	tr->skel->bss->targ_tgid = (__u32)tr->pid;
+	tr->skel->bss->stage_addr = tr->exits == EXITS_BATCH ? tr->stage : 0;
+	tr->skel->bss->hook_value = tr->hook_value;
+	tr->skel->bss->stack_blk_off = tr->stack_blk_off;
+}
+
+void probes__aim(struct probes *tr, pid_t pid, uint64_t stage, uint64_t hook_value,
+		 bool thread_blocks)
+{
+	tr->pid = pid;
+	tr->stack_blk_off = thread_blocks ? thread_block__own()->stack_off : 0;
+	tr->stage = stage;
+	tr->hook_value = hook_value;
+	aim(tr);
+}
+
 /* Opens, configures and loads the skeleton; multi: for uprobe_multi links. */
-static int load(struct probes *tr, const struct py_target *t, enum exits exits, uint64_t stage,
-		uint64_t hook_value, unsigned ringbuf_mb, bool multi)
+static int load(struct probes *tr, const struct py_target *t, enum exits exits,
+		unsigned ringbuf_mb, bool multi)
 {
 	struct pyuprof_bpf *skel = tr->skel = pyuprof_bpf__open();
 	int err;
@@ -311,9 +332,7 @@ static int load(struct probes *tr, const struct py_target *t, enum exits exits, 
 	if (!skel)
 		return -errno ? -errno : -ENOMEM;
 	skel->rodata->off = t->offsets->bpf;
-	skel->rodata->targ_tgid = (__u32)t->pid;
 	pidns_of_self(&skel->rodata->pidns_dev, &skel->rodata->pidns_ino);
-	skel->rodata->hook_value = hook_value;
 	skel->rodata->ob_type_off = t->offsets->PyObject_ob_type;
 	skel->rodata->tp_name_off = t->offsets->PyTypeObject_tp_name;
 	skel->rodata->spec_cache_init_off = t->offsets->PyHeapTypeObject_spec_cache_init;
@@ -331,11 +350,10 @@ static int load(struct probes *tr, const struct py_target *t, enum exits exits, 
 	/* the shadow of activations is popped at their returns, which USDT does not give */
 	skel->rodata->use_shadow = exits != EXITS_USDT && exits != EXITS_BATCH;
 	/* batch: (its calls are not in the shadow: it would be stale for the others) */
-	skel->rodata->stage_addr = exits == EXITS_BATCH ? stage : 0;
+	skel->rodata->batch_mode = exits == EXITS_BATCH;
 	skel->rodata->key_off = exits == EXITS_BATCH ? thread_block__own()->tid_off : 0;
 	/* the head keeps the frame that returns where its return probe reads it */
 	skel->rodata->return_frame_at_sp = exits == EXITS_BATCH || exits == EXITS_TRAMPOLINE;
-	skel->rodata->stack_blk_off = t->thread_blocks ? thread_block__own()->stack_off : 0;
 	bpf_program__set_autoload(skel->progs.stage_at_exit, exits == EXITS_BATCH);
 	bpf_program__set_autoload(skel->progs.stage_at_exec, exits == EXITS_BATCH);
 	/* a kernel without SYSCALL programs (before 5.14) records with its ring unwarmed; make
@@ -360,6 +378,8 @@ static int load(struct probes *tr, const struct py_target *t, enum exits exits, 
 		err = pyuprof_bpf__load(skel);
 	if (!err)
 		say_verified(skel->obj);
+	if (!err) /* (a load again: what it was aimed at) */
+		aim(tr);
 	if (err) {
 		pyuprof_bpf__destroy(skel);
 		tr->skel = NULL;
@@ -403,9 +423,8 @@ static int open_ring(struct probes *tr)
 	return 0;
 }
 
-int probes__load(struct probes **out, const struct py_target *t, enum exits exits, uint64_t stage,
-		 uint64_t hook_value, unsigned ringbuf_mb, bool warm_ring,
-		 ring_buffer_sample_fn handler, void *ctx)
+int probes__load(struct probes **out, const struct py_target *t, enum exits exits,
+		 unsigned ringbuf_mb, bool warm_ring, ring_buffer_sample_fn handler, void *ctx)
 {
 	struct probes *tr = calloc(1, sizeof(*tr));
 	int err;
@@ -415,14 +434,12 @@ int probes__load(struct probes **out, const struct py_target *t, enum exits exit
 	for (int s = 0; s < NSETS; s++)
 		tr->multi_fd[s] = -1;
 	tr->exits = exits;
-	tr->stage = stage;
-	tr->hook_value = hook_value;
 	tr->ringbuf_mb = ringbuf_mb;
 	tr->warm_ring = warm_ring;
 	tr->handler = handler;
 	tr->handler_ctx = ctx;
 	tr->multi = !getenv("PYUPROF_NO_UPROBE_MULTI");
-	err = load(tr, t, exits, stage, hook_value, ringbuf_mb, tr->multi);
+	err = load(tr, t, exits, ringbuf_mb, tr->multi);
 	if (!err && tr->multi && !uprobe_multi__supported(bpf_program__fd(tr->skel->progs.on_probe))) {
 		dlog("this kernel makes no uprobe_multi link: one link per probe");
 		pyuprof_bpf__destroy(tr->skel);
@@ -434,7 +451,7 @@ int probes__load(struct probes **out, const struct py_target *t, enum exits exit
 			dlog("cannot load for uprobe_multi links (%s): one link per probe",
 			     log__errstr(err));
 		tr->multi = false;
-		err = load(tr, t, exits, stage, hook_value, ringbuf_mb, false);
+		err = load(tr, t, exits, ringbuf_mb, false);
 	}
 	if (!err)
 		err = open_ring(tr);
@@ -468,7 +485,7 @@ int probes__attach(struct probes *tr, const struct py_target *t, const char *tra
 		tr->skel = NULL;
 		tr->multi = false;
 		tr->warm_ring = false; /* (the stop would wait for it) */
-		err = load(tr, t, tr->exits, tr->stage, tr->hook_value, tr->ringbuf_mb, false);
+		err = load(tr, t, tr->exits, tr->ringbuf_mb, false);
 		if (!err)
 			err = open_ring(tr);
 		if (err)

@@ -30,16 +30,21 @@ int exits__parse(const char *s);
 #define NSETS 3 /* probe sets, one link each: trampoline, interpreter object, uretprobe */
 
 /*
- * Loads the BPF side for t, returns as exits says (not AUTO); stage is its staging area
- * (EXITS_BATCH), hook_value what the hook is kept at. Reads nothing of the target's, so it needs
- * no stop: an attach loads with the target running (the verifier takes a few hundred ms).
- * warm_ring: the ring buffer's pages are written once first (bpf/ring_warm.bpf.h: tens of ms,
- * and the first 16 MiB of records then cost less on a host that shadows page tables).
- * Returns 0 or -errno (reported by the caller).
+ * Loads the BPF side for t's interpreter (its layout and sites), returns as exits says (not
+ * AUTO). Reads nothing of the target's and needs nothing placed in it, so it needs no stop: an
+ * attach loads with the target running, even before its trampoline is placed (the verifier
+ * takes ~100 ms). warm_ring: the ring buffer's pages are written once first
+ * (bpf/ring_warm.bpf.h: tens of ms, and the first 16 MiB of records then cost less on a host
+ * that shadows page tables). Nothing is recorded until probes__aim. Returns 0 or -errno
+ * (reported by the caller).
  */
-int probes__load(struct probes **out, const struct py_target *t, enum exits exits, uint64_t stage,
-		 uint64_t hook_value, unsigned ringbuf_mb, bool warm_ring,
-		 ring_buffer_sample_fn handler, void *ctx);
+int probes__load(struct probes **out, const struct py_target *t, enum exits exits,
+		 unsigned ringbuf_mb, bool warm_ring, ring_buffer_sample_fn handler, void *ctx);
+/* Aims tr at process pid: stage its staging area (EXITS_BATCH), hook_value what the hook is
+ * kept at, thread_blocks whether its threads' blocks are glibc's as pyuprof's (the stack
+ * guard's sizes). Before probes__attach. */
+void probes__aim(struct probes *tr, pid_t pid, uint64_t stage, uint64_t hook_value,
+		 bool thread_blocks);
 /* Attaches tr's probes to t; tramp_path is the trampoline's file (EXITS_TRAMPOLINE,
  * EXITS_BATCH). Returns 0, or -errno: then tr is only fit for probes__free. */
 int probes__attach(struct probes *tr, const struct py_target *t, const char *tramp_path);

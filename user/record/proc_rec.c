@@ -7,6 +7,7 @@
  * (3.11+).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,25 +310,33 @@ int proc_rec__place(struct proc_rec *pr, enum rec_start how, char *why, size_t w
 	return 0;
 }
 
+/* A load, in the calling thread or one of its own (proc_rec__load_ahead). It reads only its
+ * copy of the target (the holding thread may go on with pr meanwhile). */
 struct load_job {
-	struct proc_rec *pr; /* only read (the holding thread may read it meanwhile too) */
+	struct py_target target; /* (a shallow copy: what it points to lives as long as pr's) */
+	enum exits exits;
+	pid_t pid;
+	bool warm_ring;
+	ring_buffer_sample_fn handler;
+	struct recorder *rec;
 	unsigned ringbuf_mb;
 	struct probes *tr;
 	char why[256];
 	const char *until; /* tests: PYUPROF_TEST_LOAD_UNTIL, and whether it was there already */
 	bool before;
+	pthread_t thread; /* a load ahead's, until it is joined */
+	int err;
 };
 
 static int load_job_run(void *p)
 {
 	struct load_job *job = p;
-	struct proc_rec *pr = job->pr;
 	const char *until = job->until;
 	int err;
 
 	/* a followed child waits at its birth for its load: not for the warming too */
-	err = probes__load(&job->tr, &pr->target, pr->exits, pr->tramp.stage, pr->hooks.value,
-			   job->ringbuf_mb, !pr->parent, recorder__handle, &pr->rec);
+	err = probes__load(&job->tr, &job->target, job->exits, job->ringbuf_mb, job->warm_ring,
+			   job->handler, job->rec);
 	if (err)
 		snprintf(job->why, sizeof(job->why), "cannot load its probes: %s",
 			 log__errstr(err));
@@ -335,40 +344,116 @@ static int load_job_run(void *p)
 	if (until) {
 		for (int i = 0; i < 2000 && access(until, F_OK); i++)
 			usleep(10000);
-		dlog("pid %d: test: %s %s", pr->pid, until,
+		dlog("pid %d: test: %s %s", job->pid, until,
 		     job->before ? "was there before the load"
 			    : access(until, F_OK) ? "did not appear during the load"
 						  : "appeared during the load");
 	}
-	return err;
+	return job->err = err;
+}
+
+static void *load_job_thread(void *p)
+{
+	load_job_run(p);
+	return NULL;
+}
+
+/* held: the process is held while it loads (a load ahead: it will be, as an attach's) */
+static struct load_job *load_job_new(struct proc_rec *pr, unsigned ringbuf_mb, bool held)
+{
+	struct load_job *job = calloc(1, sizeof(*job));
+
+	if (!job)
+		return NULL;
+	job->target = pr->target;
+	job->exits = pr->exits;
+	job->pid = pr->pid;
+	job->warm_ring = !pr->parent;
+	job->handler = recorder__handle;
+	job->rec = &pr->rec;
+	job->ringbuf_mb = ringbuf_mb;
+	if (held) {
+		job->until = getenv("PYUPROF_TEST_LOAD_UNTIL");
+		/* (before the line tests wait for) */
+		job->before = job->until && !access(job->until, F_OK);
+	}
+	return job;
+}
+
+void proc_rec__load_ahead(struct proc_rec *pr, unsigned ringbuf_mb)
+{
+	struct load_job *job;
+
+	if (pr->ahead || pr->tr || !(job = load_job_new(pr, ringbuf_mb, true)))
+		return;
+	if (pthread_create(&job->thread, NULL, load_job_thread, job)) {
+		free(job);
+		return;
+	}
+	dlog("pid %d: loading the BPF side ahead, for %s exits", pr->pid, exits__name(pr->exits));
+	pr->ahead = job;
+}
+
+/* Waits for a load ahead to be done (ptrace_hold__serve_during's job: the hold is served). */
+static int join_ahead(void *p)
+{
+	struct load_job *job = p;
+
+	pthread_join(job->thread, NULL);
+	return job->err;
+}
+
+void proc_rec__drop_ahead(struct proc_rec *pr)
+{
+	if (!pr->ahead)
+		return;
+	join_ahead(pr->ahead);
+	probes__free(pr->ahead->tr);
+	free(pr->ahead);
+	pr->ahead = NULL;
 }
 
 int proc_rec__load(struct proc_rec *pr, unsigned ringbuf_mb, char *why, size_t why_len)
 {
-	struct load_job job = { .pr = pr, .ringbuf_mb = ringbuf_mb };
+	struct load_job *job = pr->ahead;
 	int err;
 
+	/* a load ahead for other exits (the page could not be placed: proc_rec__place fell back)
+	 * is of no use */
+	if (job && job->exits != pr->exits) {
+		dlog("pid %d: the BPF side loaded ahead was for %s exits: again, for %s", pr->pid,
+		     exits__name(job->exits), exits__name(pr->exits));
+		proc_rec__drop_ahead(pr);
+		job = NULL;
+	}
+	pr->ahead = NULL;
+	if (!job && !(job = load_job_new(pr, ringbuf_mb, pr->rec.held)))
+		return -ENOMEM;
 	/* held (attached, followed): the hold is served meanwhile, so that no thread of any held
-	 * process waits on it (the verifier takes a few hundred ms) */
+	 * process waits on it (the verifier takes ~100 ms) */
 	if (pr->rec.held) {
-		job.until = getenv("PYUPROF_TEST_LOAD_UNTIL");
-		job.before = job.until && !access(job.until, F_OK); /* (before the line tests wait for) */
-		dlog("pid %d: loading the BPF side, the held processes served meanwhile", pr->pid);
-		err = ptrace_hold__serve_during(pr->rec.held, load_job_run, &job);
+		dlog("pid %d: %s the BPF side, the held processes served meanwhile", pr->pid,
+		     job->thread ? "waiting for" : "loading");
+		err = ptrace_hold__serve_during(pr->rec.held, job->thread ? join_ahead : load_job_run,
+						job);
 	} else {
-		err = load_job_run(&job);
+		err = job->thread ? join_ahead(job) : load_job_run(job);
 	}
 	/* (a process that went meanwhile was reaped: its pid may be another's by now) */
 	if (!err && pr->rec.held && !ptrace_hold__holds(pr->rec.held, pr->pid)) {
-		snprintf(job.why, sizeof(job.why), "it ended as its probes loaded");
+		snprintf(job->why, sizeof(job->why), "it ended as its probes loaded");
 		err = -ESRCH;
 	}
 	if (err) {
-		probes__free(job.tr);
-		snprintf(why, why_len, "%s", job.why[0] ? job.why : strerror(-err));
+		probes__free(job->tr);
+		snprintf(why, why_len, "%s", job->why[0] ? job->why : strerror(-err));
+		free(job);
 		return err;
 	}
-	pr->tr = job.tr; /* (here: the holding thread reads it, on_request) */
+	/* (here: the holding thread reads it, on_request) */
+	pr->tr = job->tr;
+	free(job);
+	probes__aim(pr->tr, pr->pid, pr->tramp.stage, pr->hooks.value, pr->target.thread_blocks);
 	dlog_step("pid %d: BPF side loaded", pr->pid);
 	return 0;
 }
@@ -595,6 +680,7 @@ void proc_rec__free(struct proc_rec *pr)
 {
 	if (!pr)
 		return;
+	proc_rec__drop_ahead(pr);
 	proc_rec__end(pr, 0);
 	forget_image(pr);
 	profile__free(pr->rec.prof);

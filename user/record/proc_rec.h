@@ -52,6 +52,7 @@ struct proc_rec {
 	char version[32];	     /* of the last interpreter recorded, "" if none */
 	bool gone;		     /* exited: nothing to restore */
 	char *written;		     /* the profile written for it alone, if any */
+	struct load_job *ahead;	     /* its BPF side loading ahead (proc_rec__load_ahead) */
 };
 
 /* A process not yet recorded; held is the shared ptrace hold. NULL on ENOMEM. */
@@ -77,6 +78,12 @@ int proc_rec__choose(struct proc_rec *pr, char *why, size_t why_len);
 bool proc_rec__places_page(const struct proc_rec *pr);
 int proc_rec__place(struct proc_rec *pr, enum rec_start how, char *why, size_t why_len);
 int proc_rec__load(struct proc_rec *pr, unsigned ringbuf_mb, char *why, size_t why_len);
+/* The load begun early, in a thread of its own, once the exits are chosen: proc_rec__load then
+ * takes it (an attach's: while the target is seized and its page placed). Nothing if it cannot
+ * start (proc_rec__load loads then). */
+void proc_rec__load_ahead(struct proc_rec *pr, unsigned ringbuf_mb);
+/* Ends a load ahead that proc_rec__load did not take (pr is not recorded after all). */
+void proc_rec__drop_ahead(struct proc_rec *pr);
 int proc_rec__arm(struct proc_rec *pr, enum rec_start how, uint64_t now_ns, char *why,
 		  size_t why_len);
 int proc_rec__start(struct proc_rec *pr, enum rec_start how, unsigned ringbuf_mb, uint64_t now_ns,

@@ -528,6 +528,8 @@ int session__start(struct session *s)
 			elog("cannot record pid %d: %s", s->pid, why);
 			return err;
 		}
+		/* the verifier's ~100 ms while it is seized and its page placed */
+		proc_rec__load_ahead(pr, env.ringbuf_mb);
 		err = ptrace_hold__seize(&s->held, s->pid, &cfg);
 		if (err) {
 			elog("cannot stop pid %d: %s%s", s->pid, strerror(-err),
