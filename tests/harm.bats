@@ -526,7 +526,7 @@ print("ticks", n > 0)
 	start_bg rec.out rec.err env PYUPROF_TEST_LOAD_UNTIL="$PWD/signalled" \
 		"$PYUPROF" record -p "$TARGET" -d 0.5 -o out.prof --debug "$@"
 	local rec=$BG_PID
-	wait_for_line rec.err "pid $TARGET: loading the BPF side" 30 "$rec"
+	wait_for_line rec.err "pid $TARGET: .* the BPF side, the held processes served meanwhile" 30 "$rec"
 	kill -USR1 "$TARGET"
 	wait_exit "$rec" 60
 	[[ $EXIT_STATUS == 0 ]] || { grep -v libbpf rec.err; return 1; }
@@ -585,7 +585,7 @@ print("new program done", flush=True)
 	start_bg rec.out rec.err env PYUPROF_TEST_LOAD_UNTIL="$PWD/leaving" \
 		"$PYUPROF" record -p "$TARGET" -o out.prof --debug
 	local rec=$BG_PID what
-	wait_for_line rec.err "pid $TARGET: loading the BPF side" 30 "$rec"
+	wait_for_line rec.err "pid $TARGET: .* the BPF side, the held processes served meanwhile" 30 "$rec"
 	touch go
 	if [[ $how == exit ]]; then
 		poll_until 30 not_running "$TARGET"
@@ -597,8 +597,10 @@ print("new program done", flush=True)
 	touch leaving
 	wait_exit "$rec" 60
 	((EXIT_STATUS != 0)) || { grep -v libbpf rec.err; return 1; }
+	# (the last line but --debug's steps, "+N ms: ...")
 	grep -Eqx "pyuprof: cannot record pid $TARGET: it $what as its probes loaded: nothing recorded" \
-		<<<"$(tail -n 1 rec.err)" || { grep -v libbpf rec.err; return 1; }
+		<<<"$(grep -v '^pyuprof: +[0-9.]* ms: ' rec.err | tail -n 1)" ||
+		{ grep -v libbpf rec.err; return 1; }
 	! grep -q 'cannot read back' rec.err || { grep -v libbpf rec.err; return 1; }
 	[[ ! -e out.prof ]] || return 1
 	if [[ $how == exit ]]; then
