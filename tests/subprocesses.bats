@@ -360,3 +360,36 @@ through_shell() {
 	[[ $stderr == "pyuprof: no Python calls were recorded; nothing written" ]]
 	[[ ! -e ours.prof ]]
 }
+
+# Following, the next child's BPF side is loaded while the processes run (a spare): a child born
+# later takes it, held at its birth only while its probes are attached, and is recorded exactly.
+@test "subprocesses: a child takes the BPF side loaded for it while its parent ran (Debian 3.11)" {
+	require_py deb3.11
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	run -0 --separate-stderr "$PYUPROF" record --subprocesses --top 0 --debug -o out.prof \
+		-- "$PY" -c '
+import os, time
+def tick(n):
+    return n + 1
+time.sleep(1)
+for _ in range(2):
+    pid = os.fork()
+    if pid == 0:
+        n = 0
+        for _ in range(100):
+            n = tick(n)
+        os._exit(0 if n == 100 else 1)
+    _, st = os.waitpid(pid, 0)
+    print("child", pid, st, flush=True)
+    time.sleep(1)
+'
+	local child
+	for child in $(sed -n 's/^child \([0-9]*\) 0$/\1/p' <<<"$output"); do
+		grep -q "pid $child: the spare BPF side loaded for its interpreter taken" <<<"$stderr" ||
+			{ grep -v libbpf <<<"$stderr"; return 1; }
+		[[ $(python3 "$TOOLS/pstats_field.py" "out.$child.prof" tick ncalls) == 100 ]] ||
+			return 1
+	done
+	[[ $(grep -c '^child [0-9]* 0$' <<<"$output") == 2 ]]
+}

@@ -312,6 +312,21 @@ static void aim(struct probes *tr)
 	tr->skel->bss->stack_blk_off = tr->stack_blk_off;
 }
 
+bool probes__fits(const struct py_target *a, enum exits ea, const struct py_target *b,
+		  enum exits eb)
+{
+	/* what load() builds into the object: the layout, the build's sites and version */
+	return ea == eb && a->offsets == b->offsets && a->major == b->major &&
+	       a->minor == b->minor && a->inline_getitem_reg == b->inline_getitem_reg &&
+	       roles_of(a, ea) == roles_of(b, eb);
+}
+
+void probes__handle_with(struct probes *tr, ring_buffer_sample_fn handler, void *ctx)
+{
+	tr->handler = handler;
+	tr->handler_ctx = ctx;
+}
+
 void probes__aim(struct probes *tr, pid_t pid, uint64_t stage, uint64_t hook_value,
 		 bool thread_blocks)
 {

@@ -45,6 +45,12 @@ int probes__load(struct probes **out, const struct py_target *t, enum exits exit
  * guard's sizes). Before probes__attach. */
 void probes__aim(struct probes *tr, pid_t pid, uint64_t stage, uint64_t hook_value,
 		 bool thread_blocks);
+/* Whether an object loaded for a with exits ea serves b with exits eb (the same one would be
+ * built: the same layout, sites and probes). */
+bool probes__fits(const struct py_target *a, enum exits ea, const struct py_target *b,
+		  enum exits eb);
+/* Who handles tr's records from now on (an object loaded as a spare, once taken). */
+void probes__handle_with(struct probes *tr, ring_buffer_sample_fn handler, void *ctx);
 /* Attaches tr's probes to t; tramp_path is the trampoline's file (EXITS_TRAMPOLINE,
  * EXITS_BATCH). Returns 0, or -errno: then tr is only fit for probes__free. */
 int probes__attach(struct probes *tr, const struct py_target *t, const char *tramp_path);

@@ -313,7 +313,7 @@ int proc_rec__place(struct proc_rec *pr, enum rec_start how, char *why, size_t w
 /* A load, in the calling thread or one of its own (proc_rec__load_ahead). It reads only its
  * copy of the target (the holding thread may go on with pr meanwhile). */
 struct load_job {
-	struct py_target target; /* (a shallow copy: what it points to lives as long as pr's) */
+	struct py_target target; /* a copy of what the load reads (load_job_new) */
 	enum exits exits;
 	pid_t pid;
 	bool warm_ring;
@@ -359,13 +359,49 @@ static void *load_job_thread(void *p)
 }
 
 /* held: the process is held while it loads (a load ahead: it will be, as an attach's) */
+static uint64_t *dup_offsets(const uint64_t *v, int n, bool *failed)
+{
+	uint64_t *d;
+
+	if (n <= 0 || !v)
+		return NULL;
+	d = malloc((size_t)n * sizeof(*d));
+	if (!d) {
+		*failed = true;
+		return NULL;
+	}
+	return memcpy(d, v, (size_t)n * sizeof(*d));
+}
+
+static void load_job_free(struct load_job *job)
+{
+	if (!job)
+		return;
+	free(job->target.ret_offsets);
+	free(job->target.setter_ret_offsets);
+	free(job->target.perf_ret_offsets);
+	free(job);
+}
+
 static struct load_job *load_job_new(struct proc_rec *pr, unsigned ringbuf_mb, bool held)
 {
 	struct load_job *job = calloc(1, sizeof(*job));
+	struct py_target *t;
+	bool failed = false;
 
 	if (!job)
 		return NULL;
-	job->target = pr->target;
+	/* its own copy of what the load reads of the target (a spare outlives its model's) */
+	t = &job->target;
+	*t = pr->target;
+	memset(&t->paths, 0, sizeof(t->paths));
+	t->ret_offsets = dup_offsets(pr->target.ret_offsets, t->nret, &failed);
+	t->setter_ret_offsets = dup_offsets(pr->target.setter_ret_offsets, t->nsetter_ret, &failed);
+	t->perf_ret_offsets = dup_offsets(pr->target.perf_ret_offsets, t->nperf_ret, &failed);
+	if (failed) {
+		load_job_free(job);
+		return NULL;
+	}
 	job->exits = pr->exits;
 	job->pid = pr->pid;
 	job->warm_ring = !pr->parent;
@@ -387,7 +423,7 @@ void proc_rec__load_ahead(struct proc_rec *pr, unsigned ringbuf_mb)
 	if (pr->ahead || pr->tr || !(job = load_job_new(pr, ringbuf_mb, true)))
 		return;
 	if (pthread_create(&job->thread, NULL, load_job_thread, job)) {
-		free(job);
+		load_job_free(job);
 		return;
 	}
 	dlog("pid %d: loading the BPF side ahead, for %s exits", pr->pid, exits__name(pr->exits));
@@ -403,13 +439,51 @@ static int join_ahead(void *p)
 	return job->err;
 }
 
+struct load_job *proc_rec__spare(struct proc_rec *model, unsigned ringbuf_mb)
+{
+	struct load_job *job;
+
+	/* tests that make a child's own load last (PYUPROF_TEST_LOAD_UNTIL) want that load */
+	if (getenv("PYUPROF_TEST_LOAD_UNTIL") || !(job = load_job_new(model, ringbuf_mb, false)))
+		return NULL;
+	job->rec = NULL; /* (whose, once taken) */
+	job->warm_ring = true; /* (nobody waits for it) */
+	job->pid = 0;
+	if (pthread_create(&job->thread, NULL, load_job_thread, job)) {
+		load_job_free(job);
+		return NULL;
+	}
+	dlog("loading a spare BPF side for the next process of Python %s", model->target.version);
+	return job;
+}
+
+void proc_rec__spare_free(struct load_job *spare)
+{
+	if (!spare)
+		return;
+	join_ahead(spare);
+	probes__free(spare->tr);
+	load_job_free(spare);
+}
+
+/* pr takes the spare if it was loaded for its interpreter and exits (then *spare is NULL). */
+static void take_spare(struct proc_rec *pr, struct load_job **spare)
+{
+	if (!spare || !*spare || pr->ahead || pr->tr ||
+	    !probes__fits(&(*spare)->target, (*spare)->exits, &pr->target, pr->exits))
+		return;
+	pr->ahead = *spare;
+	*spare = NULL;
+	dlog("pid %d: the spare BPF side loaded for its interpreter taken", pr->pid);
+}
+
 void proc_rec__drop_ahead(struct proc_rec *pr)
 {
 	if (!pr->ahead)
 		return;
 	join_ahead(pr->ahead);
 	probes__free(pr->ahead->tr);
-	free(pr->ahead);
+	load_job_free(pr->ahead);
 	pr->ahead = NULL;
 }
 
@@ -447,13 +521,16 @@ int proc_rec__load(struct proc_rec *pr, unsigned ringbuf_mb, char *why, size_t w
 	if (err) {
 		probes__free(job->tr);
 		snprintf(why, why_len, "%s", job->why[0] ? job->why : strerror(-err));
-		free(job);
+		load_job_free(job);
 		return err;
 	}
 	/* (here: the holding thread reads it, on_request) */
 	pr->tr = job->tr;
-	free(job);
-	probes__aim(pr->tr, pr->pid, pr->tramp.stage, pr->hooks.value, pr->target.thread_blocks);
+	if (!job->rec) /* a spare's: its records are pr's */
+		probes__handle_with(pr->tr, recorder__handle, &pr->rec);
+	load_job_free(job);
+	probes__aim(pr->tr, pr->pid, pr->tramp.stage, pr->hooks.value,
+		    pr->target.thread_blocks);
 	dlog_step("pid %d: BPF side loaded", pr->pid);
 	return 0;
 }
@@ -512,10 +589,13 @@ int proc_rec__arm(struct proc_rec *pr, enum rec_start how, uint64_t now_ns, char
 	return err;
 }
 
-int proc_rec__start(struct proc_rec *pr, enum rec_start how, unsigned ringbuf_mb, uint64_t now_ns,
-		    char *why, size_t why_len)
+int proc_rec__start(struct proc_rec *pr, enum rec_start how, unsigned ringbuf_mb,
+		    struct load_job **spare, uint64_t now_ns, char *why, size_t why_len)
 {
 	int err = proc_rec__choose(pr, why, why_len);
+
+	if (!err)
+		take_spare(pr, spare);
 
 	if (!err)
 		err = proc_rec__place(pr, how, why, why_len);

@@ -86,8 +86,18 @@ void proc_rec__load_ahead(struct proc_rec *pr, unsigned ringbuf_mb);
 void proc_rec__drop_ahead(struct proc_rec *pr);
 int proc_rec__arm(struct proc_rec *pr, enum rec_start how, uint64_t now_ns, char *why,
 		  size_t why_len);
-int proc_rec__start(struct proc_rec *pr, enum rec_start how, unsigned ringbuf_mb, uint64_t now_ns,
-		    char *why, size_t why_len);
+/* spare: a load begun for another process (proc_rec__spare), taken if it fits pr's interpreter
+ * and exits (*spare is NULL then); NULL for none. */
+int proc_rec__start(struct proc_rec *pr, enum rec_start how, unsigned ringbuf_mb,
+		    struct load_job **spare, uint64_t now_ns, char *why, size_t why_len);
+/*
+ * Following: a load begun now, in a thread of its own, for the next process of model's
+ * interpreter and exits (a child forked or started again from the same binary), so that the
+ * child, held stopped from its birth until its probes are in place, waits for no verifier.
+ * NULL if it cannot start. Freed (after its thread) by proc_rec__spare_free.
+ */
+struct load_job *proc_rec__spare(struct proc_rec *model, unsigned ringbuf_mb);
+void proc_rec__spare_free(struct load_job *spare);
 /* The thread that asked stands (or pr is stopped): a thread's key did not check out at its
  * flush (recorder.key_bad), so every call goes to the per-call probes from now on, said once. */
 void proc_rec__stage_per_call(struct proc_rec *pr);

@@ -500,7 +500,7 @@ int session__start(struct session *s)
 	}
 
 	if (s->launched) {
-		err = proc_rec__start(pr, REC_LAUNCHED, env.ringbuf_mb, clock__mono_ns(), why,
+		err = proc_rec__start(pr, REC_LAUNCHED, env.ringbuf_mb, NULL, clock__mono_ns(), why,
 				      sizeof(why));
 		if (err) {
 			elog("cannot record pid %d: %s", s->pid, why);
@@ -554,6 +554,9 @@ int session__start(struct session *s)
 	pr->rec.held = s->held;
 	/* (its events wait in the ring until the loop reads them, with the figures set) */
 	calibrate_end(s);
+	/* following: the first child's BPF side, while the target runs */
+	if (s->follow && !s->spare)
+		s->spare = proc_rec__spare(pr, env.ringbuf_mb);
 	return 0;
 }
 
@@ -586,6 +589,8 @@ void session__stop(struct session *s, uint64_t stop_ns)
 
 	/* from here on nothing asks for a write; then put each process back as it was */
 	s->stopping = true;
+	proc_rec__spare_free(s->spare);
+	s->spare = NULL;
 	/* batch mode: each process stopped once to switch its staging off and read the rest */
 	for (i = 0; s->held && i < s->nprocs; i++) {
 		struct proc_rec *pr = s->procs[i];

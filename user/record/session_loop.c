@@ -31,12 +31,13 @@
 #define TURN_NS 100000000ull
 
 /* Following: starts recording a process of the target's, stopped; it runs on either way. */
-static void follow_start(struct proc_rec *pr, enum rec_start how)
+static void follow_start(struct session *s, struct proc_rec *pr, enum rec_start how)
 {
 	char why[512] = "";
 	int err;
 
-	err = proc_rec__start(pr, how, env.ringbuf_mb, clock__mono_ns(), why, sizeof(why));
+	err = proc_rec__start(pr, how, env.ringbuf_mb, &s->spare, clock__mono_ns(), why,
+			      sizeof(why));
 	if (!err) {
 		err = seeds__apply(&pr->seeds, &pr->rec);
 		if (err)
@@ -51,6 +52,9 @@ static void follow_start(struct proc_rec *pr, enum rec_start how)
 	}
 	probes__signal_requests(pr->tr, true);
 	vlog("recording pid %d (Python %s), started by pid %d", pr->pid, pr->version, pr->parent);
+	/* the next child's, while this one runs */
+	if (!s->spare)
+		s->spare = proc_rec__spare(pr, env.ringbuf_mb);
 }
 
 /* Whether the first process has gone (its end ends the recording: a process started after it,
@@ -79,7 +83,7 @@ static void on_proc_event(struct session *s, const struct proc_event *ev)
 		/* a vfork child runs in its parent's memory until it execs: nothing to record
 		 * yet; a fork child of a recorded process runs on in its frames */
 		if (pr && !ev->vfork && parent && parent->tr && !s->stopping && !target_went(s))
-			follow_start(pr, REC_FORKED);
+			follow_start(s, pr, REC_FORKED);
 		ptrace_hold__resume(s->held, ev->child);
 		return;
 	case PROC_EXEC:
@@ -96,7 +100,7 @@ static void on_proc_event(struct session *s, const struct proc_event *ev)
 
 			if (kind == IMAGE_HAS_PYTHON) {
 				session__calibrate_for(s, ev->pid);
-				follow_start(pr, REC_LAUNCHED);
+				follow_start(s, pr, REC_LAUNCHED);
 			} else if (kind == IMAGE_NEEDS_LIBPYTHON) {
 				/* resumed, one system call at a time, until PROC_LOADED */
 				if (!ptrace_hold__watch_loader(s->held, ev->pid))
@@ -108,7 +112,7 @@ static void on_proc_event(struct session *s, const struct proc_event *ev)
 	case PROC_LOADED:
 		if (pr && !s->stopping && !target_went(s)) {
 			session__calibrate_for(s, ev->pid);
-			follow_start(pr, REC_LAUNCHED);
+			follow_start(s, pr, REC_LAUNCHED);
 		}
 		ptrace_hold__resume(s->held, ev->pid);
 		return;
