@@ -17,12 +17,16 @@ struct outfile {
 	char tmp[4096 + 16]; /* "": written directly (a device or FIFO), or nothing to remove */
 	int fd;
 	gzFile gz; /* set when the path ends in ".gz": what is written is compressed */
+	struct write_behind *wb; /* outfile__write_behind: written by a thread of its own */
 	unsigned long long bytes; /* written so far, before compression */
 };
 
 /* Returns 0 or -errno. */
 int outfile__open(struct outfile *o, const char *path);
 int outfile__write(struct outfile *o, const void *buf, size_t len);
+/* From now on o's bytes are written (and compressed) by a thread of its own, at the lowest
+ * priority; the caller only copies them. Returns 0 or -errno (then they are written as before). */
+int outfile__write_behind(struct outfile *o);
 /* Closes and renames into place. Returns 0 or -errno (the temporary file is then removed). */
 int outfile__commit(struct outfile *o);
 /* Removes the temporary file; safe after a failed or no open. */

@@ -25,6 +25,9 @@ int raw__begin(struct outfile *o, const struct raw_header *h)
 			close(fd);
 		return -ENOMEM;
 	}
+	/* compressed by a thread of its own, not by the reader of the events (if it cannot
+	 * start: by the reader, as before) */
+	outfile__write_behind(o);
 	return 0;
 }
 
