@@ -46,8 +46,8 @@ static void *reader_main(void *arg)
 {
 	struct reader_thread *rt = arg;
 	struct epoll_event evs[16];
-	bool more = false;
-	int n, i;
+	bool more = false, read;
+	int n, i, wait_ms = rt->poll_ms;
 
 	__atomic_store_n(&rt->tid, gettid(), __ATOMIC_RELEASE);
 	pthread_setname_np(pthread_self(), "pyuprof-reader"); /* (for perf, top -H) */
@@ -55,7 +55,7 @@ static void *reader_main(void *arg)
 	setpriority(PRIO_PROCESS, (id_t)rt->tid, READER_NICE);
 	for (;;) {
 		/* (after a turn that left records, at once: quit is looked at between turns) */
-		n = epoll_wait(rt->ep, evs, sizeof(evs) / sizeof(evs[0]), more ? 0 : rt->poll_ms);
+		n = epoll_wait(rt->ep, evs, sizeof(evs) / sizeof(evs[0]), more ? 0 : wait_ms);
 		if (n < 0 && errno != EINTR) {
 			rt->err = -errno;
 			ping(rt->note);
@@ -67,10 +67,12 @@ static void *reader_main(void *arg)
 		for (i = 0; i < n; i++)
 			if (evs[i].data.fd == rt->quit)
 				return NULL;
-		more = false;
+		more = read = false;
 		pthread_mutex_lock(&rt->lock);
-		n = rt->drain(rt->ctx, &more);
+		n = rt->drain(rt->ctx, &more, &read);
 		pthread_mutex_unlock(&rt->lock);
+		/* idle: the next wait twice as long (READER_IDLE_MS at most); else poll_ms again */
+		wait_ms = read ? rt->poll_ms : wait_ms * 2 < READER_IDLE_MS ? wait_ms * 2 : READER_IDLE_MS;
 		if (n > 0)
 			ping(rt->note);
 		/* a turn at a time, the CPU offered between turns (see above) */

@@ -16,9 +16,16 @@
 /* What the reader reads in one turn at most: about one staged batch (~0.1-0.2 ms of work) */
 #define READER_TURN_BYTES (64u << 10)
 
-/* Reads what waits, READER_TURN_BYTES at most, *more set when it left some; returns > 0 when
- * the main loop must look (a recording failed, requests wait), else 0. */
-typedef int (*reader_drain_fn)(void *ctx, bool *more);
+/* Reads what waits, READER_TURN_BYTES at most, *more set when it left some and *read when it
+ * read any; returns > 0 when the main loop must look (a recording failed, requests wait), else
+ * 0. */
+typedef int (*reader_drain_fn)(void *ctx, bool *more, bool *read);
+
+/* Without being woken the reader reads every poll_ms, and, after turns that found nothing, less
+ * often, down to every READER_IDLE_MS: a target that waits or sleeps does not wake it 100 times
+ * a second (what must be read at once wakes it: requests, a thread's start, a quarter of a ring
+ * filled: bpf/target.bpf.h) */
+#define READER_IDLE_MS 160
 
 struct reader_thread {
 	pthread_t thread;
@@ -36,7 +43,7 @@ struct reader_thread {
 };
 
 /* Starts the thread, every signal blocked in it: drain(ctx) runs under the lock when a watched
- * fd is readable and at least every poll_ms. Returns 0 or -errno. */
+ * fd is readable and at least every poll_ms (READER_IDLE_MS when idle). Returns 0 or -errno. */
 int reader__start(struct reader_thread *rt, reader_drain_fn drain, void *ctx, int poll_ms);
 /* A ring's fd to wake the thread (from drain, or with the lock held). Returns 0 or -errno. */
 int reader__watch(struct reader_thread *rt, int fd);

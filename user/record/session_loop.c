@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include "base/clock.h"
 #include "base/env.h"
 #include "base/log.h"
@@ -180,7 +182,7 @@ static void show_status(struct session *s, uint64_t start_ns, uint64_t *last_ns,
  * The reader thread's drain (reader_thread.c): what the probes of every recorded process sent.
  * Returns 1 when the main loop must look (a recording failed, requests wait), else 0.
  */
-static int drain_rings(void *ctx, bool *more)
+static int drain_rings(void *ctx, bool *more, bool *read)
 {
 	struct session *s = ctx;
 	int look = 0, err;
@@ -205,6 +207,7 @@ static int drain_rings(void *ctx, bool *more)
 			s->read_err = err;
 			return 1;
 		}
+		*read |= err > 0;
 		if (err > 0 && !s->t_first)
 			s->t_first = clock__mono_ns();
 		/* a failed recording, or requests the main loop does with the process stopped */
@@ -245,6 +248,7 @@ static int check_failed(struct session *s)
 struct loop_state {
 	uint64_t deadline_ns, start_ns, last_ns, last_calls, turn_ns;
 	bool live; /* the status line is drawn */
+	bool turns; /* a launched program not held, without a pidfd: its end is looked for */
 };
 
 /* One turn of the main loop, with the lock held. Returns 0 to go on, 1 to end, or -errno. */
@@ -308,6 +312,23 @@ static bool loop_ends(struct session *s, const struct loop_state *ls, uint64_t n
 	return false;
 }
 
+/*
+ * How long the loop may sleep: until the deadline, and for a target held or attached to (whose
+ * end without a ptrace event is looked for), the status line and top, until the next turn. A
+ * launched program not held wakes it by its pidfd as it ends; everything else by a descriptor.
+ * (It woke every POLL_MS before: 100 times a second while recording, for nothing.)
+ */
+static int sleep_ms(const struct session *s, const struct loop_state *ls, uint64_t now)
+{
+	uint64_t next = ls->deadline_ns ? ls->deadline_ns : UINT64_MAX;
+
+	if (!s->launched || s->held || ls->live || s->view || ls->turns)
+		next = next < ls->turn_ns + TURN_NS ? next : ls->turn_ns + TURN_NS;
+	if (next == UINT64_MAX)
+		return -1;
+	return next <= now ? 0 : (int)((next - now + 999999) / 1000000);
+}
+
 int session__record(struct session *s, uint64_t deadline_ns)
 {
 	struct loop_state ls = {
@@ -316,9 +337,9 @@ int session__record(struct session *s, uint64_t deadline_ns)
 		.live = !s->launched && !env.quiet && log_level >= LOG_INFO &&
 			isatty(STDERR_FILENO) && !s->view,
 	};
-	struct pollfd pfd[3];
+	struct pollfd pfd[4];
+	int err, child = -1;
 	uint64_t now;
-	int err;
 
 	ls.start_ns = ls.last_ns = ls.turn_ns = clock__mono_ns();
 	/* bench/reader_stalls.sh: the reader as it was, all it finds in one turn */
@@ -329,12 +350,18 @@ int session__record(struct session *s, uint64_t deadline_ns)
 		elog("cannot start the thread that reads the events: %s", strerror(-err));
 		return err;
 	}
+	/* a launched program not held: its end wakes the loop (without a pidfd, a turn does) */
+	if (s->launched && !s->held) {
+		child = (int)syscall(SYS_pidfd_open, s->pid, 0);
+		ls.turns = child < 0;
+	}
 	while (!session__exiting()) {
 		pfd[0] = (struct pollfd){ .fd = s->held ? ptrace_hold__fd(s->held) : -1,
 					  .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = s->view ? top__fd(s->view) : -1, .events = POLLIN };
 		pfd[2] = (struct pollfd){ .fd = reader__note_fd(&s->reader), .events = POLLIN };
-		if (poll(pfd, 3, POLL_MS) < 0 && errno != EINTR) {
+		pfd[3] = (struct pollfd){ .fd = s->held ? -1 : child, .events = POLLIN };
+		if (poll(pfd, 4, sleep_ms(s, &ls, clock__mono_ns())) < 0 && errno != EINTR) {
 			err = -errno;
 			break;
 		}
@@ -356,6 +383,8 @@ int session__record(struct session *s, uint64_t deadline_ns)
 			break;
 	}
 	dlog_step("recording ends");
+	if (child >= 0)
+		close(child);
 	reader__stop(&s->reader);
 	return err < 0 ? err : 0;
 }
