@@ -261,23 +261,28 @@ static void pidns_of_self(__u64 *dev, __u64 *ino)
 	*ino = st.st_ino;
 }
 
-/* The batch mode's programs at a process's end and exec, the last links (detached first). */
-static int attach_stage_ends(struct probes *tr)
+/* One program attached as its section says, a link after the others (detached first). */
+static int attach_prog(struct probes *tr, struct bpf_program *prog)
 {
-	struct bpf_program *progs[] = { tr->skel->progs.stage_at_exit, tr->skel->progs.stage_at_exec };
-	struct bpf_link **links = realloc(tr->links, (tr->nlinks + 2) * sizeof(*links));
+	struct bpf_link **links = realloc(tr->links, (tr->nlinks + 1) * sizeof(*links));
+	struct bpf_link *link;
 
 	if (!links)
 		return -ENOMEM;
 	tr->links = links;
-	for (int i = 0; i < 2; i++) {
-		struct bpf_link *link = bpf_program__attach(progs[i]);
-
-		if (!link)
-			return -errno;
-		tr->links[tr->nlinks++] = link;
-	}
+	link = bpf_program__attach(prog);
+	if (!link)
+		return -errno;
+	tr->links[tr->nlinks++] = link;
 	return 0;
+}
+
+/* The batch mode's programs at a process's end and exec. */
+static int attach_stage_ends(struct probes *tr)
+{
+	int err = attach_prog(tr, tr->skel->progs.stage_at_exit);
+
+	return err ? err : attach_prog(tr, tr->skel->progs.stage_at_exec);
 }
 
 /* --debug: what the verifier went through for each program (its share of a recording's start) */
@@ -369,6 +374,7 @@ static int load(struct probes *tr, const struct py_target *t, enum exits exits,
 	skel->rodata->key_off = exits == EXITS_BATCH ? thread_block__own()->tid_off : 0;
 	/* the head keeps the frame that returns where its return probe reads it */
 	skel->rodata->return_frame_at_sp = exits == EXITS_BATCH || exits == EXITS_TRAMPOLINE;
+	bpf_program__set_autoload(skel->progs.cpu_switch_in, tracer_cpu_clock);
 	bpf_program__set_autoload(skel->progs.stage_at_exit, exits == EXITS_BATCH);
 	bpf_program__set_autoload(skel->progs.stage_at_exec, exits == EXITS_BATCH);
 	/* a kernel without SYSCALL programs (before 5.14) records with its ring unwarmed; make
@@ -513,6 +519,12 @@ attached:
 	/* batch: a process that ends or execs has its staged records copied out first */
 	if (tr->exits == EXITS_BATCH) {
 		err = attach_stage_ends(tr);
+		if (err)
+			goto out;
+	}
+	/* --clock cpu: each run slice of the target's threads timed from its start */
+	if (tracer_cpu_clock) {
+		err = attach_prog(tr, tr->skel->progs.cpu_switch_in);
 		if (err)
 			goto out;
 	}
