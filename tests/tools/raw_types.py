@@ -6,6 +6,8 @@ u32 size, in one gzip stream) on its own, without pyuprof.
     raw_types.py RAW --as-v3 OUT     writes RAW as format 3 made it: RAW_CALIB without
                                      done_ns, every EV_RETURN_DONE(_NONE) an EV_RETURN,
                                      no RAW_FLUSH, no EV_RESUME (format 5)
+    raw_types.py RAW --steps-back    prints, for each thread, the largest step back of the
+                                     times of its calls and returns (ns; 0: none), "TID NS"
 """
 import collections
 import gzip
@@ -13,6 +15,9 @@ import struct
 import sys
 
 EV_RETURN, EV_RETURN_DONE, EV_RETURN_DONE_NONE, EV_RESUME, RAW_CALIB, RAW_FLUSH = 2, 9, 10, 11, 104, 106
+# the records of a thread's calls and returns: struct ev_call and struct ev_return, a u32 type,
+# a u32 tid and a u64 time first (include/pyuprof.h)
+TIMED = (1, 2, 5, 6, 9, 10)
 
 
 def records(data):
@@ -31,6 +36,18 @@ def main():
         counts = collections.Counter(struct.unpack_from("<I", r)[0] for r in records(data))
         for t in sorted(counts):
             print(t, counts[t])
+        return
+    if sys.argv[2] == "--steps-back":
+        last, back = {}, collections.Counter()
+        for r in records(data):
+            (t, tid) = struct.unpack_from("<II", r)
+            if t not in TIMED or len(r) < 16:
+                continue
+            (ts,) = struct.unpack_from("<Q", r, 8)
+            back[tid] = max(back[tid], last.get(tid, ts) - ts)
+            last[tid] = max(last.get(tid, ts), ts)
+        for tid in sorted(last):
+            print(tid, back[tid])
         return
     assert sys.argv[2] == "--as-v3"
     header = bytearray(header)
