@@ -25,7 +25,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
 .PHONY: all check-layers check-words deps demo demo-compile test test-asan asan fuzz fuzz-build unit bench bench-tools bench-soak \
 	bench-soak-attach bench-soak-subprocesses bench-fidelity bench-soak-forks \
-	bench-regrtest bench-realjob vmlinux clean install
+	bench-regrtest bench-realjob bench-whole vmlinux clean install
 all: $(OUTPUT)/pyuprof
 
 # What the build needs; with `make test` also what the tests need (chromium, node, go, ...):
@@ -225,6 +225,11 @@ bench-soak-forks: all
 # a real program's own tests (sympy's core, Debian's 3.11) recorded every way (REALJOB.md)
 bench-realjob: all
 	$(Q)bench/realjob.sh
+
+# the whole command as a user times it, native, cProfile and pyuprof, and pyuprof's fixed part
+# step by step (bench/RESULTS.md, "Whole command")
+bench-whole: all
+	$(Q)bench/whole_command.sh
 
 # CPython's own regression tests, natively, recorded and under repeated attaches (REGRTEST.md)
 bench-regrtest: all
