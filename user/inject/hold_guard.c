@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "base/bpf_serial.h"
 #include "inject/hold_guard.h"
 #include "hold_guard.skel.h"
 
@@ -34,7 +35,9 @@ static int open_now(struct hold_guard **out)
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
+	bpf_serial__lock();
 	g->skel = hold_guard_bpf__open_and_load();
+	bpf_serial__unlock();
 	if (!g->skel) {
 		err = -errno ? -errno : -EOPNOTSUPP;
 		free(g);
@@ -62,16 +65,8 @@ static void *load_ahead(void *arg)
 
 void hold_guard__preload(void)
 {
-	int fd;
-
 	if (ahead.started || ahead.g)
 		return;
-	/* libbpf's one-time look at the kernel (whether maps count against RLIMIT_MEMLOCK) is
-	 * made here, by a map of its own, before a second thread loads: made by two threads at
-	 * once, it can take the kernel for an old one and warn that it cannot raise the limit */
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL);
-	if (fd >= 0)
-		close(fd);
 	ahead.started = !pthread_create(&ahead.thread, NULL, load_ahead, NULL);
 }
 
@@ -112,7 +107,9 @@ int hold_guard__arm(struct hold_guard *g, pid_t pid, pid_t tid)
 	if (!g->link) {
 		/* attached only while a hold may have threads armed: a raw_tp on sys_exit puts
 		 * every system call of the machine on its slow path */
+		bpf_serial__lock();
 		g->link = bpf_program__attach(g->skel->progs.guard_exit);
+		bpf_serial__unlock();
 		if (!g->link)
 			return -errno;
 	}

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "base/bpf_serial.h"
 #include "base/log.h"
 #include "inject/tramp.h"
 #include "record/probes.h"
@@ -343,7 +344,7 @@ void probes__aim(struct probes *tr, pid_t pid, uint64_t stage, uint64_t hook_val
 }
 
 /* Opens, configures and loads the skeleton; multi: for uprobe_multi links. */
-static int load(struct probes *tr, const struct py_target *t, enum exits exits,
+static int load_now(struct probes *tr, const struct py_target *t, enum exits exits,
 		unsigned ringbuf_mb, bool multi)
 {
 	struct pyuprof_bpf *skel = tr->skel = pyuprof_bpf__open();
@@ -405,6 +406,18 @@ static int load(struct probes *tr, const struct py_target *t, enum exits exits,
 		pyuprof_bpf__destroy(skel);
 		tr->skel = NULL;
 	}
+	return err;
+}
+
+/* load_now, one object at a time in the process (base/bpf_serial.h) */
+static int load(struct probes *tr, const struct py_target *t, enum exits exits,
+		unsigned ringbuf_mb, bool multi)
+{
+	int err;
+
+	bpf_serial__lock();
+	err = load_now(tr, t, exits, ringbuf_mb, multi);
+	bpf_serial__unlock();
 	return err;
 }
 
@@ -484,7 +497,7 @@ int probes__load(struct probes **out, const struct py_target *t, enum exits exit
 	return 0;
 }
 
-int probes__attach(struct probes *tr, const struct py_target *t, const char *tramp_path)
+static int attach_now(struct probes *tr, const struct py_target *t, const char *tramp_path)
 {
 	struct link_probes set[NSETS] = { 0 };
 	int err;
@@ -534,6 +547,17 @@ attached:
 				   !tr->skel->bss->hook_enabled;
 out:
 	link_probes_free(set);
+	return err;
+}
+
+/* attach_now, libbpf's looks at the kernel (perf links) made by one thread at a time */
+int probes__attach(struct probes *tr, const struct py_target *t, const char *tramp_path)
+{
+	int err;
+
+	bpf_serial__lock();
+	err = attach_now(tr, t, tramp_path);
+	bpf_serial__unlock();
 	return err;
 }
 
