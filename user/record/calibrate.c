@@ -38,7 +38,8 @@
  * pipes (-1: none): a run waits on IN for the other's round before its own, and writes a byte
  * to TO after it; the FIRST run goes first, and the other writes no turn after its last round,
  * so that neither writes to a pipe whose reader has gone. A run whose other run has gone (the
- * pipe's end) stops with status 3. MODE "speed": the call-free loop alone.
+ * pipe's end) stops with status 3. MODE "speed": the call-free loop alone, a round a
+ * millisecond (a moment's disturbance of the machine takes a round, not the run).
  * Functions are called through a local (LOAD_FAST) so that the loops differ only by the call.
  * Each loop function is itself one call, in every loop alike. The loops are timed by the
  * thread's CPU time whatever the recording's clock: the probes' work is the thread's own,
@@ -92,6 +93,7 @@ static const char snippet[] =
 	"    t0 = now(); none(4 * N); t1 = now()\n"
 	"    if mode == 'speed':\n"
 	"        rows.append('%d 0 0 0 0' % (t1 - t0))\n"
+	"        time.sleep(0.001)\n"
 	"        continue\n"
 	"    empty(N); t2 = now(); body(N); t3 = now()\n"
 	"    awaits(N); t4 = now(); trees(N); t5 = now()\n"

@@ -313,6 +313,13 @@ static void calibrate_end(struct session *s)
 	if (!cal->kept)
 		return;
 	if (!calibrate__speed_end(&s->speed, &step, why, sizeof(why))) {
+		if (step > cal->measured_ns * CALIB_SPEED_BOUND ||
+		    step < cal->measured_ns / CALIB_SPEED_BOUND) {
+			vlog("the speed run's step (%.2f ns) is more than %.1fx from the kept one's "
+			     "(%.2f): taken at that bound", step, CALIB_SPEED_BOUND, cal->measured_ns);
+			step = step > cal->measured_ns ? cal->measured_ns * CALIB_SPEED_BOUND
+						       : cal->measured_ns / CALIB_SPEED_BOUND;
+		}
 		calibrate__at_speed(cal, step);
 	} else {
 		vlog("the machine's speed is not known (%s): the probes' cost as measured then", why);
