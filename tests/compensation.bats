@@ -149,6 +149,26 @@ total_tottime() {
 	[[ $stderr == *"calibrating the probes' cost with"* ]]
 }
 
+# A speed run made at a moment the machine ran 3x slower (PYUPROF_TEST_SPEED_SLOWER) would
+# charge every call three times the probes' cost: a short call-dense section compensated to
+# nothing. Its step is taken at 1.5x the kept figures' own at most: the figure in ns is then
+# 1.5x the calibration's, whatever the moment said.
+@test "compensation: a speed run far off the kept figures' own is taken at 1.5x at most" {
+	require_bpf
+	require_py deb3.11
+	cd "$BATS_TEST_TMPDIR"
+	export PYUPROF_CACHE_DIR=$BATS_TEST_TMPDIR/cache
+	run -0 --separate-stderr "$PYUPROF" record -v -o a.prof -- "$PY" "$TARGETS/plain_calls.py"
+	[[ $stderr =~ "calibrated: "([0-9]+)" ns a call" ]]
+	local measured=${BASH_REMATCH[1]}
+	PYUPROF_TEST_SPEED_SLOWER=3 run -0 --separate-stderr "$PYUPROF" record -v -o b.prof \
+		-- "$PY" "$TARGETS/plain_calls.py"
+	[[ $stderr == *"is more than 1.5x from the kept one's"*"taken at that bound"* ]]
+	[[ $stderr =~ "calibrated: "([0-9]+)" ns a call" ]]
+	echo "measured $measured ns a call, at 3x slower: ${BASH_REMATCH[1]}"
+	awk -v m="$measured" -v k="${BASH_REMATCH[1]}" 'BEGIN { exit !(k <= 1.5 * m + 1) }'
+}
+
 # interrupted SIG: pyuprof attached to TARGET gets SIG while it calibrates: it ends before it
 # records, with one line and no file, and the target was never touched.
 interrupted() {
