@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "base/outfile.h"
+#include "base/quiet_thread.h"
 
 /* Under sudo, the files belong to the user who ran it, not to root. */
 static void give_to_sudo_user(int fd)
@@ -187,7 +188,7 @@ int outfile__write_behind(struct outfile *o)
 	pthread_mutex_init(&wb->lock, NULL);
 	pthread_cond_init(&wb->cond, NULL);
 	o->wb = wb;
-	if (pthread_create(&wb->thread, NULL, write_behind_run, o)) {
+	if (quiet_thread__start(&wb->thread, write_behind_run, o)) {
 		o->wb = NULL;
 		free(wb);
 		return -EAGAIN;

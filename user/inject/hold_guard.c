@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "base/bpf_serial.h"
+#include "base/quiet_thread.h"
 #include "inject/hold_guard.h"
 #include "hold_guard.skel.h"
 
@@ -67,7 +68,7 @@ void hold_guard__preload(void)
 {
 	if (ahead.started || ahead.g)
 		return;
-	ahead.started = !pthread_create(&ahead.thread, NULL, load_ahead, NULL);
+	ahead.started = !quiet_thread__start(&ahead.thread, load_ahead, NULL);
 }
 
 /* The guard loaded ahead, once its thread is done: 0 and *out, -errno, or -ENOENT (none). */

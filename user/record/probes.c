@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include "base/bpf_serial.h"
 #include "base/log.h"
+#include "base/quiet_thread.h"
 #include "inject/tramp.h"
 #include "record/probes.h"
 #include "record/uprobe_multi.h"
@@ -655,7 +656,7 @@ static void close_together(struct closing *c, int n)
 		int k = n - at < CLOSE_AT_ONCE ? n - at : CLOSE_AT_ONCE;
 
 		for (int i = 1; i < k; i++)
-			made[i] = !pthread_create(&th[i], NULL, close_one, &c[at + i]);
+			made[i] = !quiet_thread__start(&th[i], close_one, &c[at + i]);
 		close_one(&c[at]);
 		for (int i = 1; i < k; i++) {
 			if (made[i])
@@ -719,7 +720,7 @@ void probes__detach(struct probes *tr, bool any_order)
 		job = behind.n < BEHIND_MAX ? malloc(sizeof(*job)) : NULL;
 		if (job) {
 			*job = (struct behind_job){ .c = c, .n = n };
-			if (!pthread_create(&behind.thread[behind.n], NULL, close_behind, job)) {
+			if (!quiet_thread__start(&behind.thread[behind.n], close_behind, job)) {
 				behind.n++;
 				return;
 			}

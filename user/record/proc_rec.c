@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "base/log.h"
+#include "base/quiet_thread.h"
 #include "inject/inject.h"
 #include "inject/tsc.h"
 #include "record/proc_rec.h"
@@ -422,7 +423,7 @@ void proc_rec__load_ahead(struct proc_rec *pr, unsigned ringbuf_mb)
 
 	if (pr->ahead || pr->tr || !(job = load_job_new(pr, ringbuf_mb, true)))
 		return;
-	if (pthread_create(&job->thread, NULL, load_job_thread, job)) {
+	if (quiet_thread__start(&job->thread, load_job_thread, job)) {
 		load_job_free(job);
 		return;
 	}
@@ -449,7 +450,7 @@ struct load_job *proc_rec__spare(struct proc_rec *model, unsigned ringbuf_mb)
 	job->rec = NULL; /* (whose, once taken) */
 	job->warm_ring = true; /* (nobody waits for it) */
 	job->pid = 0;
-	if (pthread_create(&job->thread, NULL, load_job_thread, job)) {
+	if (quiet_thread__start(&job->thread, load_job_thread, job)) {
 		load_job_free(job);
 		return NULL;
 	}
