@@ -151,9 +151,9 @@ total_tottime() {
 
 # A speed run made at a moment the machine ran 3x slower (PYUPROF_TEST_SPEED_SLOWER) would
 # charge every call three times the probes' cost: a short call-dense section compensated to
-# nothing. Its step is taken at 1.5x the kept figures' own at most: the figure in ns is then
-# 1.5x the calibration's, whatever the moment said.
-@test "compensation: a speed run far off the kept figures' own is taken at 1.5x at most" {
+# nothing. A step above the machine's fast one (here: the calibration's own) is taken at the
+# fast one: the figure in ns is then the calibration's, whatever the moment said.
+@test "compensation: a speed run slower than the machine's fast step charges no more than the cost at that step" {
 	require_bpf
 	require_py deb3.11
 	cd "$BATS_TEST_TMPDIR"
@@ -163,10 +163,10 @@ total_tottime() {
 	local measured=${BASH_REMATCH[1]}
 	PYUPROF_TEST_SPEED_SLOWER=3 run -0 --separate-stderr "$PYUPROF" record -v -o b.prof \
 		-- "$PY" "$TARGETS/plain_calls.py"
-	[[ $stderr == *"is more than 1.5x from the kept one's"*"taken at that bound"* ]]
+	[[ $stderr == *"is above the machine's fast one"*"that one taken"* ]]
 	[[ $stderr =~ "calibrated: "([0-9]+)" ns a call" ]]
 	echo "measured $measured ns a call, at 3x slower: ${BASH_REMATCH[1]}"
-	awk -v m="$measured" -v k="${BASH_REMATCH[1]}" 'BEGIN { exit !(k <= 1.5 * m + 1) }'
+	((BASH_REMATCH[1] <= measured + 1))
 }
 
 # interrupted SIG: pyuprof attached to TARGET gets SIG while it calibrates: it ends before it

@@ -437,6 +437,53 @@ TEST(calibration_figures_hold_at_any_speed)
 	CHECK(cal.comp.call_ns == 40 && cal.comp.done_ns == 10);
 }
 
+/*
+ * A kept calibration at a speed run's step: at most the machine's fast step (the second lowest
+ * of the last speed runs', not the step its figures were measured at alone), and at least that
+ * over CALIB_SPEED_BOUND. Measured at a slow moment (30 ns a step) on a machine mostly at 17:
+ * the first fast run is held at the bound (20), the next taken as found; a slow moment (25) or
+ * a disturbance (51, 3x) is taken at the fast step and leaves it where it was; a failed speed
+ * run takes the fast step; one speed run found far too fast (8) is held at the bound and moves
+ * the fast step not at all. The probes' cost in ns is never more than at the fast step: a short
+ * call-dense section is never compensated to nothing by a slow moment of the speed run.
+ */
+TEST(a_speed_run_is_taken_at_the_machines_fast_step_at_most)
+{
+	struct calibration cal = { .steps = { .call = 3, .inside = 1 }, .measured_ns = 30 };
+	bool bounded;
+
+	cal.recent[0] = 30;
+	cal.nrecent = 1;
+	calibrate__at_speed_run(&cal, 17, &bounded);
+	CHECK(bounded && near(cal.step_ns, 20) && cal.comp.call_ns == 60);
+	CHECK(cal.nrecent == 2 && cal.recent[1] == 17);
+	calibrate__at_speed_run(&cal, 17, &bounded);
+	CHECK(!bounded && near(cal.step_ns, 17));
+	CHECK(near(calibrate__fast_step(&cal), 17));
+	/* a slow moment, a disturbance: the fast step */
+	calibrate__at_speed_run(&cal, 25, &bounded);
+	CHECK(bounded && near(cal.step_ns, 17) && cal.comp.call_ns == 51);
+	calibrate__at_speed_run(&cal, 51, &bounded);
+	CHECK(bounded && near(cal.step_ns, 17));
+	CHECK(near(calibrate__fast_step(&cal), 17));
+	/* a faster one, within the bound: as found */
+	calibrate__at_speed_run(&cal, 16, &bounded);
+	CHECK(!bounded && near(cal.step_ns, 16));
+	/* no speed run: the fast step (the second lowest: 17), nothing recent added */
+	calibrate__at_speed_run(&cal, 0, &bounded);
+	CHECK(!bounded && near(cal.step_ns, 17) && cal.nrecent == 6);
+	/* one far too fast: the bound, and the fast step stays */
+	calibrate__at_speed_run(&cal, 8, &bounded);
+	CHECK(bounded && near(cal.step_ns, 17 / CALIB_SPEED_BOUND));
+	CHECK(near(calibrate__fast_step(&cal), 16));
+	/* the oldest go: a machine slower for good is followed */
+	for (int i = 0; i < CALIB_RECENT; i++)
+		calibrate__at_speed_run(&cal, 22, &bounded);
+	CHECK(cal.nrecent == CALIB_RECENT && near(calibrate__fast_step(&cal), 22));
+	calibrate__at_speed_run(&cal, 22, &bounded);
+	CHECK(!bounded && near(cal.step_ns, 22));
+}
+
 int main(void)
 {
 	static const struct test_case cases[] = {
@@ -449,6 +496,7 @@ int main(void)
 		TEST_CASE(cpu_clock_closes_open_calls_at_their_threads_last_event),
 		TEST_CASE(calibration_figures_from_known_timings),
 		TEST_CASE(calibration_figures_hold_at_any_speed),
+		TEST_CASE(a_speed_run_is_taken_at_the_machines_fast_step_at_most),
 	};
 
 	return test_run(cases, TEST_COUNT(cases));

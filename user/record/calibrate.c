@@ -145,6 +145,8 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+_Static_assert(CALIB_RECENT <= CALIB_ROUNDS, "median_of's room");
+
 /* The median of n values (n <= CALIB_ROUNDS), which are left as they were. */
 static double median_of(const double *v, uint32_t n)
 {
@@ -426,6 +428,35 @@ void calibrate__at_speed(struct calibration *cal, double step_ns)
 	cal->comp.done_ns = (uint64_t)(s->done * step_ns + 0.5);
 }
 
+double calibrate__fast_step(const struct calibration *cal)
+{
+	double c[CALIB_RECENT];
+	uint32_t n = cal->nrecent;
+
+	if (!n)
+		return cal->measured_ns;
+	memcpy(c, cal->recent, n * sizeof(*c));
+	qsort(c, n, sizeof(*c), cmp_double);
+	return n < 3 ? c[0] : c[1];
+}
+
+void calibrate__at_speed_run(struct calibration *cal, double found_ns, bool *bounded)
+{
+	double fast = calibrate__fast_step(cal), step = found_ns > 0 ? found_ns : fast;
+
+	*bounded = step > fast || step < fast / CALIB_SPEED_BOUND;
+	if (step > fast)
+		step = fast;
+	else if (step < fast / CALIB_SPEED_BOUND)
+		step = fast / CALIB_SPEED_BOUND;
+	calibrate__at_speed(cal, step);
+	if (!(found_ns > 0))
+		return;
+	if (cal->nrecent == CALIB_RECENT)
+		memmove(cal->recent, cal->recent + 1, --cal->nrecent * sizeof(*cal->recent));
+	cal->recent[cal->nrecent++] = found_ns;
+}
+
 /* The snippet's argv (python: its path where it runs). The strings it points to are args'. */
 struct snippet_args {
 	char *argv[16];
@@ -664,19 +695,26 @@ int calibrate__kept(const char *key, struct calibration *out)
 {
 	struct calib_steps *s = &out->steps;
 	char value[512], when[32];
-	int fallback;
+	int fallback, at = 0, more;
+	double step;
 
 	memset(out, 0, sizeof(*out));
 	if (cache__get(KEPT_KIND, key, value, sizeof(value)) ||
-	    sscanf(value, "%31s %lf %lf %lf %lf %lf %lf %lf %lf %d", when, &out->measured_ns,
+	    sscanf(value, "%31s %lf %lf %lf %lf %lf %lf %lf %lf %d%n", when, &out->measured_ns,
 		   &s->call, &s->inside, &s->done, &s->flat, &s->plain, &s->body, &s->body_inside,
-		   &fallback) != 10 ||
+		   &fallback, &at) != 10 ||
 	    !(out->measured_ns > 0) || !(s->call > 0) || s->inside < 0 || s->inside > s->call ||
 	    s->done < 0) {
 		memset(out, 0, sizeof(*out));
 		return -ENOENT;
 	}
 	s->tree_fallback = fallback;
+	/* then the recent steps, if any */
+	while (out->nrecent < CALIB_RECENT && sscanf(value + at, "%lf%n", &step, &more) == 1 &&
+	       step > 0) {
+		out->recent[out->nrecent++] = step;
+		at += more;
+	}
 	snprintf(out->when, sizeof(out->when), "%s", when);
 	out->kept = true;
 	calibrate__at_speed(out, out->measured_ns);
@@ -689,10 +727,16 @@ void calibrate__keep(const char *key, const struct calibration *cal)
 	char value[512], when[32];
 	time_t now = time(NULL);
 	struct tm tm;
+	int n;
 
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%MZ", gmtime_r(&now, &tm));
-	snprintf(value, sizeof(value), "%s %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f %d", when,
-		 cal->measured_ns, s->call, s->inside, s->done, s->flat, s->plain, s->body,
-		 s->body_inside, s->tree_fallback);
+	if (cal->when[0]) /* (kept already: when its steps were measured) */
+		snprintf(when, sizeof(when), "%s", cal->when);
+	else
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%MZ", gmtime_r(&now, &tm));
+	n = snprintf(value, sizeof(value), "%s %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f %d", when,
+		     cal->measured_ns, s->call, s->inside, s->done, s->flat, s->plain, s->body,
+		     s->body_inside, s->tree_fallback);
+	for (uint32_t i = 0; i < cal->nrecent && n > 0 && n < (int)sizeof(value); i++)
+		n += snprintf(value + n, sizeof(value) - n, " %.4f", cal->recent[i]);
 	cache__put(KEPT_KIND, key, value);
 }

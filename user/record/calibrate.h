@@ -42,10 +42,26 @@
 #define CALIB_STEPS (4 * CALIB_CALLS) /* steps of the call-free loop a round (its speed) */
 #define CALIB_ROUNDS 21		      /* rounds of each run, the two runs taking turns */
 #define CALIB_SPEED_ROUNDS 15	      /* rounds of the call-free loop alone (the speed run) */
-/* How far the speed run's step may be from the step the kept figures were measured at: the test
- * VM's host moves it between two speeds ~1.3x apart for seconds at a time; a step further off is
- * a disturbance of the speed run's moment, taken at this bound (-v says so). */
+/*
+ * The speed run's step against the machine's fast one (the second lowest of the last
+ * CALIB_RECENT speed runs' steps, kept with the figures; the step they were measured at, at
+ * first). The test VM's host moves it between speeds 1.3-1.7x apart (its loop timed by CPU
+ * time: not another process's turn), for seconds or for milliseconds, so that the speed run's
+ * moment need not be the program's (3 speed runs in 10 at 30 ns a step while the loop beside
+ * the program's section ran at 19), and the speed run runs beside pyuprof's own BPF load (the
+ * verifier on the other CPU), the program's section beside little (a stretch of speed runs
+ * 1.75x slow: 0.07 µs a call for 0.04). At a step slower than the section's the probes are
+ * charged more than they cost, and a short call-dense section comes out near nothing (fib on
+ * 3.12, on the CPU: 0.33-0.38x native); at a faster one some of their cost stays in the times
+ * (at most the machine's slowness: fib 1.5x in a slow stretch). The second is the lesser harm:
+ * a step above the fast one is taken at it; one below, down to CALIB_SPEED_BOUND times faster,
+ * as found (further: a disturbance, taken at that bound). -v says which. The second lowest: a
+ * speed run found too fast once (a disturbance of the clock) moves nothing. Not the step the
+ * figures were measured at alone: measured at a slow moment, it held every later one at its
+ * slowness (seen: 29.4 ns kept, 17 ns most speed runs since).
+ */
 #define CALIB_SPEED_BOUND 1.5
+#define CALIB_RECENT 9
 /* the trees of calls (calibrate__figures): of this depth, as many as make CALIB_CALLS calls */
 #define CALIB_TREE_DEPTH 5
 #define CALIB_TREE_SIZE ((2 << CALIB_TREE_DEPTH) - 1) /* calls in a tree */
@@ -77,8 +93,11 @@ struct calibration {
 	double step_ns;	    /* the call-free loop's step at this recording, ns */
 	double measured_ns; /* the same when the steps were measured */
 	bool kept;	    /* the steps are an earlier recording's (base/cache.h) */
-	bool speed_unknown; /* the speed run failed: step_ns is measured_ns */
+	bool speed_unknown; /* the speed run failed: step_ns is the fast one */
 	char when[32];	    /* when the steps were measured (UTC) */
+	/* the steps of the last speed runs, oldest first (with the step measured_ns, at first) */
+	double recent[CALIB_RECENT];
+	uint32_t nrecent;
 	double took_s;	    /* the calibration's own cost (a kept one: its speed run's) */
 };
 
@@ -116,6 +135,13 @@ int calibrate__figures(const struct calib_timings *plain, const struct calib_tim
 
 /* cal's comp at a machine whose call-free loop takes step_ns a step. */
 void calibrate__at_speed(struct calibration *cal, double step_ns);
+/* The machine's fast step: the second lowest of cal's recent ones (the lowest of fewer than 3;
+ * measured_ns if none). */
+double calibrate__fast_step(const struct calibration *cal);
+/* A kept cal at the step a speed run found (0: none found): that step if at most the fast one
+ * and at least that over CALIB_SPEED_BOUND, else the nearer of the two (*bounded: it was not
+ * taken as found). The step found becomes the most recent. */
+void calibrate__at_speed_run(struct calibration *cal, double found_ns, bool *bounded);
 
 /* A plain run of the call-free loop alone, as a recording starts: the machine's speed then. */
 struct calib_speed {
@@ -141,9 +167,10 @@ void calibrate__speed_abort(struct calib_speed *sp);
  * such file: nothing to keep). */
 int calibrate__key(const char *file, const char *python, const char *mode, char *key,
 		   size_t len);
-/* The steps kept for key: 0 with out's steps, measured_ns and when filled, or -ENOENT. */
+/* The steps kept for key: 0 with out's steps, measured_ns, when and the recent steps filled,
+ * or -ENOENT. */
 int calibrate__kept(const char *key, struct calibration *out);
-/* Keeps cal's steps for key. */
+/* Keeps cal's steps (and its recent steps) for key. */
 void calibrate__keep(const char *key, const struct calibration *cal);
 
 #endif /* __PYUPROF_CALIBRATE_H */

@@ -201,7 +201,7 @@ static void say_calibration(const struct calibration *cal)
 		vlog("calibration kept from %s (steps of the call-free loop, %.2f ns a step then); "
 		     "the loop's step now %.2f ns%s (the speed run took %.3f s)",
 		     cal->when, cal->measured_ns, cal->step_ns,
-		     cal->speed_unknown ? ", as then: the speed run failed" : "", cal->took_s);
+		     cal->speed_unknown ? ", its fast one: the speed run failed" : "", cal->took_s);
 	else
 		vlog("calibration took %.3f s", cal->took_s);
 	vlog("calibrated: %.0f ns a call (in a loop of empty calls: %.0f%s), %.0f inside (by a "
@@ -269,6 +269,7 @@ static void calibrate_begin(struct session *s, pid_t pid)
 		 env.cpu_clock ? "cpu" : "wall");
 	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
 	keyed = !calibrate__key(link, exe, mode, key, sizeof(key));
+	snprintf(s->calib_key, sizeof(s->calib_key), "%s", keyed ? key : "");
 	if (keyed && !env.recalibrate && !calibrate__kept(key, cal)) {
 		err = calibrate__speed_start(exe, as, &s->speed, why, sizeof(why));
 		if (err) /* (calibrate_end says so) */
@@ -294,6 +295,9 @@ static void calibrate_begin(struct session *s, pid_t pid)
 		uncompensated(s, *why ? why : strerror(-err));
 		return;
 	}
+	/* the machine's fast step so far: the one the figures were measured at */
+	cal->recent[0] = cal->measured_ns;
+	cal->nrecent = 1;
 	if (keyed)
 		calibrate__keep(key, cal);
 	profile__set_compensation(&cal->comp);
@@ -301,30 +305,42 @@ static void calibrate_begin(struct session *s, pid_t pid)
 	say_calibration(cal);
 }
 
-/* Kept steps: the speed run's step turns them into this recording's ns (or the step they were
- * measured at, if it failed). Before the first event is read. */
+/* Kept steps: the speed run's step turns them into this recording's ns (at most the machine's
+ * fast step, calibrate.h; that step if it failed), and is kept with them as the most recent.
+ * Before the first event is read. */
 static void calibrate_end(struct session *s)
 {
 	struct calibration *cal = &s->cal;
 	uint64_t t0 = s->speed.t0;
-	char why[256] = "";
-	double step;
+	double fast = calibrate__fast_step(cal), step = 0;
+	char why[256] = "", what[80];
+	bool bounded;
 
 	if (!cal->kept)
 		return;
-	if (!calibrate__speed_end(&s->speed, &step, why, sizeof(why))) {
-		if (step > cal->measured_ns * CALIB_SPEED_BOUND ||
-		    step < cal->measured_ns / CALIB_SPEED_BOUND) {
-			vlog("the speed run's step (%.2f ns) is more than %.1fx from the kept one's "
-			     "(%.2f): taken at that bound", step, CALIB_SPEED_BOUND, cal->measured_ns);
-			step = step > cal->measured_ns ? cal->measured_ns * CALIB_SPEED_BOUND
-						       : cal->measured_ns / CALIB_SPEED_BOUND;
-		}
-		calibrate__at_speed(cal, step);
-	} else {
-		vlog("the machine's speed is not known (%s): the probes' cost as measured then", why);
+	/* (what the fast step is: said before the step found joins the recent ones) */
+	if (cal->nrecent >= 3)
+		snprintf(what, sizeof(what), "the second lowest of the last %u speed runs'",
+			 cal->nrecent);
+	else if (cal->nrecent)
+		snprintf(what, sizeof(what), "the lowest of the last %u speed runs'", cal->nrecent);
+	else
+		snprintf(what, sizeof(what), "the calibration's own");
+	if (calibrate__speed_end(&s->speed, &step, why, sizeof(why))) {
+		vlog("the machine's speed is not known (%s): its fast step taken (%.2f ns, %s)",
+		     why, fast, what);
 		cal->speed_unknown = true;
+		step = 0;
 	}
+	calibrate__at_speed_run(cal, step, &bounded);
+	if (bounded && step > fast)
+		vlog("the speed run's step (%.2f ns) is above the machine's fast one (%.2f, %s): "
+		     "that one taken", step, fast, what);
+	else if (bounded)
+		vlog("the speed run's step (%.2f ns) is more than %.1fx below the machine's fast "
+		     "one (%.2f, %s): taken at that bound", step, CALIB_SPEED_BOUND, fast, what);
+	if (!cal->speed_unknown && s->calib_key[0])
+		calibrate__keep(s->calib_key, cal);
 	cal->took_s = t0 ? (clock__mono_ns() - t0) / 1e9 : 0;
 	profile__set_compensation(&cal->comp);
 	summary__compensation(&cal->comp);

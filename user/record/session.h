@@ -39,6 +39,7 @@ struct session {
 	uint64_t t_start, t_attached, t_first, detach_ns;
 	struct calibration cal; /* zero: times not compensated */
 	struct calib_speed speed; /* the speed run, for kept figures (calibrate_begin) */
+	char calib_key[PATH_MAX + 1024]; /* where they are kept ("": nowhere) */
 	struct load_job *spare; /* following: the next process's BPF side, loading ahead */
 	bool status_shown; /* the live line is on the terminal: clear it before more output */
 	struct top *view; /* pyuprof top: drawn at each turn of the loop; NULL otherwise */
