@@ -61,6 +61,16 @@ size() { # WORKLOAD -> the bench's size; WORKLOAD big -> the samplers'
 
 # "elapsed S ref R" (bench/fidelity/_fidelity.py) -> "S R"
 elapsed() { awk '/^elapsed/ {print $2, $4}'; }
+# "offcpu S" and "elapsed S ..." -> the share of the section its thread was off the CPU
+offcpu() { awk '/^offcpu/ {o = $2} /^elapsed/ {e = $2} END {printf "%.3f", (e > 0 ? o / e : 0)}'; }
+
+budget() { # WORKLOAD -> comp/native's budget around 1 (none: 0)
+	case $1 in
+	fib) echo 0.30 ;;
+	compile | generators) echo 0.15 ;;
+	*) echo 0 ;;
+	esac
+}
 
 # scaled SECONDS REF FAST: the seconds at the row's fastest speed (SPEED_RAW=1: as measured)
 scaled() {
@@ -71,7 +81,7 @@ scaled() {
 row() { # LABEL WORKLOAD
 	local label=$1 w=$2 py script n big times=() native i summary calib lost ref k f range
 	local c_tot p_tot r_tot s_file="-" a_file="-" t_file="-" cols=() totals=() spread
-	local c_ref="" t r refs fast speeds scaled_times p_ref
+	local c_ref="" t r refs fast speeds scaled_times p_ref out sh offs=() off_native off_budget
 	py=$(py_path "$label") || { echo "bench-fidelity: no Python $label, skipped" >&2; return 0; }
 	script=bench/fidelity/$w.py
 	n=$(size "$w")
@@ -85,8 +95,10 @@ row() { # LABEL WORKLOAD
 	# machine runs slower falls on both alike
 	for ((i = 0; i < REPS || i < RECS; i++)); do
 		if ((i < REPS)); then
-			read -r t r < <("$py" "$script" "$n" | elapsed)
+			out=$("$py" "$script" "$n")
+			read -r t r < <(elapsed <<<"$out")
 			times+=("$t $r")
+			offs+=("$(offcpu <<<"$out")")
 		fi
 		if ((i < RECS)); then
 			k=$i
@@ -96,7 +108,7 @@ row() { # LABEL WORKLOAD
 				2>"$tmp/p$k.err" >"$tmp/p$k.out"
 			grep -E '^pyuprof: .* lost events' "$tmp/p$k.err" >"$tmp/p$k.summary" || true
 			read -r _ r < <(elapsed <"$tmp/p$k.out")
-			totals+=("$($EVAL total "$tmp/p$k.prof") $k ${r:-0}")
+			totals+=("$($EVAL total "$tmp/p$k.prof") $k ${r:-0} $(offcpu <"$tmp/p$k.out")")
 		fi
 	done
 	# the loops of the plain runs and the recordings; the row's fastest speed is the shortest
@@ -113,14 +125,19 @@ row() { # LABEL WORKLOAD
 		# shellcheck disable=SC2086
 		scaled_times+=("$(scaled $t "$fast")")
 	done
-	native=$(printf '%s\n' "${scaled_times[@]}" | sort -g | sed -n "$(((REPS + 1) / 2))p")
+	# the median of the runs on the CPU (off it for 10% of the section at most), if 3 or more
+	native=$(for i in "${!scaled_times[@]}"; do echo "${scaled_times[$i]} ${offs[$i]}"; done |
+		awk '$2 <= 0.10 {on[++n] = $1} {all[++m] = $1}
+		     END { if (n < 3) { n = m; for (i = 1; i <= m; i++) on[i] = all[i] }
+			   for (i = 1; i <= n; i++) print on[i] }' | sort -g |
+		awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')
 	spread=$(printf '%s\n' "${scaled_times[@]}" | sort -g |
 		awk -v z="$NOISY_PCT" '{a[NR] = $1} END {s = (a[NR] / a[1] - 1) * 100;
 			printf "%.0f%%%s", s, (s > z ? " **noisy**" : "")}')
 	# each recording's compensated section at the row's fastest speed
 	for i in "${!totals[@]}"; do
-		read -r t k r <<<"${totals[$i]}"
-		totals[i]="$(scaled "$t" "$r" "$fast") $k $r"
+		read -r t k r sh <<<"${totals[$i]}"
+		totals[i]="$(scaled "$t" "$r" "$fast") $k $r $sh"
 	done
 	# a workload that knows its functions' true self times writes them (natively)
 	if [[ $w == known ]]; then
@@ -128,9 +145,22 @@ row() { # LABEL WORKLOAD
 		t_file=$tmp/t.truth
 	fi
 	# the recording whose compensated section is the median is the row's
-	read -r _ k p_ref < <(printf '%s\n' "${totals[@]}" | sort -g | sed -n "$(((RECS + 1) / 2))p")
+	read -r _ k p_ref _ < <(printf '%s\n' "${totals[@]}" | sort -g | sed -n "$(((RECS + 1) / 2))p")
 	range=$(printf '%s\n' "${totals[@]}" | sort -g | awk -v n="$native" \
 		'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f-%.2f", lo / n, hi / n }')
+	# each recording, on stderr (the log): its comp/native, loop, off-CPU share and calibration
+	for t in "${totals[@]}"; do
+		read -r t k r sh <<<"$t"
+		echo "bench-fidelity: $label $w recording $k: comp/native $(awk -v t="$t" -v n="$native" \
+			'BEGIN { printf "%.2f", t / n }'), loop $r s (fastest $fast), off CPU $sh;" \
+			"$(grep -o 'calibrated: [0-9.]* µs a call' "$tmp/p$k.err" | head -1)" >&2
+	done
+	# the recordings off the budget, and of them those off the CPU for over 10% of the section
+	off_budget=$(printf '%s\n' "${totals[@]}" | awk -v n="$native" -v b="$(budget "$w")" \
+		'b > 0 { r = $1 / n; if (r < 1 - b || r > 1 + b) { k++; if ($4 > 0.10) j++ } }
+		 END { if (b > 0) printf "%d (%d off CPU)", k, j; else printf "-" }')
+	off_native=$(printf '%s\n' "${offs[@]}" | sort -g | sed -n "$(((REPS + 1) / 2))p" |
+		awk '{ printf "%.0f%%", $1 * 100 }')
 	# lost events: of every recording
 	lost=$(for ((i = 0; i < RECS; i++)); do
 		sed -n 's/.* \([0-9]*\) lost events.*/\1/p' "$tmp/p$i.summary"
@@ -156,9 +186,9 @@ row() { # LABEL WORKLOAD
 	[[ -f $tmp/c.prof ]] && c_tot=$(scaled "$($EVAL total "$tmp/c.prof")" "${c_ref:-0}" "$fast")
 	p_tot=$(scaled "$($EVAL total "$tmp/p.prof")" "$p_ref" "$fast")
 	r_tot=$(scaled "$($EVAL total "$tmp/r.prof")" "$p_ref" "$fast")
-	cols=("$label" "$w" "$native" "$spread" "$speeds" "$c_tot" "$r_tot" "$p_tot"
+	cols=("$label" "$w" "$native" "$spread" "$off_native" "$speeds" "$c_tot" "$r_tot" "$p_tot"
 		"$(awk -v p="$p_tot" -v n="$native" 'BEGIN { printf "%.2f", p / n }')" "$range"
-		"${calib:--}" "${lost:-?}"
+		"$off_budget" "${calib:--}" "${lost:-?}"
 	)
 	# raw then compensated, against each reference present
 	for ref in "$tmp/c.prof" "$s_file" "$a_file" "$t_file"; do
@@ -197,9 +227,12 @@ findings=""
 	echo
 	echo "Load average at the start: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared)."
 	echo
-	echo "- **native**: the timed section (section()) without a profiler, median of $REPS runs, s;"
+	echo "- **native**: the timed section (section()) without a profiler, median of the $REPS runs"
+	echo "  that were on the CPU (off it for 10% of the section at most; all $REPS if fewer than 3), s;"
 	echo "  **spread**: their slowest over their fastest, %: over $NOISY_PCT% (**noisy**) the machine"
 	echo "  changed speed during them, and comp/native says more about the machine than pyuprof."
+	echo "  **off CPU**: of their section's wall time, the share its thread did not run (median:"
+	echo "  another process had the CPU; every wall-clock time of the section holds it too)."
 	if [[ -z ${SPEED_RAW:-} ]]; then
 		echo "  The plain runs and the recordings take turns, and every time in the table (native,"
 		echo "  cProfile, raw, comp) is scaled by the machine's speed next to its section: times the"
@@ -216,7 +249,8 @@ findings=""
 	echo "  pyuprof without and with overhead compensation (of $RECS recordings, each record --raw"
 	echo "  then report --no-compensation on it, the one whose comp is the median), s."
 	echo "  **comp/native**: the budget is 1 +- 0.15 (compile, generators), +- 0.30 (fib);"
-	echo "  **all $RECS**: its range over the recordings."
+	echo "  **all $RECS**: its range over the recordings; **off budget**: how many of them were outside"
+	echo "  the budget, and of those how many were off the CPU for over 10% of their section."
 	echo "- **calib**: the calibration of that recording, µs a call / µs inside the callee;"
 	echo "  **lost**: events lost in all $RECS recordings."
 	echo "- **TVD**: total variation distance of per-function self-time shares within"
@@ -229,8 +263,8 @@ findings=""
 	echo "  **truth**: the known workload's own self times (bench/fidelity/known.py: each function's"
 	echo "  own work timed natively on its own, times its calls); cProfile against it too."
 	echo
-	echo "| py | workload | native | spread | speed | cProfile | raw | comp | comp/native | all $RECS | calib | lost | TVD cProf raw | TVD cProf comp | TVD sigsample raw | TVD sigsample comp | TVD austin raw | TVD austin comp | TVD truth raw | TVD truth comp | TVD cProf vs sigsample | TVD cProf vs truth | sigsample n |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| py | workload | native | spread | off CPU | speed | cProfile | raw | comp | comp/native | all $RECS | off budget | calib | lost | TVD cProf raw | TVD cProf comp | TVD sigsample raw | TVD sigsample comp | TVD austin raw | TVD austin comp | TVD truth raw | TVD truth comp | TVD cProf vs sigsample | TVD cProf vs truth | sigsample n |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for label in $PYTHONS; do
 		for w in $WORKLOADS; do
 			row "$label" "$w"
