@@ -82,6 +82,7 @@ row() { # LABEL WORKLOAD
 	local label=$1 w=$2 py script n big times=() native i summary calib lost ref k f range
 	local c_tot p_tot r_tot s_file="-" a_file="-" t_file="-" cols=() totals=() spread
 	local c_ref="" t r refs fast speeds scaled_times p_ref out sh offs=() off_native off_budget
+	local line lt lk lr lsh
 	py=$(py_path "$label") || { echo "bench-fidelity: no Python $label, skipped" >&2; return 0; }
 	script=bench/fidelity/$w.py
 	n=$(size "$w")
@@ -149,11 +150,11 @@ row() { # LABEL WORKLOAD
 	range=$(printf '%s\n' "${totals[@]}" | sort -g | awk -v n="$native" \
 		'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f-%.2f", lo / n, hi / n }')
 	# each recording, on stderr (the log): its comp/native, loop, off-CPU share and calibration
-	for t in "${totals[@]}"; do
-		read -r t k r sh <<<"$t"
-		echo "bench-fidelity: $label $w recording $k: comp/native $(awk -v t="$t" -v n="$native" \
-			'BEGIN { printf "%.2f", t / n }'), loop $r s (fastest $fast), off CPU $sh;" \
-			"$(grep -o 'calibrated: [0-9.]* µs a call' "$tmp/p$k.err" | head -1)" >&2
+	for line in "${totals[@]}"; do
+		read -r lt lk lr lsh <<<"$line"
+		echo "bench-fidelity: $label $w recording $lk: comp/native $(awk -v t="$lt" \
+			-v n="$native" 'BEGIN { printf "%.2f", t / n }'), loop $lr s (fastest $fast)," \
+			"off CPU $lsh; $(grep -o 'calibrated: [0-9.]* µs a call' "$tmp/p$lk.err" | head -1)" >&2
 	done
 	# the recordings off the budget, and of them those off the CPU for over 10% of the section
 	off_budget=$(printf '%s\n' "${totals[@]}" | awk -v n="$native" -v b="$(budget "$w")" \
