@@ -389,6 +389,7 @@ static int load_now(struct probes *tr, const struct py_target *t, enum exits exi
 	skel->rodata->count_only = getenv("PYUPROF_BENCH_COUNT_ONLY") != NULL;
 	/* tests/batch.bats: a full ring loses staged records rather than wait */
 	skel->rodata->test_no_wait = getenv("PYUPROF_TEST_NO_WAIT") != NULL;
+	skel->rodata->test_miss_switch_in = getenv("PYUPROF_TEST_MISS_SWITCH_IN") != NULL;
 	skel->rodata->cpu_clock = tracer_cpu_clock;
 	skel->rodata->roles = roles_of(t, exits);
 	if (t->offsets->PyInterpreterFrame_size) /* FRAME_SPECIALS_SIZE */
