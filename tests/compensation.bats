@@ -149,10 +149,11 @@ total_tottime() {
 	[[ $stderr == *"calibrating the probes' cost with"* ]]
 }
 
-# A speed run made at a moment the machine ran 3x slower (PYUPROF_TEST_SPEED_SLOWER) would
-# charge every call three times the probes' cost: a short call-dense section compensated to
+# A speed run made at a moment the machine ran 10x slower (PYUPROF_TEST_SPEED_SLOWER) would
+# charge every call ten times the probes' cost: a short call-dense section compensated to
 # nothing. A step above the machine's fast one (here: the calibration's own) is taken at the
-# fast one: the figure in ns is then the calibration's, whatever the moment said.
+# fast one: the figure in ns is then the calibration's, whatever the moment said. (10x: the
+# speed run itself may fall at a moment faster than the calibration's, by 1.3-1.7x here.)
 @test "compensation: a speed run slower than the machine's fast step charges no more than the cost at that step" {
 	require_bpf
 	require_py deb3.11
@@ -161,11 +162,11 @@ total_tottime() {
 	run -0 --separate-stderr "$PYUPROF" record -v -o a.prof -- "$PY" "$TARGETS/plain_calls.py"
 	[[ $stderr =~ "calibrated: "([0-9]+)" ns a call" ]]
 	local measured=${BASH_REMATCH[1]}
-	PYUPROF_TEST_SPEED_SLOWER=3 run -0 --separate-stderr "$PYUPROF" record -v -o b.prof \
+	PYUPROF_TEST_SPEED_SLOWER=10 run -0 --separate-stderr "$PYUPROF" record -v -o b.prof \
 		-- "$PY" "$TARGETS/plain_calls.py"
 	[[ $stderr == *"is above the machine's fast one"*"that one taken"* ]]
 	[[ $stderr =~ "calibrated: "([0-9]+)" ns a call" ]]
-	echo "measured $measured ns a call, at 3x slower: ${BASH_REMATCH[1]}"
+	echo "measured $measured ns a call, at 10x slower: ${BASH_REMATCH[1]}"
 	((BASH_REMATCH[1] <= measured + 1))
 }
 
