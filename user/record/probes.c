@@ -325,7 +325,7 @@ bool probes__fits(const struct py_target *a, enum exits ea, const struct py_targ
 	/* what load() builds into the object: the layout, the build's sites and version */
 	return ea == eb && a->offsets == b->offsets && a->major == b->major &&
 	       a->minor == b->minor && a->inline_getitem_reg == b->inline_getitem_reg &&
-	       roles_of(a, ea) == roles_of(b, eb);
+	       a->inline_init_reg == b->inline_init_reg && roles_of(a, ea) == roles_of(b, eb);
 }
 
 void probes__handle_with(struct probes *tr, ring_buffer_sample_fn handler, void *ctx)
