@@ -576,6 +576,7 @@ int ptrace_hold__serve_during(struct ptrace_hold *t, int (*fn)(void *), void *ar
 	struct serve_job job = { .fn = fn, .arg = arg };
 	struct pollfd pfd[2];
 	sigset_t all, old;
+	bool said = false;
 	pthread_t th;
 	int err;
 
@@ -611,6 +612,12 @@ int ptrace_hold__serve_during(struct ptrace_hold *t, int (*fn)(void *), void *ar
 		err = ptrace_hold__handle(t, NULL);
 		if (err && err != -ESRCH) /* (-ESRCH: the first process went; for the caller) */
 			dlog("while serving: %s", strerror(-err));
+		/* (tests wait for this line: the hold has seen it, not only the kernel) */
+		if (err == -ESRCH && !said) {
+			dlog("pid %d: gone (it ended or ran another program) while the hold served",
+			     t->pid);
+			said = true;
+		}
 		/* (a timeout too: a change whose SIGCHLD an earlier drain took is seen anyway) */
 		pfd[1].revents = 0;
 		if (poll(pfd, 2, 50) < 0 && errno != EINTR)
