@@ -2,14 +2,15 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # record --clock (issue 11): with the CPU clock a call is charged its thread's CPU time only.
 # tests/targets/sleep_compute.py sleeps 0.3 s in sleeper() (no CPU) and computes in computer():
-# under the wall clock sleeper's tottime is the sleep, under the CPU clock about nothing. The
-# margins depend only on the fixture's own sleep: wall >= 0.25 s, CPU < 0.05 s.
+# under the wall clock sleeper's cumtime is the sleep, under the CPU clock about nothing. The
+# margins depend only on the fixture's own sleep: wall >= 0.25 s, CPU < 0.05 s. (cumtime: the
+# sleep itself is time.sleep's, a C function recorded apart where C functions are.)
 
 load helpers
 
-# tottime of FUNC in PROF, read by pstats on $PY
-tottime() {
-	"$PY" "$TOOLS/pstats_field.py" "$1" "$2" tottime
+# cumtime of FUNC in PROF, read by pstats on $PY
+cumtime() {
+	"$PY" "$TOOLS/pstats_field.py" "$1" "$2" cumtime
 }
 
 check_clocks() {
@@ -22,9 +23,9 @@ check_clocks() {
 		-- "$PY" "$TARGETS/sleep_compute.py"
 	[[ $output == done ]]
 	local wall cpu
-	wall=$(tottime wall.prof sleeper)
-	cpu=$(tottime cpu.prof sleeper)
-	echo "sleeper tottime: wall $wall s, cpu $cpu s"
+	wall=$(cumtime wall.prof sleeper)
+	cpu=$(cumtime cpu.prof sleeper)
+	echo "sleeper cumtime: wall $wall s, cpu $cpu s"
 	awk -v w="$wall" -v c="$cpu" 'BEGIN { exit !(w >= 0.25 && c < 0.05) }'
 	# the calls are the same whatever the clock
 	[[ $("$PY" "$TOOLS/pstats_field.py" cpu.prof computer ncalls) == 1 ]]
@@ -86,8 +87,8 @@ check_moves() {
 	[[ $output == done ]]
 	[[ $("$PY" "$TOOLS/pstats_field.py" cpu.prof moved ncalls) == 10 ]]
 	local moved
-	moved=$(tottime cpu.prof moved)
-	echo "moved tottime: cpu $moved s"
+	moved=$(cumtime cpu.prof moved)
+	echo "moved cumtime: cpu $moved s"
 	awk -v c="$moved" 'BEGIN { exit !(c < 0.1) }'
 	run -0 python3 "$TOOLS/raw_types.py" cpu.raw --steps-back
 	echo "$output"
@@ -113,8 +114,8 @@ check_missed_slices() {
 		-o cpu.prof --raw cpu.raw -- "$PY" "$TARGETS/sleep_compute.py"
 	[[ $output == done ]]
 	local cpu
-	cpu=$(tottime cpu.prof sleeper)
-	echo "sleeper tottime: cpu $cpu s"
+	cpu=$(cumtime cpu.prof sleeper)
+	echo "sleeper cumtime: cpu $cpu s"
 	awk -v c="$cpu" 'BEGIN { exit !(c < 0.05) }'
 	[[ $("$PY" "$TOOLS/pstats_field.py" cpu.prof computer ncalls) == 1 ]]
 	run -0 python3 "$TOOLS/raw_types.py" cpu.raw --steps-back

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """--clock fixture: sleeper() blocks for SLEEP_S seconds and computes nothing; computer()
-computes and never blocks. Under the wall clock sleeper's tottime is the sleep; under the CPU
+computes and never blocks. Under the wall clock sleeper's cumtime is the sleep; under the CPU
 clock it is about nothing (tests/clock.bats)."""
 import sys
 import time
