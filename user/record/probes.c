@@ -325,7 +325,11 @@ bool probes__fits(const struct py_target *a, enum exits ea, const struct py_targ
 	/* what load() builds into the object: the layout, the build's sites and version */
 	return ea == eb && a->offsets == b->offsets && a->major == b->major &&
 	       a->minor == b->minor && a->inline_getitem_reg == b->inline_getitem_reg &&
-	       a->inline_init_reg == b->inline_init_reg && roles_of(a, ea) == roles_of(b, eb);
+	       a->inline_init_reg == b->inline_init_reg && roles_of(a, ea) == roles_of(b, eb) &&
+	       /* (the C function types at run time: a process of its own has its own) */
+	       a->cfunction_type == b->cfunction_type && a->cmethod_type == b->cmethod_type &&
+	       a->methoddescr_type == b->methoddescr_type && a->unicode_type == b->unicode_type &&
+	       a->type_type == b->type_type;
 }
 
 void probes__handle_with(struct probes *tr, ring_buffer_sample_fn handler, void *ctx)
