@@ -6,6 +6,11 @@
  * frames above the caller returned unseen, and a caller that is not on the stack but whose own
  * caller is was entered unseen (a call that CPython still ran inline, or a lost event) and is
  * recovered.
+ *
+ * One job, kept whole: every kind of event (Python calls, C calls, greenlet switches, inline
+ * calls, exits) is a rule over the same few primitives (push, pop, find_frame, the strands),
+ * static here so that the per-event path has them inlined; split by event kind, each would
+ * call across files on that path.
  */
 #include <errno.h>
 #include <stdlib.h>
