@@ -42,26 +42,6 @@ struct span {
 	uint64_t lo, hi;
 };
 
-/* The callee-saved register a 64-bit register id is, as enum frame_reg, or 0. */
-static uint32_t frame_reg(unsigned reg)
-{
-	switch (reg) {
-	case X86_REG_RBX:
-		return FRAME_REG_BX;
-	case X86_REG_RBP:
-		return FRAME_REG_BP;
-	case X86_REG_R12:
-		return FRAME_REG_R12;
-	case X86_REG_R13:
-		return FRAME_REG_R13;
-	case X86_REG_R14:
-		return FRAME_REG_R14;
-	case X86_REG_R15:
-		return FRAME_REG_R15;
-	}
-	return 0;
-}
-
 static int in_spans(const struct span *s, int n, uint64_t pc)
 {
 	for (int i = 0; i < n; i++)
@@ -209,7 +189,7 @@ static int walk(csh cs, cs_insn *insn, struct elf_file *ef, const struct span *p
 					goto out;
 				s->vaddr = insn->address;
 				s->callee = (uint64_t)x->operands[0].imm;
-				s->reg = frame_reg(p->frame);
+				s->reg = x86_frame_reg(p->frame);
 				err = 0;
 				goto out;
 			}
@@ -246,7 +226,7 @@ static int walk(csh cs, cs_insn *insn, struct elf_file *ef, const struct span *p
 				continue;
 			}
 			if (!p->frame) { /* frame->instr_ptr = next_instr */
-				if (store64(insn, INSTR_PTR_OFF, &base) && frame_reg(base))
+				if (store64(insn, INSTR_PTR_OFF, &base) && x86_frame_reg(base))
 					p->frame = base;
 				continue;
 			}

@@ -28,26 +28,6 @@
 #define WALK_JUMPS 4	     /* unconditional jumps followed (blocks the compiler moved) */
 #define WINDOW 512	     /* bytes decoded at a time */
 
-/* The callee-saved register a 64-bit register id is, as enum frame_reg, or 0. */
-static uint32_t frame_reg(unsigned reg)
-{
-	switch (reg) {
-	case X86_REG_RBX:
-		return FRAME_REG_BX;
-	case X86_REG_RBP:
-		return FRAME_REG_BP;
-	case X86_REG_R12:
-		return FRAME_REG_R12;
-	case X86_REG_R13:
-		return FRAME_REG_R13;
-	case X86_REG_R14:
-		return FRAME_REG_R14;
-	case X86_REG_R15:
-		return FRAME_REG_R15;
-	}
-	return 0;
-}
-
 /* insn is `mov qword ptr [base + disp], reg`: its base and source registers (64-bit ids). */
 static bool store64(const cs_insn *insn, int64_t disp, unsigned *base, unsigned *src)
 {
@@ -115,7 +95,7 @@ static int walk(csh cs, cs_insn *insn, struct elf_file *ef, uint64_t pc, uint64_
 			switch (step) {
 			case FIND_FRAME: /* INSTRUCTION_START: frame->prev_instr = next_instr */
 				if (store64(insn, PREV_INSTR_OFF, &base, &src) &&
-				    frame_reg(x86_reg64(base))) {
+				    x86_frame_reg(x86_reg64(base))) {
 					fr = x86_reg64(base);
 					step = FIND_LINK;
 				}
@@ -133,7 +113,7 @@ static int walk(csh cs, cs_insn *insn, struct elf_file *ef, uint64_t pc, uint64_
 				if (move64(insn, &dst, &src) && x86_reg64(dst) == fr &&
 				    x86_reg64(src) == fresh) {
 					s->vaddr = pc;
-					s->reg = frame_reg(fr);
+					s->reg = x86_frame_reg(fr);
 					*frame = fr;
 					return 0;
 				}

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* What an x86-64 instruction does to the general registers (user/x86_regs.h). */
+#include <linux/types.h>
+#include "pyuprof.h"
 #include "target/x86_regs.h"
 
 unsigned x86_reg64(unsigned reg)
@@ -53,4 +55,23 @@ bool x86_stores_through(const cs_insn *insn, unsigned reg)
 		     x86_reg64(x->operands[i].mem.index) == reg))
 			return true;
 	return false;
+}
+
+uint32_t x86_frame_reg(unsigned reg)
+{
+	switch (reg) {
+	case X86_REG_RBX:
+		return FRAME_REG_BX;
+	case X86_REG_RBP:
+		return FRAME_REG_BP;
+	case X86_REG_R12:
+		return FRAME_REG_R12;
+	case X86_REG_R13:
+		return FRAME_REG_R13;
+	case X86_REG_R14:
+		return FRAME_REG_R14;
+	case X86_REG_R15:
+		return FRAME_REG_R15;
+	}
+	return 0;
 }
