@@ -6,6 +6,7 @@
 # self %, total time, calls), every call above --edge-thres between two boxes its edge
 # (total %, calls and, where some were recursive, primitive calls), and nothing under a
 # threshold is drawn; boxes carry qualified names on 3.11+ (ending in the .prof's co_name).
+# --root draws a function's calls alone, as cProfile enabled around that function counts them.
 
 load helpers
 
@@ -253,6 +254,102 @@ assert legend[2].startswith(want), (legend[2], want)
 assert legend[3].startswith("box: name, file:line, total %"), legend[3]
 PYEOF
 	echo "$output"
+}
+
+@test "callgraph: --root draws main and the calls under it, as cProfile counts main's alone" {
+	require_bpf
+	require_some_py
+	cd "$BATS_TEST_TMPDIR"
+	# the truth: cProfile enabled for main alone, after the same setup
+	run -0 "$PY" "$TARGETS/rooted.py" truth truth.prof
+	record_svg rooted --root rooted.py:main --node-thres 0 --edge-thres 0 --no-compensation
+	run "$PY" - g.svg truth.prof p.prof <<'PYEOF'
+import os, pstats, sys
+import xml.etree.ElementTree as ET
+svg, truth, whole = sys.argv[1:]
+S = "{http://www.w3.org/2000/svg}"
+root = ET.parse(svg).getroot()
+boxes, edges = {}, {}
+for g in root.iter(S + "g"):
+    texts = [t.text or "" for t in g.iter(S + "text")]
+    if g.get("class") == "node":
+        boxes[g.find(S + "title").text] = texts
+    elif g.get("class") == "edge":
+        edges[tuple(g.find(S + "title").text.split("->"))] = texts
+legend = [t.text for g in root.iter(S + "g") if g.get("class") == "graph"
+          for t in g.findall(S + "text")]
+st = pstats.Stats(truth).stats
+st = {k: v for k, v in st.items() if "_lsprof.Profiler" not in k[2]}  # runcall's own
+
+def box_of(key):
+    """the box of a truth key: a C function as pstats prints it, in braces, at "C function";
+    a Python one by its file:line and its (qualified) name"""
+    for node, t in boxes.items():
+        if key[0] == "~" and t[0] == "{%s}" % key[2][1:-1] and t[1] == "C function":
+            return node
+        if t[1] == "%s:%d" % (os.path.basename(key[0]), key[1]) and \
+           (t[0] == key[2] or t[0].endswith("." + key[2])):
+            return node
+    return None
+
+def calls_label(nc, cc):
+    return "{:,}\u00d7".format(nc) + ("" if nc == cc else " ({:,} primitive)".format(cc))
+
+fails = []
+node_of = {k: box_of(k) for k in st}
+for k, node in node_of.items():
+    if node is None:
+        fails.append("no box for %s" % (k,))
+    elif boxes[node][5] != "{:,}\u00d7".format(st[k][1]):
+        fails.append("%s: %s, cProfile says %d calls" % (k[2], boxes[node][5], st[k][1]))
+extra = set(boxes) - set(node_of.values())
+if extra:
+    fails.append("boxes cProfile has not under main: %r" % [boxes[n][:2] for n in extra])
+main = [n for k, n in node_of.items() if k[2] == "main"]
+if not main or boxes[main[0]][2] != "100.00%":
+    fails.append("main's box is not 100%%: %r" % (main and boxes[main[0]]))
+pairs = 0
+for k, v in st.items():
+    for caller, (nc, cc, tt, ct) in v[4].items():
+        pairs += 1
+        label = edges.get((node_of.get(caller), node_of[k]))
+        if not label or label[1] != calls_label(nc, cc):
+            fails.append("edge %s -> %s: %r, cProfile says %s" % (caller[2], k[2], label,
+                                                                   calls_label(nc, cc)))
+if len(edges) != pairs:
+    fails.append("%d edges drawn, cProfile has %d pairs" % (len(edges), pairs))
+calls = sum(v[1] for v in st.values())
+if "{:,} calls in 1 thread under rooted.py:main (--root".format(calls) not in legend[0]:
+    fails.append("legend: %r, %d calls" % (legend[0], calls))
+# the whole profile counts leaf's calls in setup too (30 direct, 90 from sorted): the graph
+# cannot come from its sums
+leaf = [v[1] for k, v in pstats.Stats(whole).stats.items() if k[2] == "leaf"]
+if leaf != [1120] or st[[k for k in st if k[2] == "leaf"][0]][1] != 1000:
+    fails.append("leaf: %r calls in the whole profile, want 1120 (1000 under main)" % leaf)
+print("\n".join(fails) or "%d boxes, %d edges as cProfile's" % (len(boxes), len(edges)))
+sys.exit(1 if fails else 0)
+PYEOF
+	echo "$output"
+	((status == 0))
+}
+
+@test "callgraph: --root naming no function is one line and no SVG; without --svg, a usage error" {
+	require_bpf
+	require_some_py
+	record_raw
+	run -1 --separate-stderr "$PYUPROF" report -q r.raw --svg g.svg --root nosuch -o q.prof
+	echo "$stderr"
+	[[ $stderr == "pyuprof: g.svg not written: no function named nosuch in the profile (--root)" ]]
+	[[ ! -e g.svg && -s q.prof ]]
+	# a name of recursion.py's, but of another file
+	run -1 --separate-stderr "$PYUPROF" report -q r.raw --svg g.svg --root other.py:fib
+	[[ $stderr == *"no function named other.py:fib"* && ! -e g.svg ]]
+	run -0 --separate-stderr "$PYUPROF" report -q r.raw --svg g.svg --root recursion.py:fib
+	run -0 xmllint --noout g.svg
+	run -64 --separate-stderr "$PYUPROF" report r.raw --root fib -o q2.prof
+	[[ $stderr == "pyuprof: --root draws the call graph: give --svg too"* && ! -e q2.prof ]]
+	run -0 "$PYUPROF" record --help
+	[[ $output == *"--root=FUNC"*"FILE:NAME"* ]]
 }
 
 # fake_dot MODE: a directory holding a `dot` that nobody can run, first in PATH. MODE ok: it

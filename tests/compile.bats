@@ -4,8 +4,10 @@
 # small models (TorchScript, FX; torch.compile where the installed PyTorch has it) recorded
 # in launch mode equals cProfile's run of the same script, for the script's own functions and
 # for every function of torch.jit and torch.fx; the pictures name PyTorch's methods by their
-# qualified names. Needs Debian's python3-torch for /usr/bin/python3, which README lists as
-# optional: without it these tests are skipped, saying so.
+# qualified names, and the call graph draws TorchScript's C++ entry point
+# (torch._C._create_methods_and_properties) as a box of its own, with cProfile's count. Needs
+# Debian's python3-torch for /usr/bin/python3, which README lists as optional: without it
+# these tests are skipped, saying so.
 
 load helpers
 
@@ -20,7 +22,8 @@ require_torch() {
 	require_torch
 	cd "$BATS_TEST_TMPDIR" || return 1
 	run -0 --separate-stderr "$PYUPROF" record -o p.prof --svg g.svg --flamegraph f.svg \
-		--collapsed c.txt --top 0 -- "$PY" "$REPO/examples/compile_torch.py" --models 2
+		--collapsed c.txt --raw r.raw --top 0 -- "$PY" "$REPO/examples/compile_torch.py" \
+		--models 2
 	[[ $output == *"2 models compiled"* ]]
 	run -0 "$PY" "$TOOLS/cprofile_run.py" -o ref.prof "$REPO/examples/compile_torch.py" \
 		--models 2
@@ -47,4 +50,25 @@ PYEOF
 	grep -q "<text id=\"title\"[^>]*>pyuprof: $PY $REPO/examples/compile_torch.py --models 2 \
 (pid [0-9]*)</text>" f.svg
 	run -0 xmllint --noout g.svg
+	# TorchScript's C++ entry point is a box of its own in the call graph, under the Python
+	# that calls it (--root: all of it, no threshold), with cProfile's count of its calls
+	run -0 --separate-stderr "$PYUPROF" report -q r.raw --svg ts.svg --node-thres 0 \
+		--edge-thres 0 --root create_methods_and_properties_from_stubs
+	run -0 "$PY" - ts.svg ref.prof <<'PYEOF'
+import pstats, sys
+import xml.etree.ElementTree as ET
+S = "{http://www.w3.org/2000/svg}"
+boxes = {}
+for g in ET.parse(sys.argv[1]).getroot().iter(S + "g"):
+    if g.get("class") == "node":
+        t = [x.text for x in g.iter(S + "text")]
+        boxes[(t[0], t[1])] = t
+ref = pstats.Stats(sys.argv[2]).stats
+name = "built-in method torch._C._create_methods_and_properties"
+calls = ref[("~", 0, "<%s>" % name)][1]
+box = boxes.get(("{%s}" % name, "C function"))
+print(box, calls)
+assert box and box[5] == "%d\u00d7" % calls, (box, calls)
+PYEOF
+	echo "$output"
 }

@@ -248,7 +248,7 @@ static struct svg *render(const struct profile *p, double node_thres, double edg
 		svg__free(s);
 		return NULL;
 	}
-	*err = callgraph__write(p, node_thres, edge_thres, NULL, &out);
+	*err = callgraph__write(p, node_thres, edge_thres, NULL, NULL, &out);
 	if (*err) {
 		outfile__abort(&out);
 		s->path[0] = '\0';

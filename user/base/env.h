@@ -14,6 +14,7 @@ struct env {
 	const char *output; /* record: NULL = pyuprof-<pid>.prof; report: NULL = none */
 	const char *svg, *flamegraph, *collapsed, *pprof, *trace, *raw;
 	double node_thres, edge_thres;
+	const char *root; /* --root: the call graph of the calls under this function */
 	unsigned trace_min_us;
 	bool threads;
 	bool subprocesses; /* record: follow the processes the target starts */

@@ -42,6 +42,7 @@ enum {
 	OPT_THREADS,
 	OPT_NODE_THRES,
 	OPT_EDGE_THRES,
+	OPT_ROOT,
 	OPT_SUBPROCESSES,
 	OPT_EXITS,
 	OPT_INTERVAL,
@@ -90,6 +91,11 @@ static const struct argp_option output_options[] = {
 	{ "edge-thres", OPT_EDGE_THRES, "PCT", 0,
 	  "Leave out of the call graph calls under PCT% of the total time (default "
 	  STR(DEFAULT_EDGE_THRES) ")", 2 },
+	{ "root", OPT_ROOT, "FUNC", 0,
+	  "Draw in the call graph only FUNC and the calls made under it, as shares of FUNC's "
+	  "total time, from the exact stacks (default: the whole profile). FUNC: a function's "
+	  "name or qualified name as its box shows it (main, Tracer.trace), or FILE:NAME to "
+	  "tell apart functions of one name (train.py:main)", 2 },
 	{ "flamegraph", OPT_FLAMEGRAPH, "FILE", 0,
 	  "Also draw an interactive flame graph (SVG) of the exact stacks", 2 },
 	{ "threads", OPT_THREADS, NULL, 0,
@@ -234,6 +240,16 @@ static error_t output_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_EDGE_THRES:
 		env.edge_thres = parse_pct(state, "--edge-thres", arg);
+		break;
+	case OPT_ROOT:
+		if (!*arg)
+			usage_error(state, "empty --root");
+		env.root = arg;
+		break;
+	case ARGP_KEY_END:
+		/* the flame graph has its own way there: click the function */
+		if (env.root && !env.svg)
+			usage_error(state, "--root draws the call graph: give --svg too");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

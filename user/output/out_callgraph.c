@@ -16,6 +16,7 @@
 #include "output/dot_render.h"
 #include "output/out_callgraph.h"
 #include "output/strbuf.h"
+#include "profile/rooted.h"
 
 struct selection {
 	uint32_t *nodes, nnodes; /* functions drawn, in key order */
@@ -393,8 +394,8 @@ static int add_edge(struct strbuf *dot, const struct edge *e, uint32_t caller, u
  * and how to read a box and an arrow. Left-aligned lines ("\l"). Returns 0 or -ENOMEM.
  */
 static int add_legend(struct strbuf *dot, const struct profile *p, const struct selection *sel,
-		      double node_thres, double edge_thres, const struct run_info *run,
-		      struct strbuf *b)
+		      double node_thres, double edge_thres, const char *root,
+		      const struct run_info *run, struct strbuf *b)
 {
 	strbuf__clear(b);
 	strbuf__printf(b, "pyuprof");
@@ -411,8 +412,14 @@ static int add_legend(struct strbuf *dot, const struct profile *p, const struct 
 	}
 	strbuf__printf(b, "; ");
 	sb_count(b, p->n.calls);
-	strbuf__printf(b, " calls in %u thread%s\\l100%% = ", p->nthreads,
-		      p->nthreads == 1 ? "" : "s");
+	strbuf__printf(b, " calls in %u thread%s", p->nthreads, p->nthreads == 1 ? "" : "s");
+	if (root) { /* p is then the calls under it (profile__rooted) */
+		strbuf__printf(b, " under ");
+		sb_text(b, root, false);
+		strbuf__printf(b, " (--root: it and the calls made under it, counted on their "
+				 "stacks)");
+	}
+	strbuf__printf(b, "\\l100%% = ");
 	sb_time(b, (uint64_t)sel->total_ns);
 	strbuf__printf(b, " (the larger of the sum of self times and the longest total time, as "
 			 "gprof2dot)\\l%u of %u functions drawn: %u under %.2f%% total left out "
@@ -435,7 +442,8 @@ static int add_legend(struct strbuf *dot, const struct profile *p, const struct 
 
 /* The graph in DOT: the declarations, the legend, the nodes, the edges. */
 static int build(struct strbuf *dot, const struct profile *p, const struct selection *sel,
-		 double node_thres, double edge_thres, const struct run_info *run)
+		 double node_thres, double edge_thres, const char *root,
+		 const struct run_info *run)
 {
 	struct strbuf b = { 0 };
 	uint32_t i;
@@ -448,7 +456,7 @@ static int build(struct strbuf *dot, const struct profile *p, const struct selec
 		strbuf__printf(dot, "%s [", attrs[i].kind);
 		put_attr(dot, i, attrs[i].value, true);
 	}
-	err = add_legend(dot, p, sel, node_thres, edge_thres, run, &b);
+	err = add_legend(dot, p, sel, node_thres, edge_thres, root, run, &b);
 	for (i = 0; i < sel->nnodes && !err; i++)
 		err = add_node(dot, &p->funcs[sel->nodes[i]], i, sel, &b);
 	for (i = 0; i < sel->nedges && !err; i++) {
@@ -462,18 +470,28 @@ static int build(struct strbuf *dot, const struct profile *p, const struct selec
 }
 
 int callgraph__write(const struct profile *p, double node_thres_pct, double edge_thres_pct,
-		    const struct run_info *run, struct outfile *out)
+		    const char *root, const struct run_info *run, struct outfile *out)
 {
 	struct selection sel = { 0 };
 	struct strbuf dot = { 0 };
+	struct profile q;
 	int err;
 
+	if (root) {
+		err = profile__rooted(p, root, &q);
+		if (err)
+			return err;
+		p = &q;
+	}
 	err = select_graph(p, node_thres_pct / 100.0, edge_thres_pct / 100.0, &sel);
 	if (!err)
-		err = build(&dot, p, &sel, node_thres_pct / 100.0, edge_thres_pct / 100.0, run);
+		err = build(&dot, p, &sel, node_thres_pct / 100.0, edge_thres_pct / 100.0, root,
+			    run);
 	if (!err)
 		err = dot_render__svg(dot.s, dot.len, out);
 	strbuf__free(&dot);
 	selection__free(&sel);
+	if (root)
+		profile__rooted_free(&q);
 	return err;
 }

@@ -20,6 +20,7 @@ struct write_args {
 	struct outputs *o;
 	struct profile *p;
 	double node_thres, edge_thres;
+	const char *root;
 	bool per_thread;
 };
 
@@ -43,7 +44,7 @@ static int write_pstats(const struct write_args *a, struct outfile *out)
 
 static int write_callgraph(const struct write_args *a, struct outfile *out)
 {
-	return callgraph__write(a->p, a->node_thres, a->edge_thres, &a->o->run, out);
+	return callgraph__write(a->p, a->node_thres, a->edge_thres, a->root, &a->o->run, out);
 }
 
 static int write_flamegraph(const struct write_args *a, struct outfile *out)
@@ -150,13 +151,16 @@ int outputs__start_trace(struct outputs *o, struct profile *p, uint32_t pid, uin
 	return 0;
 }
 
-/* Commits out if err is 0, reports a failure once. Returns err, or the commit's error. */
-static int finish(struct outfile *out, const char *path, int err)
+/* Commits out if err is 0, reports a failure once (root: the call graph's --root, or NULL).
+ * Returns err, or the commit's error. */
+static int finish(struct outfile *out, const char *path, int err, const char *root)
 {
 	if (!err)
 		err = outfile__commit(out);
 	if (err == -ENODATA)
 		elog("%s not written: no function reaches the thresholds", path);
+	else if (err == -ESRCH && root)
+		elog("%s not written: no function named %s in the profile (--root)", path, root);
 	else if (err)
 		elog("cannot write %s: %s", path, strerror(-err));
 	outfile__abort(out);
@@ -164,9 +168,9 @@ static int finish(struct outfile *out, const char *path, int err)
 }
 
 int outputs__write(struct outputs *o, struct profile *p, double node_thres, double edge_thres,
-		   bool per_thread)
+		   const char *root, bool per_thread)
 {
-	struct write_args a = { o, p, node_thres, edge_thres, per_thread };
+	struct write_args a = { o, p, node_thres, edge_thres, root, per_thread };
 	int k, err = 0, e;
 
 	if (!p->n.calls)
@@ -177,7 +181,7 @@ int outputs__write(struct outputs *o, struct profile *p, double node_thres, doub
 		if (!path)
 			continue;
 		e = output_table[k].write ? output_table[k].write(&a, &o->file[k]) : 0;
-		e = finish(&o->file[k], path, e);
+		e = finish(&o->file[k], path, e, k == OUTPUT_CALLGRAPH ? root : NULL);
 		err = err ? err : e;
 	}
 	return err;
@@ -190,7 +194,7 @@ int outputs__write_pstats(const char *path, struct profile *p)
 
 	if (!err)
 		err = encode_pstats(p, &f);
-	return finish(&f, path, err);
+	return finish(&f, path, err, NULL);
 }
 
 int outputs__write_pprof(const char *path, struct profile *p)
@@ -200,7 +204,7 @@ int outputs__write_pprof(const char *path, struct profile *p)
 
 	if (!err)
 		err = pprof__write(p, &f);
-	return finish(&f, path, err);
+	return finish(&f, path, err, NULL);
 }
 
 void outputs__abort(struct outputs *o)

@@ -47,10 +47,11 @@ int outputs__open(struct outputs *o, const struct output_paths *paths, const cha
 int outputs__start_trace(struct outputs *o, struct profile *p, uint32_t pid, uint64_t base_ns,
 			 unsigned min_us);
 
-/* After profile__finish: writes and commits each output; reports each failure once. Returns 0,
- * -ENODATA when nothing was recorded (nothing written), or the first other -errno. */
+/* After profile__finish: writes and commits each output; reports each failure once. root: the
+ * call graph's --root, or NULL. Returns 0, -ENODATA when nothing was recorded (nothing
+ * written), or the first other -errno. */
 int outputs__write(struct outputs *o, struct profile *p, double node_thres, double edge_thres,
-		   bool per_thread);
+		   const char *root, bool per_thread);
 
 /* One more pstats file, written whole or not at all; a failure is reported. Returns 0 or
  * -errno. */

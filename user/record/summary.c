@@ -225,7 +225,7 @@ int summary__conclude(struct outputs *out, struct profile *p, const struct hook_
 	int err;
 
 	out->run.wall_ns = (uint64_t)(wall_s * 1e9);
-	err = outputs__write(out, p, env.node_thres, env.edge_thres, env.threads);
+	err = outputs__write(out, p, env.node_thres, env.edge_thres, env.root, env.threads);
 
 	if (err == -ENODATA && !p->n.calls) {
 		elog("no Python calls were recorded; nothing written");
