@@ -25,6 +25,7 @@
 # row noisy).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/usage.bash && bench_usage "$@"
 # shellcheck source=tests/helpers.bash
 source tests/helpers.bash 2>/dev/null || true
 PYTHONS=${PYTHONS:-"3.8 3.10 3.12 3.13 deb3.11"}

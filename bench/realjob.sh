@@ -14,6 +14,7 @@
 # versions, then its hand-written "## Findings" section kept (earlier runs, newest first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/usage.bash && bench_usage "$@"
 REPS=${REPS:-3}
 OUT=${OUT:-bench/REALJOB.md}
 MODES=${MODES:-"native cprofile batch batch-single-step usdt trampoline"}

@@ -17,6 +17,7 @@
 #   PYS="3.12 3.13" MODULES="test_os test_sys" bench/regrtest.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/usage.bash && bench_usage "$@"
 repo=$PWD
 bin=$(realpath "${PYUPROF:-build/pyuprof}")
 BATS_TEST_DIRNAME=$repo/tests # (helpers.bash finds the repository, TOOLS, by it)

@@ -24,12 +24,13 @@
 # findings, and "## History": the runs before, each moved there by hand under its date and
 # commit). REPS (3), PYS (all present), WORKLOADS (fib generators compile deep many; also
 # cdense: C calls, densely), MODES,
-# CELLS_ONLY (set: the cells' table only), COMPILE_FILES (2: the stdlib modules the compile
+# CELLS_ONLY (set: the cells' table only, above the findings), COMPILE_FILES (2: the stdlib modules the compile
 # workload compiles) and COMPILE_ROUNDS (1: the timed rounds in each run of the compile
 # workload, of which the median is the run's: bench/workloads/compile.py) can be set. The
 # 10-minute memory run is separate: make bench-soak (bench/soak.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/usage.bash && bench_usage "$@"
 source tests/helpers.bash 2>/dev/null || true
 REPS=${REPS:-3}
 PYS=${PYS:-"3.8 3.9 3.10 3.11 3.12 3.13 3.14 3.15 deb3.11"}
@@ -38,6 +39,16 @@ COMPILE_FILES=${COMPILE_FILES:-2}
 export BENCH_COMPILE_ROUNDS=${COMPILE_ROUNDS:-1}
 out=bench/RESULTS.md
 tmp=$(mktemp -d)
+# finish FILE [NOTE]: this run's tables replace the file's top; the hand-written findings and
+# history at its end ("## Findings" on) are kept from one run to the next, a CELLS_ONLY run too
+finish() {
+	if [[ -f $1 ]] && grep -q '^## Findings' "$1"; then
+		echo >>"$1.tmp"
+		sed -n '/^## Findings/,$p' "$1" >>"$1.tmp"
+	fi
+	mv "$1.tmp" "$1"
+	echo "bench: wrote $1${2:+ $2}"
+}
 stats_was=$(sysctl -n kernel.bpf_stats_enabled)
 trap 'sysctl -qw kernel.bpf_stats_enabled="$stats_was"; rm -rf "$tmp"' EXIT
 
@@ -320,8 +331,7 @@ fi
 
 # CELLS_ONLY=1: the cells' table alone (the sections below take a quarter of an hour more)
 if [[ -n ${CELLS_ONLY:-} ]]; then
-	mv "$out.tmp" "$out"
-	echo "bench: wrote $out (the cells only)"
+	finish "$out" "(the cells only)"
 	exit 0
 fi
 
@@ -388,10 +398,4 @@ fi
 	echo
 	REPS=5 bench/attach.sh
 } >>"$out.tmp"
-# the hand-written findings and history at the end of the file are kept from one run to the next
-if [[ -f $out ]] && grep -q '^## Findings' "$out"; then
-	echo >>"$out.tmp"
-	sed -n '/^## Findings/,$p' "$out" >>"$out.tmp"
-fi
-mv "$out.tmp" "$out"
-echo "bench: wrote $out"
+finish "$out"

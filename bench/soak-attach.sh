@@ -17,6 +17,7 @@
 # compared. Appends to bench/SOAK.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/usage.bash && bench_usage "$@"
 bin=${PYUPROF:-build/pyuprof}
 source tests/helpers.bash 2>/dev/null || true
 PYUPROF=$bin

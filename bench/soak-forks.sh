@@ -12,7 +12,7 @@
 # `segfault`/`traps:` kernel log lines; appends the tables to bench/SOAK.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-repo=$PWD
+source bench/usage.bash && bench_usage "$@"
 bin=$(realpath "${PYUPROF:-build/pyuprof}")
 source tests/helpers.bash 2>/dev/null || true
 FORKS=${FORKS:-1000}

@@ -12,6 +12,7 @@
 # wrong result after such a SIGKILL (docs/limits.md: a followed child's page, since repaired).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/usage.bash && bench_usage "$@"
 repo=$PWD
 bin=$(realpath "${PYUPROF:-build/pyuprof}")
 fixture=$repo/tests/targets/subprocesses.py

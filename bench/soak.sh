@@ -8,6 +8,7 @@
 # functions while recorded (memory grows with those). Appends its result to bench/SOAK.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/usage.bash && bench_usage "$@"
 source tests/helpers.bash 2>/dev/null || true
 SECS=${SECS:-600}
 PY=${PY:-3.12}

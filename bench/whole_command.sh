@@ -16,6 +16,7 @@
 # event (bench/attach.sh, fib flat out). Prints markdown (or writes OUT).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/usage.bash && bench_usage "$@"
 REPS=${REPS:-5}
 PY=${PY:-/usr/bin/python3.11}
 WORKLOADS=${WORKLOADS:-"pass compile sympy threads"}

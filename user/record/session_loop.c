@@ -35,9 +35,11 @@
 /* Following: starts recording a process of the target's, stopped; it runs on either way. */
 static void follow_start(struct session *s, struct proc_rec *pr, enum rec_start how)
 {
-	char why[512] = "";
+	char why[512] = "", by[40] = "the command itself"; /* it ran no Python until its exec */
 	int err;
 
+	if (pr->parent)
+		snprintf(by, sizeof(by), "started by pid %d", pr->parent);
 	err = proc_rec__start(pr, how, env.ringbuf_mb, &s->spare, clock__mono_ns(), why,
 			      sizeof(why));
 	if (!err) {
@@ -46,14 +48,14 @@ static void follow_start(struct session *s, struct proc_rec *pr, enum rec_start 
 			snprintf(why, sizeof(why), "%s", strerror(-err));
 	}
 	if (err) {
-		wlog("pid %d (started by pid %d) is not recorded: %s", pr->pid, pr->parent, why);
+		wlog("pid %d (%s) is not recorded: %s", pr->pid, by, why);
 		proc_rec__unstage(pr);
 		proc_rec__end(pr, clock__mono_ns());
 		proc_rec__restore(pr);
 		return;
 	}
 	probes__signal_requests(pr->tr, true);
-	vlog("recording pid %d (Python %s), started by pid %d", pr->pid, pr->version, pr->parent);
+	vlog("recording pid %d (Python %s), %s", pr->pid, pr->version, by);
 	/* the next child's, while this one runs */
 	if (!s->spare)
 		s->spare = proc_rec__spare(pr, env.ringbuf_mb);
