@@ -10,7 +10,7 @@
  * own work, not the waits for a CPU that a loaded machine adds); the recording gives each call's
  * duration between its two timestamps.
  *
- * Every figure is taken in steps of the call-free loop (`for _ in range(n): pass`) of the same
+ * Every figure is taken in steps of the call-free loop (`sum(range(n))`, in C) of the same
  * run and round: the test VM's speed moves by ~1.3x for seconds at a time, which moves a call,
  * its probes and the loop alike, so that a figure in steps holds at any speed, while one in ns
  * (the difference of two runs made at different speeds) could come out at twice the probes'
@@ -39,7 +39,7 @@
 /* each round: CALIB_CALLS calls in each of four loops (an await: two activations), ~0.1 ms
  * a loop on the batch path, ~36 ms at 12 µs a call (ret-site uprobes) */
 #define CALIB_CALLS 3000 /* calls per loop and round: several batches (a flush per ~680) */
-#define CALIB_STEPS (4 * CALIB_CALLS) /* steps of the call-free loop a round (its speed) */
+#define CALIB_STEPS (8 * CALIB_CALLS) /* steps of the call-free loop a round (its speed) */
 #define CALIB_ROUNDS 21		      /* rounds of each run, the two runs taking turns */
 #define CALIB_SPEED_ROUNDS 15	      /* rounds of the call-free loop alone (the speed run) */
 /*
@@ -70,7 +70,7 @@
 /* The snippet's own timings of one run: each round's loop times (ns of its thread's CPU). */
 struct calib_timings {
 	uint32_t rounds;
-	uint64_t none[CALIB_ROUNDS];  /* CALIB_STEPS steps of for _ in range(n): pass */
+	uint64_t none[CALIB_ROUNDS];  /* CALIB_STEPS steps of sum(range(n)) */
 	uint64_t empty[CALIB_ROUNDS]; /* N calls of an empty function */
 	uint64_t body[CALIB_ROUNDS];  /* N calls of a function with a short loop in it */
 	uint64_t awaits[CALIB_ROUNDS]; /* N awaits of a coroutine that returns at once */
