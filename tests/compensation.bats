@@ -69,8 +69,8 @@ total_tottime() {
 	cmp nc.prof again.prof
 	mkdir out
 	# the format number is the header's 32-bit word after the 8-byte magic; 2 had a shorter
-	# code record, 7 is not made yet
-	for v in 2 7; do
+	# code record, 8 is not made yet
+	for v in 2 8; do
 		cp v4.raw "v$v.raw"
 		printf "\\00$v\\000\\000\\000" | dd of="v$v.raw" bs=1 seek=8 conv=notrunc status=none
 		run -1 --separate-stderr "$PYUPROF" report "v$v.raw" -o "out/v$v.prof"

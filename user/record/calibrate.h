@@ -18,6 +18,11 @@
  *   call   = (probed trees - plain trees) / their calls: all a call adds, in a tree of calls
  *   inside = median recorded duration of the empty function - half its plain call cost: the
  *            part of call between the call's own timestamps
+ *   ccall  = (probed - plain) calls of a C function (abs), each less a loop of as many
+ *            iterations of its own run and round: what a C call's records add (C functions
+ *            are recorded by default: a profile function on 3.8-3.11, sys.monitoring's CALL
+ *            and C_RETURN on 3.12+); cinside its part between the C call's own records, as
+ *            inside (median recorded duration less half its plain cost)
  *   done   = (probed - plain) awaits of a coroutine that returns at once, less two flat calls
  *            (the coroutine made, then run): what its return costs the caller beyond them
  *            (3.12+ under any hook: profile__gen_return)
@@ -75,6 +80,8 @@ struct calib_timings {
 	uint64_t body[CALIB_ROUNDS];  /* N calls of a function with a short loop in it */
 	uint64_t awaits[CALIB_ROUNDS]; /* N awaits of a coroutine that returns at once */
 	uint64_t trees[CALIB_ROUNDS];  /* CALIB_TREE_CALLS calls in trees of CALIB_TREE_DEPTH */
+	uint64_t ccalls[CALIB_ROUNDS]; /* N calls of a C function (abs) */
+	uint64_t iters[CALIB_ROUNDS];  /* N iterations of for _ in range(n): pass */
 };
 
 /* The probes' cost in steps of the call-free loop (see above). */
@@ -85,6 +92,9 @@ struct calib_steps {
 	double body;	    /* call as the known-body function measures it (a check) */
 	double body_inside; /* inside as it measures it (a check) */
 	bool tree_fallback; /* the trees measured no cost: call is the loop's */
+	double ccall;	    /* all a C call adds (0: none recorded) */
+	double cinside;	    /* the part of it between the C call's own two records */
+	double cplain;	    /* what a C call of abs costs unprobed */
 };
 
 struct calibration {
@@ -125,13 +135,13 @@ int calibrate__run(const char *python, const struct launch_as *as, bool cpu_cloc
 
 /*
  * The figures from the two runs' timings (their rounds taken in turns) and the median recorded
- * durations of the empty and the known-body function: out's steps, measured_ns (the plain
+ * durations of the empty and the known-body function and of the C calls (0: none recorded): out's steps, measured_ns (the plain
  * run's step) and comp at that speed. Returns 0, or -ERANGE with why set when they make no
  * sense.
  */
 int calibrate__figures(const struct calib_timings *plain, const struct calib_timings *probed,
-		       uint64_t empty_median, uint64_t body_median, struct calibration *out,
-		       char *why, size_t why_len);
+		       uint64_t empty_median, uint64_t body_median, uint64_t c_median,
+		       struct calibration *out, char *why, size_t why_len);
 
 /* cal's comp at a machine whose call-free loop takes step_ns a step. */
 void calibrate__at_speed(struct calibration *cal, double step_ns);
