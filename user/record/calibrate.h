@@ -64,6 +64,12 @@
  * speed run found too fast once (a disturbance of the clock) moves nothing. Not the step the
  * figures were measured at alone: measured at a slow moment, it held every later one at its
  * slowness (seen: 29.4 ns kept, 17 ns most speed runs since).
+ * The speed is each vCPU's own, not the machine's: two busy loops on the two vCPUs at once read
+ * 6.2 and 11 ns a step of the C loop (Debian's 3.11, 2026-11-28), and a loop that sleeps
+ * between rounds reads ~1.8x slower than a busy one beside it. So a loop timed beside the
+ * recording on the other CPU does not tell the program's speed (tried: a round every 10 ms
+ * through the recording, its figures taken as found: 3 of 7 short fib recordings on Debian's
+ * 3.11 came out at 0); only a timing on the program's own CPU, at its moment, could.
  */
 #define CALIB_SPEED_BOUND 1.5
 #define CALIB_RECENT 9
