@@ -18,6 +18,7 @@ struct node {
 	uint64_t before, between, after;
 	const struct node *const *calls; /* NULL-terminated */
 	uint32_t flags;			 /* CALL_GEN_CREATE: no call in cProfile's terms */
+	bool c;				 /* a C call (code: its key), with no callees */
 };
 
 /* Probe cost model: an entry costs entry_pre before its timestamp and entry_post after it, a
@@ -28,7 +29,7 @@ struct cost {
 
 struct sim {
 	struct profile *p;
-	struct cost c;
+	struct cost c, cc; /* a Python call's probes, a C call's records */
 	uint64_t now, frames;
 	/* the inside cost of each call of code 3 (b) is off by this much, below and above the
 	 * model in turn (below first): noise around the calibrated figure */
@@ -44,6 +45,14 @@ static void play(struct sim *s, const struct node *n, uint64_t caller, uint64_t 
 
 	if (s->jitter && n->code == 3)
 		off = s->b_calls++ % 2 ? (int64_t)s->jitter : -(int64_t)s->jitter;
+	if (n->c) {
+		s->now += s->cc.entry_pre;
+		CHECK(!profile__ccall(s->p, 1, s->now, n->code, caller));
+		s->now += s->cc.entry_post + n->before + s->cc.ret_pre;
+		CHECK(!profile__creturn(s->p, 1, s->now, caller));
+		s->now += s->cc.ret_post;
+		return;
+	}
 	s->now += s->c.entry_pre;
 	CHECK(!profile__call(s->p, 1, s->now, n->code, frame, chain, codes, 0, n->flags));
 	s->now += s->c.entry_post + off + n->before;
@@ -56,6 +65,9 @@ static void play(struct sim *s, const struct node *n, uint64_t caller, uint64_t 
 	s->now += s->c.ret_post;
 }
 
+/* a C call's records cost these (run_jitter) */
+static struct cost c_cost;
+
 static struct profile *run_jitter(const struct node *root, const struct cost *c,
 				  const struct compensation *comp, uint64_t jitter)
 {
@@ -65,8 +77,11 @@ static struct profile *run_jitter(const struct node *root, const struct cost *c,
 	profile__set_compensation(comp ? comp : &(struct compensation){ 0 });
 	for (uint64_t code = 1; code <= 5; code++)
 		profile__code(s.p, code, "synthetic.py", names[code - 1], (int)code);
-	if (c)
+	profile__cfunc(s.p, 6, "<built-in method builtins.abs>");
+	if (c) {
 		s.c = *c;
+		s.cc = c_cost;
+	}
 	play(&s, root, 0, 0, 0, 0);
 	profile__finish(s.p, s.now);
 	profile__set_compensation(&(struct compensation){ 0 });
@@ -144,6 +159,51 @@ TEST(compensated_costs_give_the_cost_free_numbers)
 	}
 	profile__free(truth);
 	profile__free(got);
+}
+
+/* main -> a' (b, abs, b), abs x3, a': C calls among the Python ones */
+static const struct node cx = { .code = 6, .before = 15, .c = true };
+static const struct node *const ac_calls[] = { &b, &cx, &b, NULL };
+static const struct node ac = { .code = 2, .before = 30, .between = 4, .after = 2,
+				.calls = ac_calls };
+static const struct node *const mainc_calls[] = { &cx, &ac, &cx, &cx, &ac, NULL };
+static const struct node progc = { .code = 1, .before = 60, .between = 11, .after = 5,
+				   .calls = mainc_calls };
+
+/*
+ * A C call's records (the page's profile function on 3.8-3.11, sys.monitoring's callbacks on
+ * 3.12+) cost their own, other than a Python call's probes: taken out with the C figures, the
+ * numbers are the cost-free ones; with a Python call's figures only (before: C calls left as
+ * recorded), a C function's time keeps its inside part and its caller's the rest.
+ */
+TEST(c_calls_compensated_by_their_own_figures)
+{
+	const struct cost c = { .entry_pre = 700, .entry_post = 400, .ret_pre = 300,
+				.ret_post = 600 };
+	const struct compensation comp = { .call_ns = 2000, .inside_ns = 700, .ccall_ns = 900,
+					   .cinside_ns = 300 };
+	const struct compensation py_only = { .call_ns = 2000, .inside_ns = 700 };
+	struct profile *truth, *got, *half;
+	uint32_t ci, mi;
+
+	c_cost = (struct cost){ .entry_pre = 200, .entry_post = 100, .ret_pre = 200,
+				.ret_post = 400 };
+	truth = run(&progc, NULL, NULL);
+	got = run(&progc, &c, &comp);
+	half = run(&progc, &c, &py_only);
+	c_cost = (struct cost){ 0 };
+	REQUIRE(truth && got && half);
+	check_same(truth, got);
+	ci = func(half, "<built-in method builtins.abs>");
+	mi = func(half, "main");
+	REQUIRE(ci != NO_ID && mi != NO_ID);
+	CHECK(half->funcs[ci].st.calls == 5);
+	CHECK(half->funcs[ci].st.inline_ns == truth->funcs[ci].st.inline_ns + 5 * 300);
+	/* main makes 3 of them: their 600 outside each stays in its own time */
+	CHECK(half->funcs[mi].st.inline_ns == truth->funcs[mi].st.inline_ns + 3 * 600);
+	profile__free(truth);
+	profile__free(got);
+	profile__free(half);
 }
 
 TEST(no_compensation_leaves_the_recorded_times)
@@ -349,6 +409,11 @@ static void timings(struct calib_timings *t, double step_ns, const double *speed
 		t->trees[r] = (uint64_t)(CALIB_TREE_CALLS * (plain + branch + probe +
 							     (probe ? tree : 0)) * k +
 					 (r == 0 ? 800000 : 0));
+		/* a loop's iteration 1.5 steps plain, 2 probed (a profile function's slower
+		 * path); a C call 3 steps plain, its records half the probes' cost */
+		t->iters[r] = (uint64_t)(CALIB_CALLS * (probe ? 2 : 1.5) * k);
+		t->ccalls[r] = (uint64_t)(CALIB_CALLS * ((probe ? 2 : 1.5) + 3 + probe / 2) * k +
+					  (r == 5 ? 600000 : 0));
 	}
 }
 
@@ -368,8 +433,12 @@ TEST(calibration_figures_from_known_timings)
 	timings(&plain, 10, NULL, 4, 0, 0, 0);
 	timings(&probed, 10, NULL, 4, 200, 6, 13);
 	/* recorded: 700 ns of probe time inside an empty call, and 20 of its own (half of 40) */
-	REQUIRE(!calibrate__figures(&plain, &probed, 720, 1120, &cal, why, sizeof(why)));
+	/* and 300 ns inside a C call of 3 steps (30 ns): 285 of the records' */
+	REQUIRE(!calibrate__figures(&plain, &probed, 720, 1120, 300, &cal, why, sizeof(why)));
 	CHECK(near(cal.steps.call, 206) && cal.comp.call_ns == 2060); /* a call's in the trees */
+	CHECK(near(cal.steps.ccall, 100) && cal.comp.ccall_ns == 1000); /* a C call's */
+	CHECK(near(cal.steps.cplain, 3));
+	CHECK(near(cal.steps.cinside, 28.5) && cal.comp.cinside_ns == 285);
 	CHECK(near(cal.steps.flat, 200));			       /* and in the loop */
 	CHECK(near(cal.steps.inside, 70) && cal.comp.inside_ns == 700);
 	CHECK(near(cal.steps.plain, 4));
@@ -378,16 +447,16 @@ TEST(calibration_figures_from_known_timings)
 	CHECK(near(cal.steps.done, 13) && cal.comp.done_ns == 130);
 	CHECK(cal.measured_ns > 9.99 && cal.measured_ns < 10.01);
 	/* an inside part beyond the whole is noise: capped */
-	REQUIRE(!calibrate__figures(&plain, &probed, 50000, 54000, &cal, why, sizeof(why)));
+	REQUIRE(!calibrate__figures(&plain, &probed, 50000, 54000, 0, &cal, why, sizeof(why)));
 	CHECK(cal.comp.inside_ns == cal.comp.call_ns);
 	CHECK(!cal.steps.tree_fallback);
 	/* trees that measured nothing, a loop that did: the loop's figure */
 	for (uint32_t r = 0; r < CALIB_ROUNDS; r++)
 		probed.trees[r] = plain.trees[r] - CALIB_TREE_CALLS * 2;
-	REQUIRE(!calibrate__figures(&plain, &probed, 720, 1120, &cal, why, sizeof(why)));
+	REQUIRE(!calibrate__figures(&plain, &probed, 720, 1120, 0, &cal, why, sizeof(why)));
 	CHECK(cal.steps.tree_fallback && cal.comp.call_ns == 2000);
 	/* probes that cost nothing measurable: refused, with a reason */
-	CHECK(calibrate__figures(&plain, &plain, 30, 430, &cal, why, sizeof(why)) == -ERANGE);
+	CHECK(calibrate__figures(&plain, &plain, 30, 430, 0, &cal, why, sizeof(why)) == -ERANGE);
 	CHECK(strstr(why, "no cost") != NULL);
 }
 
@@ -408,12 +477,12 @@ TEST(calibration_figures_hold_at_any_speed)
 
 	timings(&plain, 10, NULL, 4, 0, 0, 0);
 	timings(&probed, 10, NULL, 4, 3.5, 0.5, 1);
-	REQUIRE(!calibrate__figures(&plain, &probed, 40, 2000, &ref, why, sizeof(why)));
+	REQUIRE(!calibrate__figures(&plain, &probed, 40, 2000, 0, &ref, why, sizeof(why)));
 	CHECK(near(ref.steps.call, 4));
 	for (int slow = 0; slow < 2; slow++) {
 		/* the plain run on a machine 1.3x slower, then 1.3x faster */
 		timings(&plain, slow ? 13 : 10 / 1.3, NULL, 4, 0, 0, 0);
-		REQUIRE(!calibrate__figures(&plain, &probed, 40, 2000, &cal, why, sizeof(why)));
+		REQUIRE(!calibrate__figures(&plain, &probed, 40, 2000, 0, &cal, why, sizeof(why)));
 		CHECK(near(cal.steps.call, ref.steps.call));
 		CHECK(near(cal.steps.flat, ref.steps.flat));
 		CHECK(near(cal.steps.done, ref.steps.done));
@@ -426,7 +495,7 @@ TEST(calibration_figures_hold_at_any_speed)
 	}
 	timings(&plain, 10, moving, 4, 0, 0, 0);
 	timings(&probed, 10, other, 4, 3.5, 0.5, 1);
-	REQUIRE(!calibrate__figures(&plain, &probed, 40, 2000, &cal, why, sizeof(why)));
+	REQUIRE(!calibrate__figures(&plain, &probed, 40, 2000, 0, &cal, why, sizeof(why)));
 	CHECK(near(cal.steps.call, ref.steps.call));
 	CHECK(near(cal.steps.flat, ref.steps.flat));
 	CHECK(near(cal.steps.done, ref.steps.done));
@@ -489,6 +558,7 @@ int main(void)
 	static const struct test_case cases[] = {
 		TEST_CASE(compensated_costs_give_the_cost_free_numbers),
 		TEST_CASE(no_compensation_leaves_the_recorded_times),
+		TEST_CASE(c_calls_compensated_by_their_own_figures),
 		TEST_CASE(overcompensation_stops_at_zero),
 		TEST_CASE(generator_returns_charge_their_awaiting_caller),
 		TEST_CASE(overcompensated_times_still_add_up),

@@ -59,7 +59,9 @@ static int raw_begin_recording(struct outputs *out, const struct session *s,
 	if (!err && s->cal.comp.call_ns) {
 		struct raw_calib cal = { .type = RAW_CALIB, .call_ns = s->cal.comp.call_ns,
 					 .inside_ns = s->cal.comp.inside_ns,
-					 .done_ns = s->cal.comp.done_ns };
+					 .done_ns = s->cal.comp.done_ns,
+					 .ccall_ns = s->cal.comp.ccall_ns,
+					 .cinside_ns = s->cal.comp.cinside_ns };
 
 		err = raw__record(&out->file[OUTPUT_RAW], &cal, sizeof(cal));
 	}

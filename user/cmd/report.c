@@ -22,11 +22,16 @@ static int replay_record(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(__u32) || rc->type != RAW_CALIB)
 		return recorder__handle(ctx, data, size);
-	if (size != sizeof(*rc) && size != RAW_CALIB_V3_SIZE)
+	if (size != sizeof(*rc) && size != RAW_CALIB_V3_SIZE && size != RAW_CALIB_V4_SIZE)
 		return -EBADMSG;
 	if (!env.no_compensation) {
-		struct compensation comp = { .call_ns = rc->call_ns, .inside_ns = rc->inside_ns,
-					     .done_ns = size == sizeof(*rc) ? rc->done_ns : 0 };
+		struct raw_calib all = { 0 };
+		struct compensation comp;
+
+		memcpy(&all, rc, size); /* (an older one: what it lacks is 0) */
+		comp = (struct compensation){ .call_ns = all.call_ns, .inside_ns = all.inside_ns,
+					      .done_ns = all.done_ns, .ccall_ns = all.ccall_ns,
+					      .cinside_ns = all.cinside_ns };
 
 		profile__set_compensation(&comp);
 		summary__compensation(&comp);

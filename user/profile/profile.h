@@ -53,7 +53,8 @@ struct frame_entry {
 	bool seeded;	/* entered before recording (attach): its return may come unseen */
 	bool c;		/* a C call (profile__ccall): no frame of its own; frame is 0 */
 	uint32_t owed;	/* rets still to come of activations above it, closed at their return */
-	uint64_t probed; /* probed calls that ended inside it (compensation: their cost is in it) */
+	uint64_t probed_ns; /* compensation: the probes' whole cost of the calls that ended inside
+			     * it, each at the figures of its end (C calls' at theirs) */
 	uint64_t done_ns; /* compensation: the generator returns' cost inside it (gen_return) */
 };
 
@@ -168,6 +169,7 @@ static inline const char *func__label(const struct func *f)
  */
 struct compensation {
 	uint64_t call_ns, inside_ns, done_ns;
+	uint64_t ccall_ns, cinside_ns; /* a C call's (profile__ccall), as call_ns and inside_ns */
 };
 
 /* For every profile of this run, set before any event: the figures to subtract, and whether

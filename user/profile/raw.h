@@ -20,8 +20,10 @@
  * 4: EV_RETURN_DONE(_NONE), RAW_FLUSH, RAW_CALIB's done_ns (a version 3 RAW_CALIB is read
  * as done_ns 0).
  * 5: EV_RESUME
- * 6: C functions: EV_CFUNC, EV_CCALL, EV_CRETURN, EV_CSYNC */
-#define RAW_VERSION 6
+ * 6: C functions: EV_CFUNC, EV_CCALL, EV_CRETURN, EV_CSYNC
+ * 7: RAW_CALIB's ccall_ns and cinside_ns (an older RAW_CALIB is read as 0: C calls as
+ * recorded) */
+#define RAW_VERSION 7
 #define RAW_VERSION_MIN 3
 #define RAW_MAX_RECORD 4096
 
@@ -71,8 +73,10 @@ struct raw_calib {
 	__u32 pad;
 	__u64 call_ns, inside_ns;
 	__u64 done_ns; /* (version 4) */
+	__u64 ccall_ns, cinside_ns; /* (version 7) */
 };
 #define RAW_CALIB_V3_SIZE 24
+#define RAW_CALIB_V4_SIZE 32
 
 struct raw_seed {
 	__u32 type;

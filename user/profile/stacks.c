@@ -23,7 +23,7 @@ static struct compensation comp; /* zero: none */
 /* Whether anything is taken out of the times (the figures are set and not all zero). */
 static bool compensating(void)
 {
-	return comp.call_ns || comp.inside_ns || comp.done_ns;
+	return comp.call_ns || comp.inside_ns || comp.done_ns || comp.ccall_ns || comp.cinside_ns;
 }
 static bool cpu_clock;
 
@@ -87,7 +87,7 @@ static int push(struct profile *p, struct thread *t, uint64_t frame, uint32_t fu
 	e->seeded = false;
 	e->c = false;
 	e->owed = 0;
-	e->probed = 0;
+	e->probed_ns = 0;
 	e->done_ns = 0;
 	/* its call path: under the nearest function below (a frame that is no call has none) */
 	e->node = parent ? parent->node : t->root;
@@ -153,12 +153,14 @@ static void pop(struct profile *p, struct thread *t, uint64_t ts)
 {
 	struct frame_entry *e = &t->stack[--t->depth], *parent;
 	/* a frame that ran inline had no probes of its own; every other frame, counted or
-	 * not (a generator's creation), had its entry and return probed */
-	uint64_t own = !e->inlined && !e->c, tt, it;
+	 * not (a generator's creation), had its entry and return probed; a C call its two
+	 * records */
+	uint64_t whole = e->inlined ? 0 : e->c ? comp.ccall_ns : comp.call_ns;
+	uint64_t inside = e->inlined ? 0 : e->c ? comp.cinside_ns : comp.inside_ns, tt, it;
 	int64_t est = 0;
 
 	if (t->depth) {
-		t->stack[t->depth - 1].probed += e->probed + own;
+		t->stack[t->depth - 1].probed_ns += e->probed_ns + whole;
 		t->stack[t->depth - 1].done_ns += e->done_ns;
 	}
 	if (!e->counted)
@@ -168,8 +170,7 @@ static void pop(struct profile *p, struct thread *t, uint64_t ts)
 		/* the probe time inside it: its own inside part, and all of each probed call
 		 * below it; its own time is that less its callees' estimates (not their floored
 		 * times: a callee's shortfall is its own function's debt, not this one's) */
-		est = (int64_t)tt -
-		      (int64_t)(own * comp.inside_ns + e->probed * comp.call_ns + e->done_ns);
+		est = (int64_t)tt - (int64_t)(inside + e->probed_ns + e->done_ns);
 		it = pay_debt(&p->funcs[e->func], est - e->subt_est);
 		/* a cumtime stays the sum of its tottime and its callees' times, in the .prof
 		 * and in the pictures, whatever was taken off */

@@ -10,7 +10,7 @@
  * own work, not the waits for a CPU that a loaded machine adds); the recording gives each call's
  * duration between its two timestamps.
  *
- * Every figure is taken in steps of the call-free loop (`for _ in range(n): pass`) of the same
+ * Every figure is taken in steps of the call-free loop (`sum(range(n))`, in C) of the same
  * run and round: the test VM's speed moves by ~1.3x for seconds at a time, which moves a call,
  * its probes and the loop alike, so that a figure in steps holds at any speed, while one in ns
  * (the difference of two runs made at different speeds) could come out at twice the probes'
@@ -18,6 +18,11 @@
  *   call   = (probed trees - plain trees) / their calls: all a call adds, in a tree of calls
  *   inside = median recorded duration of the empty function - half its plain call cost: the
  *            part of call between the call's own timestamps
+ *   ccall  = (probed - plain) calls of a C function (abs), each less a loop of as many
+ *            iterations of its own run and round: what a C call's records add (C functions
+ *            are recorded by default: a profile function on 3.8-3.11, sys.monitoring's CALL
+ *            and C_RETURN on 3.12+); cinside its part between the C call's own records, as
+ *            inside (median recorded duration less half its plain cost)
  *   done   = (probed - plain) awaits of a coroutine that returns at once, less two flat calls
  *            (the coroutine made, then run): what its return costs the caller beyond them
  *            (3.12+ under any hook: profile__gen_return)
@@ -39,7 +44,7 @@
 /* each round: CALIB_CALLS calls in each of four loops (an await: two activations), ~0.1 ms
  * a loop on the batch path, ~36 ms at 12 µs a call (ret-site uprobes) */
 #define CALIB_CALLS 3000 /* calls per loop and round: several batches (a flush per ~680) */
-#define CALIB_STEPS (4 * CALIB_CALLS) /* steps of the call-free loop a round (its speed) */
+#define CALIB_STEPS (8 * CALIB_CALLS) /* steps of the call-free loop a round (its speed) */
 #define CALIB_ROUNDS 21		      /* rounds of each run, the two runs taking turns */
 #define CALIB_SPEED_ROUNDS 15	      /* rounds of the call-free loop alone (the speed run) */
 /*
@@ -59,6 +64,12 @@
  * speed run found too fast once (a disturbance of the clock) moves nothing. Not the step the
  * figures were measured at alone: measured at a slow moment, it held every later one at its
  * slowness (seen: 29.4 ns kept, 17 ns most speed runs since).
+ * The speed is each vCPU's own, not the machine's: two busy loops on the two vCPUs at once read
+ * 6.2 and 11 ns a step of the C loop (Debian's 3.11, 2026-11-28), and a loop that sleeps
+ * between rounds reads ~1.8x slower than a busy one beside it. So a loop timed beside the
+ * recording on the other CPU does not tell the program's speed (tried: a round every 10 ms
+ * through the recording, its figures taken as found: 3 of 7 short fib recordings on Debian's
+ * 3.11 came out at 0); only a timing on the program's own CPU, at its moment, could.
  */
 #define CALIB_SPEED_BOUND 1.5
 #define CALIB_RECENT 9
@@ -70,11 +81,13 @@
 /* The snippet's own timings of one run: each round's loop times (ns of its thread's CPU). */
 struct calib_timings {
 	uint32_t rounds;
-	uint64_t none[CALIB_ROUNDS];  /* CALIB_STEPS steps of for _ in range(n): pass */
+	uint64_t none[CALIB_ROUNDS];  /* CALIB_STEPS steps of sum(range(n)) */
 	uint64_t empty[CALIB_ROUNDS]; /* N calls of an empty function */
 	uint64_t body[CALIB_ROUNDS];  /* N calls of a function with a short loop in it */
 	uint64_t awaits[CALIB_ROUNDS]; /* N awaits of a coroutine that returns at once */
 	uint64_t trees[CALIB_ROUNDS];  /* CALIB_TREE_CALLS calls in trees of CALIB_TREE_DEPTH */
+	uint64_t ccalls[CALIB_ROUNDS]; /* N calls of a C function (abs) */
+	uint64_t iters[CALIB_ROUNDS];  /* N iterations of for _ in range(n): pass */
 };
 
 /* The probes' cost in steps of the call-free loop (see above). */
@@ -85,6 +98,9 @@ struct calib_steps {
 	double body;	    /* call as the known-body function measures it (a check) */
 	double body_inside; /* inside as it measures it (a check) */
 	bool tree_fallback; /* the trees measured no cost: call is the loop's */
+	double ccall;	    /* all a C call adds (0: none recorded) */
+	double cinside;	    /* the part of it between the C call's own two records */
+	double cplain;	    /* what a C call of abs costs unprobed */
 };
 
 struct calibration {
@@ -125,13 +141,13 @@ int calibrate__run(const char *python, const struct launch_as *as, bool cpu_cloc
 
 /*
  * The figures from the two runs' timings (their rounds taken in turns) and the median recorded
- * durations of the empty and the known-body function: out's steps, measured_ns (the plain
+ * durations of the empty and the known-body function and of the C calls (0: none recorded): out's steps, measured_ns (the plain
  * run's step) and comp at that speed. Returns 0, or -ERANGE with why set when they make no
  * sense.
  */
 int calibrate__figures(const struct calib_timings *plain, const struct calib_timings *probed,
-		       uint64_t empty_median, uint64_t body_median, struct calibration *out,
-		       char *why, size_t why_len);
+		       uint64_t empty_median, uint64_t body_median, uint64_t c_median,
+		       struct calibration *out, char *why, size_t why_len);
 
 /* cal's comp at a machine whose call-free loop takes step_ns a step. */
 void calibrate__at_speed(struct calibration *cal, double step_ns);
