@@ -38,8 +38,12 @@
 /* PyMethodDescrObject: the type that defines it, its PyMethodDef */
 #define CF_D_TYPE 16
 #define CF_D_METHOD 40
-/* PyMethodDef: the name (a C string) */
+/* PyMethodDef: the name (a C string), its flags (METH_*) */
 #define CF_ML_NAME 0
+#define CF_ML_FLAGS 16
+#define CF_METH_KEYWORDS 0x2
+#define CF_METH_O 0x8
+#define CF_METH_FASTCALL 0x80
 #define CF_ML_SIZE 32
 /* PyTypeObject (a public struct, the same 3.8-3.13): tp_methods, tp_mro */
 #define CF_TP_FLAGS 168
@@ -58,6 +62,18 @@
  * out of it. */
 #define CF_RISKY_STARTS 1
 #define CF_RISKY_READS 2
+
+/* What the page's wrap of one C call does (tramp_code.S: .Lcf_swap, .Lcf_wrap), in the low bits
+ * of the callable in its ring entry (stage.h: STAGE_CF_SWAPS): keeps its table-reading from the
+ * page's event (CF_RISKY_READS); gives back the recursion unit its generic path takes where
+ * CPython's specialised one does not (3.11-3.13); keeps a profiler it starts from its return
+ * event (CF_RISKY_STARTS). */
+#define CF_SWAP_READS 1
+#define CF_SWAP_UNIT 2
+#define CF_SWAP_STARTS 4
+/* b_unit_flags: a builtin of METH_FASTCALL | METH_KEYWORDS called with keywords is not
+ * specialised (3.13: CALL_KW) */
+#define CF_UNIT_KW_BUILTIN 1
 
 /* <= 3.11: the events a profile function gets (Include/cpython/pystate.h) */
 #define CF_PYTRACE_C_CALL 4

@@ -64,6 +64,8 @@ def results():
     out = {name[2:]: depth(kind) for name, kind in sorted(kinds.items())
            if name.startswith("k_")}
     out["call_3000"] = depth(kinds["k_call"], 3000)
+    # (3.12, 3.13: where the C recursion budget, not the limit, stops it)
+    out["next_5000"] = depth(kinds["k_next"], 5000)
     out["compile"] = [compiles(n) for n in (1000, 2900, 3100, 5000, 20000)]
     out["c_only"] = c_only()
     return out
