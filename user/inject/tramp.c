@@ -68,8 +68,10 @@ struct tramp_params {
 	uint32_t gil_off, holder_off;
 	uint32_t unit_off, unit_flags, ip_off;
 	int32_t kw_at;
-	uint32_t kw_op, warm_mode, call_op, pad3;
-	uint64_t module_type, unicode_type;
+	uint32_t kw_op, warm_mode, call_op, init_on;
+	uint64_t module_type, unicode_type, type_type, object_type, function_type, intern,
+		type_lookup, shim_words;
+	uint32_t ds_top_off, ds_limit_off;
 	struct cf_page cf;
 	/* (tramp_params is 64-aligned, p_walk 16-aligned in tramp_code.S) */
 	struct inline_site walk[INLINE_SITES_MAX + 1] __attribute__((aligned(16)));
@@ -282,6 +284,21 @@ static void unit_params(const struct py_target *t, struct tramp_params *p)
 		p->unit_flags = t->minor == 13 ? CF_UNIT_KW_BUILTIN : 0;
 		p->warm_mode = 2;
 		p->call_op = t->minor == 12 ? 241 : 244; /* INSTRUMENTED_CALL */
+	}
+	/* 3.13: a class call CPython runs inline (.Lcf_init); the offsets in include/cfuncs.h,
+	 * read from pyenv's 3.13.0 with gdb (public structs, the same in every 3.13 build) */
+	if (t->minor == 13 && t->type_type && t->object_type && t->function_type &&
+	    t->api.intern && t->api.type_lookup && o->eval_c_units &&
+	    o->PyThreadState_py_recursion_remaining && p->cf_mode == CF_MONITOR) {
+		p->init_on = 1;
+		p->type_type = t->type_type;
+		p->object_type = t->object_type;
+		p->function_type = t->function_type;
+		p->intern = t->api.intern;
+		p->type_lookup = t->api.type_lookup;
+		p->shim_words = CF_SHIM_WORDS;
+		p->ds_top_off = CF_TS_DATASTACK_TOP;
+		p->ds_limit_off = CF_TS_DATASTACK_LIMIT;
 	}
 	if (!p->cfunction_type || !p->module_type || !p->unicode_type)
 		p->unit_off = 0;

@@ -1080,19 +1080,32 @@ tramp_cprof:
  * rdx.
  */
 .Lcf_swap:
+	test $CF_SWAP_INIT, %edx
+	jnz 2f
 	mov CF_M_VECTORCALL(%rdi), %rax
 	test %rax, %rax
 	jz 1f
-	or %rdi, %rdx			/* the callable; bit 0: the call reads the table */
+	call .Lcf_ring
+	lea tramp_cf_wrap(%rip), %rax
+	mov %rax, CF_M_VECTORCALL(%rdi)
+1:	ret
+2:	/* a class (CF_SWAP_INIT): its tp_vectorcall, NULL where it is called through tp_call */
+	mov CF_TP_VECTORCALL(%rdi), %rax
+	call .Lcf_ring
+	lea tramp_cf_wrap(%rip), %rax
+	mov %rax, CF_TP_VECTORCALL(%rdi)
+	ret
+/* The ring's next entry: the callable rdi with the flags rdx in its low bits, its own
+ * vectorcall rax. */
+.Lcf_ring:
+	or %rdi, %rdx
 	mov STAGE_CF_SWAP(%r10), %ecx
 	incl STAGE_CF_SWAP(%r10)
 	and $(STAGE_CF_NSWAPS - 1), %ecx
 	shl $4, %ecx
 	mov %rdx, STAGE_CF_SWAPS(%r10,%rcx)
 	mov %rax, STAGE_CF_SWAPS + 8(%r10,%rcx)
-	lea tramp_cf_wrap(%rip), %rax
-	mov %rax, CF_M_VECTORCALL(%rdi)
-1:	ret
+	ret
 
 /*
  * The vectorcall of a callable .Lcf_swap wrapped (rdi, rsi, rdx, rcx as CPython passes them):
@@ -1109,7 +1122,7 @@ tramp_cf_wrap:
 	push %rbx
 	push %r12
 	push %r13
-	sub $16, %rsp			/* (%rsp): the thread state given a unit, or 0 */
+	sub $32, %rsp			/* (%rsp): the thread state given a unit, or 0 */
 	movq $0, (%rsp)
 	mov b_stage(%rip), %r10
 	/* its own vectorcall: in the ring, the latest swap of it */
@@ -1130,8 +1143,15 @@ tramp_cf_wrap:
 	jmp 6f
 2:	movq $0, STAGE_CF_SWAPS(%r10,%r9)
 	mov STAGE_CF_SWAPS + 8(%r10,%r9), %rax
+	test $CF_SWAP_INIT, %r12d
+	jnz 8f
 	mov %rax, CF_M_VECTORCALL(%rdi)
-	test $CF_SWAP_UNIT, %r12d
+	jmp 9f
+8:	mov %rax, CF_TP_VECTORCALL(%rdi)
+	test %rax, %rax
+	jnz 9f
+	mov tramp_cf_page + CF_PAGE_VECTORCALL(%rip), %rax	/* (through tp_call) */
+9:	test $(CF_SWAP_UNIT | CF_SWAP_INIT), %r12d
 	jz 5f
 	push %rax
 	push %rcx
@@ -1141,9 +1161,47 @@ tramp_cf_wrap:
 	pop %rax
 	test %r11, %r11
 	jz 5f
-	mov b_unit_off(%rip), %r8d
-	incl (%r11,%r8)
 	mov %r11, (%rsp)
+	/* the units: a C function's one (CF_SWAP_UNIT); a class call's (CF_SWAP_INIT) shim unit of
+	 * the Python budget taken, and with CF_SWAP_UNIT the C units of _PyObject_MakeTpCall and
+	 * of its __init__'s activation given back */
+	movq $0, 8(%rsp)		/* the C units given (8), the Python one taken (12) */
+	movq $0, 16(%rsp)		/* the data stack's words taken */
+	test $CF_SWAP_INIT, %r12d
+	jz 4f
+	push %rax
+	push %rcx
+	push %rdx
+	push %rsi
+	push %rdi
+	sub $8, %rsp
+	call .Lcfw_shim
+	add $8, %rsp
+	pop %rdi
+	pop %rsi
+	pop %rdx
+	pop %rcx
+	mov %rax, %r8
+	pop %rax
+	mov (%rsp), %r11
+	test %r8, %r8
+	jz 5f				/* no room: CPython calls it generic, as here */
+	mov %r8, 16(%rsp)
+4:	test $CF_SWAP_UNIT, %r12d
+	jz 7f
+	movl $1, 8(%rsp)
+	test $CF_SWAP_INIT, %r12d
+	jz 7f
+	mov p_units(%rip), %r8d
+	add %r8d, 8(%rsp)
+7:	mov 8(%rsp), %r8d
+	mov b_unit_off(%rip), %r9d
+	add %r8d, (%r11,%r9)
+	test $CF_SWAP_INIT, %r12d
+	jz 5f
+	movl $1, 12(%rsp)
+	mov p_remaining_off(%rip), %r9d
+	decl (%r11,%r9)
 5:	test $CF_SWAP_READS, %r12d
 	jnz .Lcfw_reads
 	call *%rax
@@ -1173,20 +1231,78 @@ tramp_cf_wrap:
 	movq $0, (%rax,%rcx)
 	mov %rax, STAGE_CF_PEND_TSTATE(%r10)
 3:	mov %rbx, %rax
-6:	add $16, %rsp
+6:	add $32, %rsp
 	pop %r13
 	pop %r12
 	pop %rbx
 	ret
-/* The unit given back at the wrap's call taken again (8(%rsp): the thread state, or 0). Uses
- * r8, r11. */
+/* The units given back at the wrap's call taken again, the one taken given back, the shim's
+ * words given back to the data stack (8(%rsp): the thread state, or 0; 16(%rsp): the C units,
+ * 20(%rsp): the Python one; 24(%rsp): the words). Uses r8, r9, r11. */
 .Lcfw_unit_back:
 	mov 8(%rsp), %r11
 	test %r11, %r11
 	jz 1f
-	mov b_unit_off(%rip), %r8d
-	decl (%r11,%r8)
+	mov 16(%rsp), %r8d
+	mov b_unit_off(%rip), %r9d
+	sub %r8d, (%r11,%r9)
+	mov 20(%rsp), %r8d
+	mov p_remaining_off(%rip), %r9d
+	add %r8d, (%r11,%r9)
+	mov 24(%rsp), %r8
+	shl $3, %r8
+	mov b_ds_top_off(%rip), %r9d
+	sub %r8, (%r11,%r9)
 1:	ret
+
+/*
+ * 3.13, a class call of CF_SWAP_INIT about to be made (rdi: the class, r11: the thread state):
+ * the words of CPython's shim frame (_Py_InitCleanup) taken on the thread's data stack where
+ * CPython's CALL_ALLOC_AND_ENTER_INIT would push it, so that the __init__'s frame lands where it
+ * does natively: if the shim and the frame fit in the data stack's chunk (the instruction's
+ * guard, _PyThreadState_HasStackSpace); else CPython calls it generic, as here. rax: the words
+ * taken, or 0. Called with the stack aligned; clobbers the caller-saved registers.
+ */
+.Lcfw_shim:
+	push %rbx
+	push %r12
+	push %r13
+	mov %rdi, %r12
+	mov %r11, %r13
+	mov b_stage(%rip), %r10
+	mov STAGE_CF_INIT_NAME(%r10), %rsi
+	xor %eax, %eax
+	test %rsi, %rsi
+	jz 9f
+	call *b_type_lookup(%rip)	/* (borrowed; sets no exception) */
+	test %rax, %rax
+	jz 9f
+	mov 8(%rax), %rcx
+	cmp b_function_type(%rip), %rcx
+	jne 8f
+	mov CF_FUNC_CODE(%rax), %rax
+	movslq CF_CO_FRAMESIZE(%rax), %rax
+	add b_shim_words(%rip), %rax	/* the words both take */
+	mov b_ds_top_off(%rip), %ecx
+	mov (%r13,%rcx), %rdx		/* datastack_top */
+	test %rdx, %rdx
+	jz 8f
+	mov b_ds_limit_off(%rip), %ecx
+	mov (%r13,%rcx), %rcx		/* datastack_limit */
+	sub %rdx, %rcx
+	sar $3, %rcx
+	cmp %rcx, %rax
+	jge 8f
+	mov b_shim_words(%rip), %rax
+	lea (%rdx,%rax,8), %rdx
+	mov b_ds_top_off(%rip), %ecx
+	mov %rdx, (%r13,%rcx)
+	jmp 9f
+8:	xor %eax, %eax
+9:	pop %r13
+	pop %r12
+	pop %rbx
+	ret
 .Lcfw_reads:	/* the page's CALL event (its tool's bit) out of the table for the call (rdi, rsi,
 		 * rdx, rcx: the call's arguments) */
 	xor %r12d, %r12d
@@ -1350,16 +1466,29 @@ tramp_cf_wrap:
 	movabs $0x736e69746c697562, %rax	/* "builtins" */
 	cmp %rax, (%rsi,%rcx)
 	jne 9f
-/*
- * A call site CPython specialises only when its adaptive counter has run down, and meanwhile
- * calls generic, taking the unit: 3.12, 3.13 at its second run (the counter of the CALL's
- * cache: 17, then 1; 832 once specialised, before the page's events came), 3.11 once its code
- * is quickened (PRECALL until then, PRECALL_ADAPTIVE after, with its counter) and the counter
- * has run down. The events keep CPython from counting (3.12+: INSTRUMENTED_CALL adds back
- * what CALL takes off; 3.11 runs the generic PRECALL while tracing): the page counts down for
- * it, as CPython would natively, where it would give a unit back. r9: the call's instruction.
- */
 .Lcf_warm:
+	call .Lcf_counter
+	test %eax, %eax
+	jz 9f
+	call .Lcf_room
+	test %eax, %eax
+	jz 9f
+	mov $CF_SWAP_UNIT, %eax
+	ret
+9:	xor %eax, %eax
+	ret
+
+/*
+ * 1 in eax if CPython would run the call site r9 (its instruction) specialised now, else 0. A
+ * site is specialised only when its adaptive counter has run down, and meanwhile called
+ * generic: 3.12, 3.13 at its second run (the counter of the CALL's cache: 17, then 1; 832 once
+ * specialised, before the page's events came), 3.11 once its code is quickened (PRECALL until
+ * then, PRECALL_ADAPTIVE after, with its counter) and the counter has run down. The events
+ * keep CPython from counting (3.12+: INSTRUMENTED_CALL adds back what CALL takes off; 3.11
+ * runs the generic PRECALL while tracing): the page counts down for it, as CPython would
+ * natively, where it would give a unit back. Clobbers rcx, r9.
+ */
+.Lcf_counter:
 	cmpl $1, b_warm_mode(%rip)
 	jne 1f
 	cmpb $144, -2(%r9)		/* 3.11: EXTENDED_ARG, EXTENDED_ARG_QUICK: not PRECALL's */
@@ -1381,9 +1510,15 @@ tramp_cf_wrap:
 	jb 6f
 	sub $16, %ecx
 	mov %cx, (%r9)
-	jmp 9f
-6:	/* 3.12+, on a stack whose bounds are not known: not past the hand-back's depth bound
-	 * (budget_walk), where the budget is what protects the C stack */
+9:	xor %eax, %eax
+	ret
+6:	mov $1, %eax
+	ret
+
+/* 1 in eax if a unit of C budget may be given back: 3.12+, on a stack whose bounds are not
+ * known, not past the hand-back's depth bound (budget_walk), where the budget is what
+ * protects the C stack. Clobbers rcx, r8. */
+.Lcf_room:
 	cmpl $CF_PROFILE, b_cf_mode(%rip)
 	je 7f
 	stack_room 7f
@@ -1398,10 +1533,107 @@ tramp_cf_wrap:
 	sub (%rax,%rcx), %r8d
 	cmp p_depth_cap(%rip), %r8d
 	jae 9f
-7:	mov $CF_SWAP_UNIT, %eax
+7:	mov $1, %eax
 	ret
 9:	xor %eax, %eax
 	ret
+
+/*
+ * 3.13: a class call CPython runs inline natively (CALL_ALLOC_AND_ENTER_INIT: a shim frame and
+ * the frame of its __init__, two units of the Python budget, none of the C budget) and through
+ * C under the page's events (type_call, slot_tp_init: a unit of the C budget in
+ * _PyObject_MakeTpCall, an activation of the eval function, one unit of the Python budget).
+ * CF_SWAP_INIT in eax (with CF_SWAP_UNIT where the C units may be given back, .Lcf_room),
+ * which .Lcf_wrap takes the shim's Python unit for and gives the C units back for, around the
+ * call; else 0. CPython's rules (specialize.c: specialize_class_call,
+ * get_init_for_simple_managed_python_class; the instruction's guards): a CALL without
+ * keywords of a class whose type is type itself, mutable, a heap type with inline values,
+ * object's tp_new and tp_alloc, whose __init__ (_PyType_Lookup) is a Python function of simple
+ * arguments (no *args, **kwargs or keyword-only ones; optimised) taking the call's arguments
+ * and the object; and a site CPython would have specialised (.Lcf_counter). rdi: the class,
+ * rdx: the calling frame, r10: the stage. Uses rbx, r12, r13 (the caller's to save); clobbers
+ * the caller-saved registers.
+ */
+.Lcf_init:
+	test %rdx, %rdx
+	jz 9f
+	mov %rdi, %r12
+	mov b_ip_off(%rip), %ecx
+	mov (%rdx,%rcx), %r13		/* the call's instruction */
+	test %r13, %r13
+	jz 9f
+	movzbl (%r13), %ecx
+	cmp b_call_op(%rip), %ecx
+	jne 9f
+	mov CF_TP_FLAGS(%r12), %rcx
+	and $(CF_TPFLAGS_IMMUTABLE | CF_TPFLAGS_HEAP | CF_TPFLAGS_INLINE_VALUES), %ecx
+	cmp $(CF_TPFLAGS_HEAP | CF_TPFLAGS_INLINE_VALUES), %ecx
+	jne 9f
+	mov b_object_type(%rip), %rax
+	mov CF_TP_NEW(%rax), %rcx
+	cmp CF_TP_NEW(%r12), %rcx
+	jne 9f
+	mov CF_TP_ALLOC(%rax), %rcx
+	cmp CF_TP_ALLOC(%r12), %rcx
+	jne 9f
+	push %rbp
+	mov %rsp, %rbp
+	and $-16, %rsp
+	mov STAGE_CF_INIT_NAME(%r10), %rbx
+	test %rbx, %rbx
+	jnz 1f
+	/* "__init__" (interned; made once, and kept: CPython's own is immortal) */
+	call *tramp_cf_page + CF_PAGE_GET_EXC(%rip)
+	mov %rax, %rbx
+	lea .Ls_init(%rip), %rdi
+	call *b_intern(%rip)
+	mov %rbx, %rdi
+	mov %rax, %rbx
+	call *tramp_cf_page + CF_PAGE_SET_EXC(%rip)
+	mov b_stage(%rip), %r10
+	mov %rbx, STAGE_CF_INIT_NAME(%r10)
+	test %rbx, %rbx
+	jz 8f
+1:	mov %r12, %rdi
+	mov %rbx, %rsi
+	call *b_type_lookup(%rip)	/* (borrowed; sets no exception) */
+	mov b_stage(%rip), %r10
+	test %rax, %rax
+	jz 8f
+	mov 8(%rax), %rcx
+	cmp b_function_type(%rip), %rcx
+	jne 8f
+	mov CF_FUNC_CODE(%rax), %rax
+	mov b_flags_off(%rip), %ecx
+	testl $(CF_CO_VARARGS | CF_CO_VARKEYWORDS), (%rax,%rcx)
+	jnz 8f
+	testl $CF_CO_OPTIMIZED, (%rax,%rcx)
+	jz 8f
+	cmpl $0, CF_CO_KWONLYARGCOUNT(%rax)
+	jne 8f
+	movzbl 1(%r13), %ecx		/* oparg: the arguments, besides the object */
+	inc %ecx
+	cmp CF_CO_ARGCOUNT(%rax), %ecx
+	jne 8f
+	mov %rbp, %rsp
+	pop %rbp
+	mov %r13, %r9
+	call .Lcf_counter
+	test %eax, %eax
+	jz 9f
+	call .Lcf_room
+	test %eax, %eax
+	jz 2f
+	mov $(CF_SWAP_INIT | CF_SWAP_UNIT), %eax
+	ret
+2:	mov $CF_SWAP_INIT, %eax
+	ret
+8:	mov %rbp, %rsp
+	pop %rbp
+9:	xor %eax, %eax
+	ret
+.Ls_init:
+	.asciz "__init__"
 
 /* rax: the running thread's state (the GIL's holder: <= 3.11 _PyRuntime's, 3.12+ its
  * interpreter's GIL's last holder), or 0. Clobbers rcx. */
@@ -1523,7 +1755,7 @@ tramp_mon_ret:
 	cmp b_cmethod_type(%rip), %rcx
 	je 2f
 	cmp b_methoddescr_type(%rip), %rcx
-	jne .Lmon_none
+	jne .Lmon_class
 	cmp b_missing(%rip), %r9
 	je .Lmon_none			/* (no arguments: CPython raises, cProfile skips it) */
 	mov CF_D_METHOD(%r8), %rdx
@@ -1588,6 +1820,31 @@ tramp_mon_ret:
 .Lmon_none:
 	mov b_none(%rip), %rax
 	ret
+.Lmon_class:	/* 3.13: a class call that CPython would run inline (.Lcf_init) */
+	test %eax, %eax
+	jz .Lmon_none
+	cmpl $0, b_init_on(%rip)
+	je .Lmon_none
+	cmp b_type_type(%rip), %rcx
+	jne .Lmon_none
+	push %rbx
+	push %r12
+	push %r13
+	mov %r8, %r12
+	call .Lmon_frame
+	mov %rax, %rdx
+	mov %r12, %rdi
+	call .Lcf_init
+	test %eax, %eax
+	jz 1f
+	mov b_stage(%rip), %r10
+	mov %r12, %rdi
+	mov %eax, %edx
+	call .Lcf_swap
+1:	pop %r13
+	pop %r12
+	pop %rbx
+	jmp .Lmon_none
 /* rax: the frame the thread runs (the callback's caller's), or 0: from the thread state that
  * holds the interpreter's GIL, the one the callback runs in. Clobbers rcx. */
 .Lmon_frame:
@@ -1852,9 +2109,17 @@ b_kw_at:	.long 0		/* from it, the opcode that says the call has keywords, */
 b_kw_op:	.long 0		/* and its number */
 b_warm_mode:	.long 0		/* 1: 3.11's PRECALL_ADAPTIVE; 2: 3.12+'s CALL counter */
 b_call_op:	.long 0		/* 3.12+: INSTRUMENTED_CALL */
-	.long 0
+b_init_on:	.long 0		/* 3.13: class calls too (.Lcf_init) */
 b_module_type:	.quad 0		/* PyModule_Type */
 b_unicode_type:	.quad 0		/* PyUnicode_Type */
+b_type_type:	.quad 0		/* 3.13: PyType_Type, */
+b_object_type:	.quad 0		/* PyBaseObject_Type, */
+b_function_type: .quad 0	/* PyFunction_Type, */
+b_intern:	.quad 0		/* PyUnicode_InternFromString, */
+b_type_lookup:	.quad 0		/* _PyType_Lookup */
+b_shim_words:	.quad 0		/* _Py_InitCleanup.co_framesize */
+b_ds_top_off:	.long 0		/* PyThreadState: datastack_top, */
+b_ds_limit_off:	.long 0		/* datastack_limit */
 	.globl tramp_cf_page
 tramp_cf_page:	.zero CF_PAGE_SIZE	/* struct cf_page (inject/tramp_cfuncs.h) */
 	.balign 16
