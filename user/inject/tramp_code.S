@@ -1096,9 +1096,15 @@ tramp_cprof:
 	mov %rax, CF_TP_VECTORCALL(%rdi)
 	ret
 /* The ring's next entry: the callable rdi with the flags rdx in its low bits, its own
- * vectorcall rax. */
+ * vectorcall rax; none if rax is the wrap already (a swap whose call has not come: its own
+ * vectorcall is in the ring's entry before). Returns to .Lcf_swap's caller then. */
 .Lcf_ring:
-	or %rdi, %rdx
+	lea tramp_cf_wrap(%rip), %rcx
+	cmp %rcx, %rax
+	jne 1f
+	add $8, %rsp
+	ret
+1:	or %rdi, %rdx
 	mov STAGE_CF_SWAP(%r10), %ecx
 	incl STAGE_CF_SWAP(%r10)
 	and $(STAGE_CF_NSWAPS - 1), %ecx
