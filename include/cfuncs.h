@@ -38,8 +38,12 @@
 /* PyMethodDescrObject: the type that defines it, its PyMethodDef */
 #define CF_D_TYPE 16
 #define CF_D_METHOD 40
-/* PyMethodDef: the name (a C string) */
+/* PyMethodDef: the name (a C string), its flags (METH_*) */
 #define CF_ML_NAME 0
+#define CF_ML_FLAGS 16
+#define CF_METH_KEYWORDS 0x2
+#define CF_METH_O 0x8
+#define CF_METH_FASTCALL 0x80
 #define CF_ML_SIZE 32
 /* PyTypeObject (a public struct, the same 3.8-3.13): tp_methods, tp_mro */
 #define CF_TP_FLAGS 168
@@ -48,6 +52,27 @@
 /* PyTupleObject: ob_size, ob_item */
 #define CF_TUPLE_SIZE 16
 #define CF_TUPLE_ITEMS 24
+/* 3.13: PyTypeObject's tp_alloc, tp_new, tp_vectorcall; its flags Py_TPFLAGS_INLINE_VALUES,
+ * _IMMUTABLETYPE, _HEAPTYPE; PyFunctionObject's func_code; PyCodeObject's co_argcount,
+ * co_kwonlyargcount, co_framesize (words) and flags (CO_OPTIMIZED, CO_VARARGS,
+ * CO_VARKEYWORDS); PyThreadState's datastack_top and _limit; the words of the shim frame
+ * CPython pushes below __init__'s (_Py_InitCleanup.co_framesize): .Lcf_init, .Lcfw_shim */
+#define CF_TP_ALLOC 304
+#define CF_TP_NEW 312
+#define CF_TP_VECTORCALL 400
+#define CF_TPFLAGS_INLINE_VALUES (1 << 2)
+#define CF_TPFLAGS_IMMUTABLE (1 << 8)
+#define CF_TPFLAGS_HEAP (1 << 9)
+#define CF_FUNC_CODE 48
+#define CF_CO_ARGCOUNT 52
+#define CF_CO_KWONLYARGCOUNT 60
+#define CF_CO_FRAMESIZE 76
+#define CF_CO_OPTIMIZED 0x1
+#define CF_CO_VARARGS 0x4
+#define CF_CO_VARKEYWORDS 0x8
+#define CF_TS_DATASTACK_TOP 240
+#define CF_TS_DATASTACK_LIMIT 248
+#define CF_SHIM_WORDS 11
 /* Py_TPFLAGS_TYPE_SUBCLASS: the object is a type */
 #define CF_TPFLAGS_TYPE (1UL << 31)
 
@@ -58,6 +83,19 @@
  * out of it. */
 #define CF_RISKY_STARTS 1
 #define CF_RISKY_READS 2
+
+/* What the page's wrap of one C call does (tramp_code.S: .Lcf_swap, .Lcf_wrap), in the low bits
+ * of the callable in its ring entry (stage.h: STAGE_CF_SWAPS): keeps its table-reading from the
+ * page's event (CF_RISKY_READS); gives back the recursion unit its generic path takes where
+ * CPython's specialised one does not (3.11-3.13); keeps a profiler it starts from its return
+ * event (CF_RISKY_STARTS). */
+#define CF_SWAP_READS 1
+#define CF_SWAP_UNIT 2
+#define CF_SWAP_STARTS 4
+#define CF_SWAP_INIT 8 /* 3.13: a class call CPython runs inline natively (.Lcf_init) */
+/* b_unit_flags: a builtin of METH_FASTCALL | METH_KEYWORDS called with keywords is not
+ * specialised (3.13: CALL_KW) */
+#define CF_UNIT_KW_BUILTIN 1
 
 /* <= 3.11: the events a profile function gets (Include/cpython/pystate.h) */
 #define CF_PYTRACE_C_CALL 4

@@ -81,6 +81,7 @@
 #define STAGE_CF_PEND_TSTATE 80 /* u64, <= 3.11: the thread whose slot is held, else 0 */
 #define STAGE_CF_PEND_FUNC 88	/* u64, <= 3.11: what the call put in its slot, */
 #define STAGE_CF_PEND_OBJ 96	/* and its object */
+#define STAGE_CF_INIT_NAME 104	/* u64, 3.13: the str "__init__" (.Lcf_init), once made */
 #define STAGE_CF_SWAPS 128	/* {callable, vectorcall} x STAGE_CF_NSWAPS */
 #define STAGE_CF_NSWAPS 8
 #define STAGE_CF_MUTE 256	/* u64 [8 tools][2]: their C_RETURN and C_RAISE callbacks */

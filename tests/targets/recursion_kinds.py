@@ -136,3 +136,52 @@ def k_partial(d):
         d[0] = n
         return functools.partial(r, n + 1)()
     r(1)
+
+
+# Builtins that CPython 3.11+ calls through a specialised instruction (Python/specialize.c)
+# that takes no unit of recursion budget, where its generic call, which watching C calls
+# forces, takes one (tramp_code.S: .Lcf_units): a builtin of METH_FASTCALL, len(),
+# isinstance(), a method descriptor of METH_FASTCALL | METH_KEYWORDS called without keywords.
+def k_next(d):
+    class It:
+        n = 0
+
+        def __next__(self):
+            self.n += 1
+            d[0] = self.n
+            return next(self)
+    next(It())
+
+
+def k_len(d):
+    class A:
+        n = 0
+
+        def __len__(self):
+            self.n += 1
+            d[0] = self.n
+            return len(self)
+    len(A())
+
+
+def k_isinstance(d):
+    class M(type):
+        n = 0
+
+        def __instancecheck__(cls, obj):
+            M.n += 1
+            d[0] = M.n
+            return isinstance(obj, cls)
+    isinstance(1, M("A", (), {}))
+
+
+def k_sort_method(d):
+    class A:
+        n = 0
+
+        def __lt__(self, other):
+            A.n += 1
+            d[0] = A.n
+            [self, other].sort()
+            return False
+    [A(), A()].sort()

@@ -9,14 +9,17 @@
     python recursion_limits.py --ccalls   the same under a watcher of C calls that does
                                           nothing (tests/targets/ext/ccall_watch.c, there
                                           too): what CPython changes for anyone who watches
-                                          them, cProfile's builtins=True and pyuprof's C
-                                          functions alike (--pep523 --ccalls: both)
+                                          them (3.11-3.13: calls it no longer specialises),
+                                          which pyuprof's page gives back and cProfile's
+                                          builtins=True does not (--pep523 --ccalls: both)
 
 How deep each kind of recursion gets at the default limit (and a plain one at 3000): kinds
 that CPython 3.11+ runs inline (calls of every form, generators driven by for and yield from,
 awaits, a Python __getitem__), which take none of 3.12+'s per-thread C recursion budget
 natively, and kinds that go through C (a builtin calling back, a class call, __call__,
-lru_cache), which do. Whether compiling a deeply nested expression raises RecursionError
+lru_cache), which do; builtins that 3.11+ call through a specialised instruction that takes
+no unit of the budget (next, len, isinstance, sorted's key, list.sort), and 3.13's inline
+class call (__init__), whose budgets move for any watcher of C calls. Whether compiling a deeply nested expression raises RecursionError
 (CPython's own test_compile/test_ast cases: C recursion under that budget), and a recursion
 that never enters a Python frame (test_descr's __call__ loop), which must raise RecursionError,
 never crash. A property's getter is left out: natively its LOAD_ATTR runs it through C until
@@ -64,6 +67,8 @@ def results():
     out = {name[2:]: depth(kind) for name, kind in sorted(kinds.items())
            if name.startswith("k_")}
     out["call_3000"] = depth(kinds["k_call"], 3000)
+    # (3.12, 3.13: where the C recursion budget, not the limit, stops it)
+    out["next_5000"] = depth(kinds["k_next"], 5000)
     out["compile"] = [compiles(n) for n in (1000, 2900, 3100, 5000, 20000)]
     out["c_only"] = c_only()
     return out

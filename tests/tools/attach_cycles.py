@@ -6,10 +6,9 @@
 Serves tests/targets/recursion_limits.py under PYTHON, reads its results natively, then
 attaches `PYUPROF record -p PID` CYCLES times, ending it by SIGINT and SIGTERM in turn, and
 asks for the results again while recorded (every tenth cycle) and after the last detach. Every
-answer must equal the native one; while recorded, but where a bare watcher of C calls and on
-3.14+ a bare PEP 523 hook alone move it the same way (HOOKED: recursion_limits.py --ccalls'
-line, with --pep523 on 3.14+; recursion_compare.py); after the last detach, everywhere. Prints
-each difference; exits 0 if there is none.
+answer must equal the native one; while recorded, but on 3.14+ where a bare PEP 523 hook alone
+moves it the same way (HOOKED: recursion_limits.py --pep523's line; recursion_compare.py);
+after the last detach, everywhere. Prints each difference; exits 0 if there is none.
 """
 import json
 import os

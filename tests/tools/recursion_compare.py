@@ -4,13 +4,12 @@
     recursion_compare.py NATIVE RECORDED [HOOKED]
 
 Each argument is one JSON line of tests/targets/recursion_limits.py: run natively, run
-recorded, and run natively under what recording brings along of CPython's own (HOOKED): a
-bare PEP 523 hook on 3.14+ (tests/targets/ext/pep523hook.c, --pep523), and when C functions
-are recorded a bare watcher of C calls (ccall_watch.c, --ccalls). Every result recorded must
-equal the native one, but where those alone move it the same way: 3.14+ count a recursion's
-depth differently when they run its calls inline, which any hook turns off; 3.11-3.13 give up
-specialised calls for anyone who watches C calls (docs/limits.md). Those are printed as
-inherent. Prints each difference; exits 0 if there is none.
+recorded, and on 3.14+ run natively under a bare PEP 523 hook (HOOKED: tests/targets/ext/
+pep523hook.c, --pep523), what any hook brings along of CPython's own. Every result recorded
+must equal the native one, but where the hook alone moves it the same way: 3.14+ count a
+recursion's depth differently when they run its calls inline, which any hook turns off
+(docs/limits.md). Those are printed as inherent. Prints each difference; exits 0 if there is
+none.
 """
 import json
 import sys
@@ -24,9 +23,9 @@ def differences(native, recorded, hooked=None):
         if r == n:
             continue
         if hooked is not None and hooked.get(key) != n and hooked.get(key) == r:
-            inherent.append("%s: natively %s, under a bare hook or watcher %s" % (key, n, r))
+            inherent.append("%s: natively %s, under a bare hook %s" % (key, n, r))
         else:
-            under = "" if hooked is None else ", under a bare hook or watcher %s" % hooked.get(key)
+            under = "" if hooked is None else ", under a bare hook %s" % hooked.get(key)
             harm.append("%s: natively %s, recorded %s%s" % (key, n, r, under))
     return harm, inherent
 

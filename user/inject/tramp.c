@@ -66,6 +66,12 @@ struct tramp_params {
 	uint64_t tstate_cur;
 	uint64_t cfunction_type, cmethod_type, methoddescr_type, missing, code_type;
 	uint32_t gil_off, holder_off;
+	uint32_t unit_off, unit_flags, ip_off;
+	int32_t kw_at;
+	uint32_t kw_op, warm_mode, call_op, init_on;
+	uint64_t module_type, unicode_type, type_type, object_type, function_type, intern,
+		type_lookup, shim_words;
+	uint32_t ds_top_off, ds_limit_off;
 	struct cf_page cf;
 	/* (tramp_params is 64-aligned, p_walk 16-aligned in tramp_code.S) */
 	struct inline_site walk[INLINE_SITES_MAX + 1] __attribute__((aligned(16)));
@@ -241,6 +247,63 @@ static void monitor_params(const struct py_target *t, uint64_t addr, uint8_t *pa
 #undef PUT
 }
 
+/*
+ * 3.11-3.13: the unit of recursion budget that CPython's specialised call of a C function does
+ * not take and its generic path, which watching C calls forces, does (tramp_code.S:
+ * .Lcf_units): where it comes from (3.11: PyThreadState.recursion_remaining, the one budget of
+ * Python and C calls; 3.12, 3.13: c_recursion_remaining), and how the page tells a call with
+ * keywords from its instruction (_PyInterpreterFrame.prev_instr, 3.13 instr_ptr: 3.11's
+ * KW_NAMES is three code units before the CALL, past PRECALL and its cache; 3.12's just before
+ * it; 3.13's CALL_KW is its own instruction, instrumented). The offsets and opcodes are the
+ * same in every build of a version (Include/cpython/pystate.h, pycore_frame.h, opcode.h; read
+ * from pyenv's 3.11.7, 3.12.1 and 3.13.0 with gdb, 2026-11-28). 3.8-3.10 specialise nothing,
+ * 3.14+ check the C stack by its address: no unit to give there.
+ */
+static void unit_params(const struct py_target *t, struct tramp_params *p)
+{
+	const struct py_offsets_entry *o = t->offsets;
+
+	if (t->major != 3 || t->minor < 11 || t->minor > 13 || !p->cf_mode)
+		return;
+	p->ip_off = 56;
+	p->cfunction_type = t->cfunction_type; /* (3.12+: monitor_params' too) */
+	p->module_type = t->module_type;
+	p->unicode_type = t->unicode_type;
+	if (t->minor == 11) {
+		/* recursion_remaining: 32 bytes before c_profilefunc (checked: the layout's) */
+		if (o->PyThreadState_c_profilefunc != 64)
+			return;
+		p->unit_off = 32;
+		p->kw_at = -6;
+		p->kw_op = 172; /* KW_NAMES */
+		p->warm_mode = 1;
+	} else {
+		p->unit_off = o->PyThreadState_c_recursion_remaining;
+		p->kw_at = t->minor == 12 ? -2 : 0;
+		p->kw_op = t->minor == 12 ? 172 : 245; /* KW_NAMES, INSTRUMENTED_CALL_KW */
+		p->unit_flags = t->minor == 13 ? CF_UNIT_KW_BUILTIN : 0;
+		p->warm_mode = 2;
+		p->call_op = t->minor == 12 ? 241 : 244; /* INSTRUMENTED_CALL */
+	}
+	/* 3.13: a class call CPython runs inline (.Lcf_init); the offsets in include/cfuncs.h,
+	 * read from pyenv's 3.13.0 with gdb (public structs, the same in every 3.13 build) */
+	if (t->minor == 13 && t->type_type && t->object_type && t->function_type &&
+	    t->api.intern && t->api.type_lookup && o->eval_c_units &&
+	    o->PyThreadState_py_recursion_remaining && p->cf_mode == CF_MONITOR) {
+		p->init_on = 1;
+		p->type_type = t->type_type;
+		p->object_type = t->object_type;
+		p->function_type = t->function_type;
+		p->intern = t->api.intern;
+		p->type_lookup = t->api.type_lookup;
+		p->shim_words = CF_SHIM_WORDS;
+		p->ds_top_off = CF_TS_DATASTACK_TOP;
+		p->ds_limit_off = CF_TS_DATASTACK_LIMIT;
+	}
+	if (!p->cfunction_type || !p->module_type || !p->unicode_type)
+		p->unit_off = 0;
+}
+
 /* Whether t has what the page's sys.monitoring tool needs (3.12+). */
 static bool monitor_possible(const struct py_target *t)
 {
@@ -312,6 +375,7 @@ static void batch_params(const struct py_target *t, uint64_t stage, uint64_t add
 	/* 3.12+: a sys.monitoring tool of the page's */
 	if ((t->major > 3 || t->minor >= 12) && monitor_possible(t))
 		monitor_params(t, addr, page, p);
+	unit_params(t, p);
 }
 
 int tramp__build(const struct py_target *t, enum tramp_kind kind, uint64_t stage, uint64_t addr,

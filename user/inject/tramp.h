@@ -70,8 +70,9 @@
 #include "inject/inject.h"
 #include "target/py_target.h"
 
-/* its size: two pages (with the page's C functions' code: include/cfuncs.h) */
-#define TRAMP_PAGE 8192
+/* its size: three pages (with the page's C functions' code: include/cfuncs.h, and the
+ * recursion units they give back: .Lcf_units) */
+#define TRAMP_PAGE 12288
 #define TRAMP_ENTRY_OFFSET 0
 #define TRAMP_RETURN_OFFSET 11
 #define TRAMP_NAME "pyuprof-tramp"

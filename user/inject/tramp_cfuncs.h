@@ -19,6 +19,9 @@
 #define CF_PAGE_MONITORS 16
 #define CF_PAGE_NEVENTS 20
 #define CF_PAGE_OBJ_CALL 24
+#define CF_PAGE_VECTORCALL 64
+#define CF_PAGE_GET_EXC 80
+#define CF_PAGE_SET_EXC 88
 #define CF_PAGE_SIZE 144
 
 #ifndef __ASSEMBLER__
@@ -48,6 +51,9 @@ _Static_assert(offsetof(struct cf_page, names_off) == CF_PAGE_NAMES, "cf_page la
 _Static_assert(offsetof(struct cf_page, monitors_off) == CF_PAGE_MONITORS, "cf_page layout");
 _Static_assert(offsetof(struct cf_page, nevents) == CF_PAGE_NEVENTS, "cf_page layout");
 _Static_assert(offsetof(struct cf_page, obj_call) == CF_PAGE_OBJ_CALL, "cf_page layout");
+_Static_assert(offsetof(struct cf_page, vectorcall) == CF_PAGE_VECTORCALL, "cf_page layout");
+_Static_assert(offsetof(struct cf_page, get_exc) == CF_PAGE_GET_EXC, "cf_page layout");
+_Static_assert(offsetof(struct cf_page, set_exc) == CF_PAGE_SET_EXC, "cf_page layout");
 _Static_assert(sizeof(struct cf_page) == CF_PAGE_SIZE, "cf_page layout");
 
 /* op CF_OP_* (CF_OP_INSTALL: a tool's id, or -1; else 0); name: a str the tool is lent while its

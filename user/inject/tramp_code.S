@@ -969,21 +969,33 @@ tramp_cprof:
 	push %r13
 	mov %rcx, %r12			/* the callable: its identity, if sent now */
 	mov CF_M_SELF(%rcx), %rbx		/* the object it is bound to */
-	mov CF_M_ML(%rcx), %r9		/* its PyMethodDef: the key */
 	mov b_fframe_off(%rip), %eax	/* the calling frame, as the hook sees frames */
 	test %eax, %eax
 	jz 1f
 	mov (%rsi,%rax), %rsi
-1:	push $0
+1:	push %rsi
+	mov %rsi, %rdx
+	mov %r12, %rdi
+	mov %rbx, %rsi
+	call .Lcf_units
+	pop %rsi
+	push %rax			/* CF_SWAP_UNIT or 0 */
+	push %rax
+	mov CF_M_ML(%r12), %r9		/* its PyMethodDef: the key */
+	push $0
 	push %rsi
 	push %r9
 	call .Lcf_stage_call
 	add $16, %rsp
 	pop %rax
+	pop %rdx
+	pop %rdx
 	test $CF_RISKY_STARTS, %eax
+	jz 3f
+	or $CF_SWAP_STARTS, %edx
+3:	test %edx, %edx
 	jz 2f
 	mov %r12, %rdi
-	xor %edx, %edx
 	call .Lcf_swap
 2:	pop %r13
 	pop %r12
@@ -1060,41 +1072,64 @@ tramp_cprof:
 	jmp .Lafter
 
 /*
- * The call of a C function .Lcf_risky names, about to be made: its callable (rdi: a
- * PyCFunction or a method descriptor, whose vectorcall is at the same place) calls .Lcf_wrap
- * instead, for this call alone (stage.h: STAGE_CF_SWAPS; rdx: 1 if the call reads the
- * interpreter's table of events, which the ring's entry keeps in bit 0 of the callable). A
- * callable called through tp_call (no vectorcall) is left as it is. r10: the stage. Clobbers
- * rax, rcx, rdx.
+ * The call of a C function .Lcf_risky names or .Lcf_units picks, about to be made: its
+ * callable (rdi: a PyCFunction or a method descriptor, whose vectorcall is at the same place)
+ * calls .Lcf_wrap instead, for this call alone (stage.h: STAGE_CF_SWAPS; rdx: what the wrap
+ * does, CF_SWAP_*, which the ring's entry keeps in the low bits of the callable). A callable
+ * called through tp_call (no vectorcall) is left as it is. r10: the stage. Clobbers rax, rcx,
+ * rdx.
  */
 .Lcf_swap:
+	test $CF_SWAP_INIT, %edx
+	jnz 2f
 	mov CF_M_VECTORCALL(%rdi), %rax
 	test %rax, %rax
 	jz 1f
-	or %rdi, %rdx			/* the callable; bit 0: the call reads the table */
+	call .Lcf_ring
+	lea tramp_cf_wrap(%rip), %rax
+	mov %rax, CF_M_VECTORCALL(%rdi)
+1:	ret
+2:	/* a class (CF_SWAP_INIT): its tp_vectorcall, NULL where it is called through tp_call */
+	mov CF_TP_VECTORCALL(%rdi), %rax
+	call .Lcf_ring
+	lea tramp_cf_wrap(%rip), %rax
+	mov %rax, CF_TP_VECTORCALL(%rdi)
+	ret
+/* The ring's next entry: the callable rdi with the flags rdx in its low bits, its own
+ * vectorcall rax; none if rax is the wrap already (a swap whose call has not come: its own
+ * vectorcall is in the ring's entry before). Returns to .Lcf_swap's caller then. */
+.Lcf_ring:
+	lea tramp_cf_wrap(%rip), %rcx
+	cmp %rcx, %rax
+	jne 1f
+	add $8, %rsp
+	ret
+1:	or %rdi, %rdx
 	mov STAGE_CF_SWAP(%r10), %ecx
 	incl STAGE_CF_SWAP(%r10)
 	and $(STAGE_CF_NSWAPS - 1), %ecx
 	shl $4, %ecx
 	mov %rdx, STAGE_CF_SWAPS(%r10,%rcx)
 	mov %rax, STAGE_CF_SWAPS + 8(%r10,%rcx)
-	lea tramp_cf_wrap(%rip), %rax
-	mov %rax, CF_M_VECTORCALL(%rdi)
-1:	ret
+	ret
 
 /*
  * The vectorcall of a callable .Lcf_swap wrapped (rdi, rsi, rdx, rcx as CPython passes them):
- * the callable gets its own back and is called; then, if the call started a profiler, the
- * return event it is about to get is kept from it (stage.h); a call that reads the
- * interpreter's table of events (3.12+: sys.monitoring.get_events, _all_events) is made with
- * the page's CALL event out of the table, put back after (the code stays instrumented for it:
- * only the table is read). Returns the call's result.
+ * the callable gets its own back and is called; a call of CF_SWAP_UNIT with the unit of
+ * recursion budget its generic path takes given back for its length (.Lcf_units); then, if
+ * the call started a profiler (CF_SWAP_STARTS), the return event it is about to get is kept
+ * from it (stage.h); a call that reads the interpreter's table of events (CF_SWAP_READS,
+ * 3.12+: sys.monitoring.get_events, _all_events) is made with the page's CALL event out of
+ * the table, put back after (the code stays instrumented for it: only the table is read).
+ * Returns the call's result.
  */
 	.globl tramp_cf_wrap
 tramp_cf_wrap:
 	push %rbx
 	push %r12
 	push %r13
+	sub $32, %rsp			/* (%rsp): the thread state given a unit, or 0 */
+	movq $0, (%rsp)
 	mov b_stage(%rip), %r10
 	/* its own vectorcall: in the ring, the latest swap of it */
 	mov STAGE_CF_SWAP(%r10), %eax
@@ -1105,7 +1140,7 @@ tramp_cf_wrap:
 	shl $4, %r9d
 	mov STAGE_CF_SWAPS(%r10,%r9), %r12
 	mov %r12, %r11
-	and $-8, %r11
+	and $-16, %r11
 	cmp %r11, %rdi
 	je 2f
 	dec %r8d
@@ -1114,12 +1149,73 @@ tramp_cf_wrap:
 	jmp 6f
 2:	movq $0, STAGE_CF_SWAPS(%r10,%r9)
 	mov STAGE_CF_SWAPS + 8(%r10,%r9), %rax
+	test $CF_SWAP_INIT, %r12d
+	jnz 8f
 	mov %rax, CF_M_VECTORCALL(%rdi)
-	test $1, %r12d
+	jmp 9f
+8:	mov %rax, CF_TP_VECTORCALL(%rdi)
+	test %rax, %rax
+	jnz 9f
+	mov tramp_cf_page + CF_PAGE_VECTORCALL(%rip), %rax	/* (through tp_call) */
+9:	test $(CF_SWAP_UNIT | CF_SWAP_INIT), %r12d
+	jz 5f
+	push %rax
+	push %rcx
+	call .Lcf_tstate
+	mov %rax, %r11
+	pop %rcx
+	pop %rax
+	test %r11, %r11
+	jz 5f
+	mov %r11, (%rsp)
+	/* the units: a C function's one (CF_SWAP_UNIT); a class call's (CF_SWAP_INIT) shim unit of
+	 * the Python budget taken, and with CF_SWAP_UNIT the C units of _PyObject_MakeTpCall and
+	 * of its __init__'s activation given back */
+	movq $0, 8(%rsp)		/* the C units given (8), the Python one taken (12) */
+	movq $0, 16(%rsp)		/* the data stack's words taken */
+	test $CF_SWAP_INIT, %r12d
+	jz 4f
+	push %rax
+	push %rcx
+	push %rdx
+	push %rsi
+	push %rdi
+	sub $8, %rsp
+	call .Lcfw_shim
+	add $8, %rsp
+	pop %rdi
+	pop %rsi
+	pop %rdx
+	pop %rcx
+	mov %rax, %r8
+	pop %rax
+	mov (%rsp), %r11
+	test %r8, %r8
+	jz 5f				/* no room: CPython calls it generic, as here */
+	mov %r8, 16(%rsp)
+4:	test $CF_SWAP_UNIT, %r12d
+	jz 7f
+	movl $1, 8(%rsp)
+	test $CF_SWAP_INIT, %r12d
+	jz 7f
+	mov p_units(%rip), %r8d
+	add %r8d, 8(%rsp)
+7:	mov 8(%rsp), %r8d
+	mov b_unit_off(%rip), %r9d
+	add %r8d, (%r11,%r9)
+	test $CF_SWAP_INIT, %r12d
+	jz 5f
+	movl $1, 12(%rsp)
+	mov p_remaining_off(%rip), %r9d
+	decl (%r11,%r9)
+5:	test $CF_SWAP_READS, %r12d
 	jnz .Lcfw_reads
 	call *%rax
 	mov %rax, %rbx
+	call .Lcfw_unit_back
 	mov b_stage(%rip), %r10
+	test $CF_SWAP_STARTS, %r12d
+	jz 3f
 	cmpl $CF_PROFILE, b_cf_mode(%rip)
 	jne 4f
 	/* <= 3.11: the slot holds what the call put there, if it is not the page's function: the
@@ -1141,7 +1237,75 @@ tramp_cf_wrap:
 	movq $0, (%rax,%rcx)
 	mov %rax, STAGE_CF_PEND_TSTATE(%r10)
 3:	mov %rbx, %rax
-6:	pop %r13
+6:	add $32, %rsp
+	pop %r13
+	pop %r12
+	pop %rbx
+	ret
+/* The units given back at the wrap's call taken again, the one taken given back, the shim's
+ * words given back to the data stack (8(%rsp): the thread state, or 0; 16(%rsp): the C units,
+ * 20(%rsp): the Python one; 24(%rsp): the words). Uses r8, r9, r11. */
+.Lcfw_unit_back:
+	mov 8(%rsp), %r11
+	test %r11, %r11
+	jz 1f
+	mov 16(%rsp), %r8d
+	mov b_unit_off(%rip), %r9d
+	sub %r8d, (%r11,%r9)
+	mov 20(%rsp), %r8d
+	mov p_remaining_off(%rip), %r9d
+	add %r8d, (%r11,%r9)
+	mov 24(%rsp), %r8
+	shl $3, %r8
+	mov b_ds_top_off(%rip), %r9d
+	sub %r8, (%r11,%r9)
+1:	ret
+
+/*
+ * 3.13, a class call of CF_SWAP_INIT about to be made (rdi: the class, r11: the thread state):
+ * the words of CPython's shim frame (_Py_InitCleanup) taken on the thread's data stack where
+ * CPython's CALL_ALLOC_AND_ENTER_INIT would push it, so that the __init__'s frame lands where it
+ * does natively: if the shim and the frame fit in the data stack's chunk (the instruction's
+ * guard, _PyThreadState_HasStackSpace); else CPython calls it generic, as here. rax: the words
+ * taken, or 0. Called with the stack aligned; clobbers the caller-saved registers.
+ */
+.Lcfw_shim:
+	push %rbx
+	push %r12
+	push %r13
+	mov %rdi, %r12
+	mov %r11, %r13
+	mov b_stage(%rip), %r10
+	mov STAGE_CF_INIT_NAME(%r10), %rsi
+	xor %eax, %eax
+	test %rsi, %rsi
+	jz 9f
+	call *b_type_lookup(%rip)	/* (borrowed; sets no exception) */
+	test %rax, %rax
+	jz 9f
+	mov 8(%rax), %rcx
+	cmp b_function_type(%rip), %rcx
+	jne 8f
+	mov CF_FUNC_CODE(%rax), %rax
+	movslq CF_CO_FRAMESIZE(%rax), %rax
+	add b_shim_words(%rip), %rax	/* the words both take */
+	mov b_ds_top_off(%rip), %ecx
+	mov (%r13,%rcx), %rdx		/* datastack_top */
+	test %rdx, %rdx
+	jz 8f
+	mov b_ds_limit_off(%rip), %ecx
+	mov (%r13,%rcx), %rcx		/* datastack_limit */
+	sub %rdx, %rcx
+	sar $3, %rcx
+	cmp %rcx, %rax
+	jge 8f
+	mov b_shim_words(%rip), %rax
+	lea (%rdx,%rax,8), %rdx
+	mov b_ds_top_off(%rip), %ecx
+	mov %rdx, (%r13,%rcx)
+	jmp 9f
+8:	xor %eax, %eax
+9:	pop %r13
 	pop %r12
 	pop %rbx
 	ret
@@ -1162,6 +1326,7 @@ tramp_cf_wrap:
 	lea 1(%r8), %r12d		/* its bit + 1: to be put back */
 7:	call *%rax
 	mov %rax, %rbx
+	call .Lcfw_unit_back
 	test %r12d, %r12d
 	jz 3b
 	lea -1(%r12), %ecx
@@ -1178,6 +1343,323 @@ tramp_cf_wrap:
 	mov %r10, %rcx
 	call tramp_cf_blob + CF_BLOB_ENTRY
 	jmp 3b
+
+/*
+ * Whether CPython would run the C call about to be made without taking a unit of its recursion
+ * budget, as it does natively: calls that it specialises (Python/specialize.c) into
+ * instructions that call the C function directly, where the generic path that watching C
+ * calls forces on them (the page's events) takes one (cfunction_vectorcall_*,
+ * method_vectorcall_*: _Py_EnterRecursiveCallTstate). CF_SWAP_UNIT in eax, which .Lcf_wrap
+ * gives back around the call; else 0. Those are: a PyCFunction (not a PyCMethod) of
+ * METH_FASTCALL, or of METH_FASTCALL | METH_KEYWORDS (3.13: called without keywords, CALL_KW
+ * is not specialised); builtins.len; a method descriptor of those flags called on an object of
+ * its own type exactly and without keywords (the instructions' guards). The instructions that
+ * call METH_O and METH_NOARGS functions check as the generic path does: nothing then. And only
+ * once CPython would have specialised the call site (.Lcf_warm). rdi: the callable (<= 3.11:
+ * a method descriptor's call is bound, its object in m_self; 3.12+: a PyCFunction or the
+ * descriptor), rsi: 3.12+ the descriptor's object, rdx: the calling frame. Clobbers rax, rcx,
+ * rdx, rsi, r8, r9.
+ */
+.Lcf_units:
+	cmpl $0, b_unit_off(%rip)
+	je 9f
+	test %rdx, %rdx
+	jz 9f
+	mov b_ip_off(%rip), %ecx	/* the call's instruction */
+	mov (%rdx,%rcx), %r9
+	test %r9, %r9
+	jz 9f
+	/* a CALL (not CALL_FUNCTION_EX, never specialised, nor one of another tool's
+	 * instrumentation): 3.11 CALL and its quickened forms, 3.12+ INSTRUMENTED_CALL */
+	movzbl (%r9), %ecx
+	cmpl $1, b_warm_mode(%rip)
+	jne 1f
+	cmp $171, %ecx
+	je 2f
+	sub $22, %ecx			/* CALL_ADAPTIVE, CALL_PY_EXACT_ARGS, _WITH_DEFAULTS */
+	cmp $2, %ecx
+	ja 9f
+	jmp 2f
+1:	cmp b_call_op(%rip), %ecx
+	jne 9f
+2:
+	movslq b_kw_at(%rip), %rcx
+	movzbl (%r9,%rcx), %ecx		/* the opcode that says the call has keywords */
+	xor %edx, %edx
+	cmp b_kw_op(%rip), %ecx
+	sete %dl			/* edx: 1 if it has */
+	mov 8(%rdi), %rcx
+	cmp b_cfunction_type(%rip), %rcx
+	je 1f
+	cmp b_methoddescr_type(%rip), %rcx
+	jne 9f
+	mov CF_D_METHOD(%rdi), %r8
+	mov CF_ML_FLAGS(%r8), %ecx
+	cmp $CF_METH_FASTCALL, %ecx
+	je 2f
+	cmp $(CF_METH_FASTCALL | CF_METH_KEYWORDS), %ecx
+	jne 9f
+	test %edx, %edx
+	jnz 9f
+2:	cmp b_missing(%rip), %rsi
+	je 9f
+	mov 8(%rsi), %rcx
+	cmp CF_D_TYPE(%rdi), %rcx
+	jne 9f
+	jmp .Lcf_warm
+1:	mov CF_M_ML(%rdi), %r8
+	mov CF_ML_FLAGS(%r8), %ecx
+	cmp $CF_METH_O, %ecx
+	je 5f
+	cmp $CF_METH_FASTCALL, %ecx
+	je 3f
+	cmp $(CF_METH_FASTCALL | CF_METH_KEYWORDS), %ecx
+	jne 9f
+	/* with keywords: a builtin's call is specialised on 3.11, 3.12 (not 3.13's CALL_KW); a
+	 * bound method descriptor's (<= 3.11) not */
+	test %edx, %edx
+	jz 3f
+	testl $CF_UNIT_KW_BUILTIN, b_unit_flags(%rip)
+	jnz 9f
+	cmpl $CF_PROFILE, b_cf_mode(%rip)
+	jne .Lcf_warm
+	mov CF_M_SELF(%rdi), %rsi
+	test %rsi, %rsi
+	jz .Lcf_warm
+	mov 8(%rsi), %rsi
+	cmp b_module_type(%rip), %rsi
+	je .Lcf_warm
+	jmp 9f
+3:	/* <= 3.11: a method descriptor's call comes bound: the method must be one of its
+	 * object's type's own (the instruction's guard), a module's function is not one */
+	cmpl $CF_PROFILE, b_cf_mode(%rip)
+	jne .Lcf_warm
+	mov CF_M_SELF(%rdi), %rsi
+	test %rsi, %rsi
+	jz .Lcf_warm
+	mov 8(%rsi), %rsi
+	cmp b_module_type(%rip), %rsi
+	je .Lcf_warm
+	mov CF_TP_METHODS(%rsi), %rsi
+	test %rsi, %rsi
+	jz 9f
+4:	cmpq $0, CF_ML_NAME(%rsi)
+	je 9f
+	cmp %rsi, %r8
+	je .Lcf_warm
+	add $CF_ML_SIZE, %rsi
+	jmp 4b
+5:	/* len(): "len" of the module named "builtins" */
+	mov CF_ML_NAME(%r8), %rcx
+	cmpl $0x006e656c, (%rcx)
+	jne 9f
+	mov CF_M_SELF(%rdi), %rsi
+	test %rsi, %rsi
+	jz 9f
+	mov 8(%rsi), %rsi
+	cmp b_module_type(%rip), %rsi
+	jne 9f
+	mov CF_M_MODULE(%rdi), %rsi
+	test %rsi, %rsi
+	jz 9f
+	mov 8(%rsi), %rcx
+	cmp b_unicode_type(%rip), %rcx
+	jne 9f
+	mov b_len_off(%rip), %ecx
+	cmpq $8, (%rsi,%rcx)
+	jne 9f
+	mov b_data_off(%rip), %ecx
+	movabs $0x736e69746c697562, %rax	/* "builtins" */
+	cmp %rax, (%rsi,%rcx)
+	jne 9f
+.Lcf_warm:
+	call .Lcf_counter
+	test %eax, %eax
+	jz 9f
+	call .Lcf_room
+	test %eax, %eax
+	jz 9f
+	mov $CF_SWAP_UNIT, %eax
+	ret
+9:	xor %eax, %eax
+	ret
+
+/*
+ * 1 in eax if CPython would run the call site r9 (its instruction) specialised now, else 0. A
+ * site is specialised only when its adaptive counter has run down, and meanwhile called
+ * generic: 3.12, 3.13 at its second run (the counter of the CALL's cache: 17, then 1; 832 once
+ * specialised, before the page's events came), 3.11 once its code is quickened (PRECALL until
+ * then, PRECALL_ADAPTIVE after, with its counter) and the counter has run down. The events
+ * keep CPython from counting (3.12+: INSTRUMENTED_CALL adds back what CALL takes off; 3.11
+ * runs the generic PRECALL while tracing): the page counts down for it, as CPython would
+ * natively, where it would give a unit back. Clobbers rcx, r9.
+ */
+.Lcf_counter:
+	cmpl $1, b_warm_mode(%rip)
+	jne 1f
+	cmpb $144, -2(%r9)		/* 3.11: EXTENDED_ARG, EXTENDED_ARG_QUICK: not PRECALL's */
+	je 9f				/* cache before the CALL */
+	cmpb $34, -2(%r9)
+	je 9f
+	movzbl -4(%r9), %ecx
+	cmp $166, %ecx			/* PRECALL: not quickened */
+	je 9f
+	cmp $64, %ecx			/* PRECALL_ADAPTIVE; any other: specialised */
+	jne 6f
+	sub $2, %r9
+	jmp 2f
+1:	add $2, %r9
+	cmpw $832, (%r9)		/* ADAPTIVE_COOLDOWN: specialised */
+	je 6f
+2:	movzwl (%r9), %ecx
+	cmp $16, %ecx
+	jb 6f
+	sub $16, %ecx
+	mov %cx, (%r9)
+9:	xor %eax, %eax
+	ret
+6:	mov $1, %eax
+	ret
+
+/* 1 in eax if a unit of C budget may be given back: 3.12+, on a stack whose bounds are not
+ * known, not past the hand-back's depth bound (budget_walk), where the budget is what
+ * protects the C stack. Clobbers rcx, r8. */
+.Lcf_room:
+	cmpl $CF_PROFILE, b_cf_mode(%rip)
+	je 7f
+	stack_room 7f
+	cmp $-1, %rax
+	jne 7f
+	call .Lcf_tstate
+	test %rax, %rax
+	jz 9f
+	mov p_limit_off(%rip), %ecx
+	mov (%rax,%rcx), %r8d
+	mov p_remaining_off(%rip), %ecx
+	sub (%rax,%rcx), %r8d
+	cmp p_depth_cap(%rip), %r8d
+	jae 9f
+7:	mov $1, %eax
+	ret
+9:	xor %eax, %eax
+	ret
+
+/*
+ * 3.13: a class call CPython runs inline natively (CALL_ALLOC_AND_ENTER_INIT: a shim frame and
+ * the frame of its __init__, two units of the Python budget, none of the C budget) and through
+ * C under the page's events (type_call, slot_tp_init: a unit of the C budget in
+ * _PyObject_MakeTpCall, an activation of the eval function, one unit of the Python budget).
+ * CF_SWAP_INIT in eax (with CF_SWAP_UNIT where the C units may be given back, .Lcf_room),
+ * which .Lcf_wrap takes the shim's Python unit for and gives the C units back for, around the
+ * call; else 0. CPython's rules (specialize.c: specialize_class_call,
+ * get_init_for_simple_managed_python_class; the instruction's guards): a CALL without
+ * keywords of a class whose type is type itself, mutable, a heap type with inline values,
+ * object's tp_new and tp_alloc, whose __init__ (_PyType_Lookup) is a Python function of simple
+ * arguments (no *args, **kwargs or keyword-only ones; optimised) taking the call's arguments
+ * and the object; and a site CPython would have specialised (.Lcf_counter). rdi: the class,
+ * rdx: the calling frame, r10: the stage. Uses rbx, r12, r13 (the caller's to save); clobbers
+ * the caller-saved registers.
+ */
+.Lcf_init:
+	test %rdx, %rdx
+	jz 9f
+	mov %rdi, %r12
+	mov b_ip_off(%rip), %ecx
+	mov (%rdx,%rcx), %r13		/* the call's instruction */
+	test %r13, %r13
+	jz 9f
+	movzbl (%r13), %ecx
+	cmp b_call_op(%rip), %ecx
+	jne 9f
+	mov CF_TP_FLAGS(%r12), %rcx
+	and $(CF_TPFLAGS_IMMUTABLE | CF_TPFLAGS_HEAP | CF_TPFLAGS_INLINE_VALUES), %ecx
+	cmp $(CF_TPFLAGS_HEAP | CF_TPFLAGS_INLINE_VALUES), %ecx
+	jne 9f
+	mov b_object_type(%rip), %rax
+	mov CF_TP_NEW(%rax), %rcx
+	cmp CF_TP_NEW(%r12), %rcx
+	jne 9f
+	mov CF_TP_ALLOC(%rax), %rcx
+	cmp CF_TP_ALLOC(%r12), %rcx
+	jne 9f
+	push %rbp
+	mov %rsp, %rbp
+	and $-16, %rsp
+	mov STAGE_CF_INIT_NAME(%r10), %rbx
+	test %rbx, %rbx
+	jnz 1f
+	/* "__init__" (interned; made once, and kept: CPython's own is immortal) */
+	call *tramp_cf_page + CF_PAGE_GET_EXC(%rip)
+	mov %rax, %rbx
+	lea .Ls_init(%rip), %rdi
+	call *b_intern(%rip)
+	mov %rbx, %rdi
+	mov %rax, %rbx
+	call *tramp_cf_page + CF_PAGE_SET_EXC(%rip)
+	mov b_stage(%rip), %r10
+	mov %rbx, STAGE_CF_INIT_NAME(%r10)
+	test %rbx, %rbx
+	jz 8f
+1:	mov %r12, %rdi
+	mov %rbx, %rsi
+	call *b_type_lookup(%rip)	/* (borrowed; sets no exception) */
+	mov b_stage(%rip), %r10
+	test %rax, %rax
+	jz 8f
+	mov 8(%rax), %rcx
+	cmp b_function_type(%rip), %rcx
+	jne 8f
+	mov CF_FUNC_CODE(%rax), %rax
+	mov b_flags_off(%rip), %ecx
+	testl $(CF_CO_VARARGS | CF_CO_VARKEYWORDS), (%rax,%rcx)
+	jnz 8f
+	testl $CF_CO_OPTIMIZED, (%rax,%rcx)
+	jz 8f
+	cmpl $0, CF_CO_KWONLYARGCOUNT(%rax)
+	jne 8f
+	movzbl 1(%r13), %ecx		/* oparg: the arguments, besides the object */
+	inc %ecx
+	cmp CF_CO_ARGCOUNT(%rax), %ecx
+	jne 8f
+	mov %rbp, %rsp
+	pop %rbp
+	mov %r13, %r9
+	call .Lcf_counter
+	test %eax, %eax
+	jz 9f
+	call .Lcf_room
+	test %eax, %eax
+	jz 2f
+	mov $(CF_SWAP_INIT | CF_SWAP_UNIT), %eax
+	ret
+2:	mov $CF_SWAP_INIT, %eax
+	ret
+8:	mov %rbp, %rsp
+	pop %rbp
+9:	xor %eax, %eax
+	ret
+.Ls_init:
+	.asciz "__init__"
+
+/* rax: the running thread's state (the GIL's holder: <= 3.11 _PyRuntime's, 3.12+ its
+ * interpreter's GIL's last holder), or 0. Clobbers rcx. */
+.Lcf_tstate:
+	cmpl $CF_PROFILE, b_cf_mode(%rip)
+	jne 1f
+	mov b_tstate_cur(%rip), %rax
+	mov (%rax), %rax
+	ret
+1:	xor %eax, %eax
+	mov b_gil_off(%rip), %ecx
+	test %ecx, %ecx
+	jz 2f
+	add tramp_cf_page + CF_PAGE_INTERP(%rip), %rcx
+	mov (%rcx), %rcx
+	test %rcx, %rcx
+	jz 2f
+	mov b_holder_off(%rip), %eax
+	mov (%rcx,%rax), %rax
+2:	ret
 
 /* What the C function rcx (its PyMethodDef) is, by its name: one that starts a profiler
  * (tramp_cf_risky: CF_RISKY_STARTS in eax), one that reads the interpreter's table of events
@@ -1279,7 +1761,7 @@ tramp_mon_ret:
 	cmp b_cmethod_type(%rip), %rcx
 	je 2f
 	cmp b_methoddescr_type(%rip), %rcx
-	jne .Lmon_none
+	jne .Lmon_class
 	cmp b_missing(%rip), %r9
 	je .Lmon_none			/* (no arguments: CPython raises, cProfile skips it) */
 	mov CF_D_METHOD(%r8), %rdx
@@ -1293,15 +1775,25 @@ tramp_mon_ret:
 	jz 4f
 	mov %r8, %r12			/* the callable, its object: its identity if sent now */
 	mov %r9, %rbx
-	push $0
+	push %rdx			/* the key */
 	call .Lmon_frame
-	push %rax			/* the calling frame */
+	push %rax
+	mov %rax, %rdx
+	mov %r12, %rdi
+	mov %rbx, %rsi
+	call .Lcf_units
+	pop %rsi
+	pop %rdx
+	push %rax			/* CF_SWAP_UNIT or 0 */
+	push %rax
+	push $0
+	push %rsi			/* the calling frame */
 	push %rdx			/* the key */
 	call .Lcf_stage_call
 	add $16, %rsp
 	pop %rax
-	test %eax, %eax
-	jz 5f
+	pop %rdx
+	pop %rdx
 	test $CF_RISKY_STARTS, %eax
 	jz 6f
 	/* one that may start a profiler: did another tool see it begin? (.Lcf_wrap) */
@@ -1314,12 +1806,14 @@ tramp_mon_ret:
 	movzbl CF_EV_CALL(%rcx), %ecx
 	and %ecx, %eax
 	mov %eax, STAGE_CF_OTHERS(%r10)
+	or $CF_SWAP_STARTS, %edx
+	jmp 7f
+6:	test $CF_RISKY_READS, %eax	/* one that reads the table of events */
+	jz 7f
+	or $CF_SWAP_READS, %edx
+7:	test %edx, %edx
+	jz 5f
 	mov %r12, %rdi
-	xor %edx, %edx
-	call .Lcf_swap
-	jmp 5f
-6:	mov %r12, %rdi			/* one that reads the table of events */
-	mov $1, %edx
 	call .Lcf_swap
 	jmp 5f
 4:	call .Lmon_frame
@@ -1332,6 +1826,31 @@ tramp_mon_ret:
 .Lmon_none:
 	mov b_none(%rip), %rax
 	ret
+.Lmon_class:	/* 3.13: a class call that CPython would run inline (.Lcf_init) */
+	test %eax, %eax
+	jz .Lmon_none
+	cmpl $0, b_init_on(%rip)
+	je .Lmon_none
+	cmp b_type_type(%rip), %rcx
+	jne .Lmon_none
+	push %rbx
+	push %r12
+	push %r13
+	mov %r8, %r12
+	call .Lmon_frame
+	mov %rax, %rdx
+	mov %r12, %rdi
+	call .Lcf_init
+	test %eax, %eax
+	jz 1f
+	mov b_stage(%rip), %r10
+	mov %r12, %rdi
+	mov %eax, %edx
+	call .Lcf_swap
+1:	pop %r13
+	pop %r12
+	pop %rbx
+	jmp .Lmon_none
 /* rax: the frame the thread runs (the callback's caller's), or 0: from the thread state that
  * holds the interpreter's GIL, the one the callback runs in. Clobbers rcx. */
 .Lmon_frame:
@@ -1588,6 +2107,25 @@ b_missing:	.quad 0
 b_code_type:	.quad 0
 b_gil_off:	.long 0		/* 3.12+: PyInterpreterState: ceval.gil (0: not known), */
 b_holder_off:	.long 0		/* its last_holder: the thread state a callback runs in */
+/* 3.11-3.13: the recursion unit a specialised C call does not take (.Lcf_units) */
+b_unit_off:	.long 0		/* PyThreadState: the budget it comes from (0: none to give) */
+b_unit_flags:	.long 0		/* CF_UNIT_* */
+b_ip_off:	.long 0		/* _PyInterpreterFrame: the instruction running */
+b_kw_at:	.long 0		/* from it, the opcode that says the call has keywords, */
+b_kw_op:	.long 0		/* and its number */
+b_warm_mode:	.long 0		/* 1: 3.11's PRECALL_ADAPTIVE; 2: 3.12+'s CALL counter */
+b_call_op:	.long 0		/* 3.12+: INSTRUMENTED_CALL */
+b_init_on:	.long 0		/* 3.13: class calls too (.Lcf_init) */
+b_module_type:	.quad 0		/* PyModule_Type */
+b_unicode_type:	.quad 0		/* PyUnicode_Type */
+b_type_type:	.quad 0		/* 3.13: PyType_Type, */
+b_object_type:	.quad 0		/* PyBaseObject_Type, */
+b_function_type: .quad 0	/* PyFunction_Type, */
+b_intern:	.quad 0		/* PyUnicode_InternFromString, */
+b_type_lookup:	.quad 0		/* _PyType_Lookup */
+b_shim_words:	.quad 0		/* _Py_InitCleanup.co_framesize */
+b_ds_top_off:	.long 0		/* PyThreadState: datastack_top, */
+b_ds_limit_off:	.long 0		/* datastack_limit */
 	.globl tramp_cf_page
 tramp_cf_page:	.zero CF_PAGE_SIZE	/* struct cf_page (inject/tramp_cfuncs.h) */
 	.balign 16

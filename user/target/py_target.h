@@ -45,11 +45,13 @@ struct py_target {
 	 * not found */
 	uint64_t cfunction_type, cmethod_type, methoddescr_type, unicode_type, type_type;
 	uint64_t module_type, code_type;
+	uint64_t object_type, function_type; /* 3.13's class calls (tramp_code.S: .Lcf_init) */
 	uint64_t missing_addr; /* 3.12+: sys.monitoring.MISSING (.symtab only), 0 if not found */
 	/* 3.12+: the C API the page's sys.monitoring tool is taken and given back with
 	 * (inject/tramp_cfuncs.h), at run time; 0 if not found */
 	struct {
 		uint64_t sys_getobject, getattr, long_from, vectorcall, decref, get_exc, set_exc;
+		uint64_t intern, type_lookup; /* 3.13's class calls (.Lcf_init) */
 	} api;
 	uint64_t perf_init_offset; /* _PyPerfTrampoline_Init (3.12+, .symtab only), 0 if none */
 	uint64_t *perf_ret_offsets;
