@@ -782,6 +782,13 @@ void probes__stage_close(struct probes *tr, struct staging_pos *pos)
 	pos->owner = tr->skel->bss->stage_owner;
 }
 
+int probes__thread_name_path(struct probes *tr, uint64_t type,
+			     const struct thread_name_path *path)
+{
+	return bpf_map__update_elem(tr->skel->maps.thread_name_paths, &type, sizeof(type), path,
+				    sizeof(*path), BPF_ANY);
+}
+
 void probes__counters(struct probes *tr, struct pyuprof_stats *out)
 {
 	*out = tr->skel->bss->stats;
