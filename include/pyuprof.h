@@ -292,8 +292,9 @@ _Static_assert(sizeof(struct ev_ccall) == 32, "ev_ccall layout");
 enum request_kind {
 	REQ_HOOK_ENTRY = 1,  /* an interpreter's eval_frame is NULL at an entry: switch it */
 	REQ_HOOK_SETTER = 2, /* the target's own setter just stored NULL: switch it back */
-	/* a thread entered threading's bootstrap (its EV_THREAD just sent): it waits until user
-	 * space has read its name from its Thread, which a short thread drops at once */
+	/* a thread entered threading's bootstrap (its EV_THREAD just sent, without its name:
+	 * no path for its class yet): it waits until user space has read its name from its
+	 * Thread, which a short thread drops at once */
 	REQ_THREAD_NAME = 3,
 	REQ_HOOK_YIELD = 4,  /* 3.12+: the perf trampoline starts and refuses any other hook */
 	/* the batch mode: the ring had no room for the records a thread staged; it waits while
