@@ -80,6 +80,47 @@ struct {
 	__type(value, struct thread_name_path);
 } thread_name_paths SEC(".maps");
 
+#define SCAN_ENTRIES 64 /* a Thread has about 20 attributes */
+
+struct scan_ctx {
+	__u64 entries, key, value;
+	__u32 n, size, key_at, value_at;
+};
+
+/* bpf_loop's: entry i of the table, key or not (1 stops the loop) */
+static long scan_entry(__u32 i, void *arg)
+{
+	struct scan_ctx *c = arg;
+	__u64 at = c->entries + (__u64)i * c->size, k;
+
+	if (i >= c->n || read_user(&k, sizeof(k), at + c->key_at))
+		return 1;
+	if (k != c->key)
+		return 0;
+	if (read_user(&c->value, sizeof(c->value), at + c->value_at))
+		c->value = 0;
+	return 1;
+}
+
+/* <= 3.10: the value of key p->key in the entries of a dict's own keys (0 if not there); in
+ * bpf_loop, whose callback the verifier goes through once */
+static __always_inline __u64 scan_keys(const struct thread_name_path *p, __u64 keys)
+{
+	struct scan_ctx c = { .key = p->key, .size = p->scan_entry_size,
+			      .key_at = p->scan_entry_key, .value_at = p->scan_entry_value };
+	__s64 size = 0, n = 0;
+
+	if (!p->scan_entry_size || read_user(&size, sizeof(size), keys + p->scan_size_at) ||
+	    size <= 0 || size > (1 << 20) ||
+	    read_user(&n, sizeof(n), keys + p->scan_nentries_at) || n <= 0)
+		return 0;
+	c.entries = keys + p->scan_indices_at +
+		    size * (size <= 0xff ? 1 : size <= 0xffff ? 2 : 4);
+	c.n = n < SCAN_ENTRIES ? (__u32)n : SCAN_ENTRIES;
+	bpf_loop(SCAN_ENTRIES, scan_entry, &c, 0);
+	return c.value;
+}
+
 /* The Thread self's name into e, by the path its class has (include/pyuprof.h); false if
  * there is none or a step fails. */
 static __always_inline bool read_thread_name(struct ev_thread *e, __u64 self)
@@ -108,7 +149,7 @@ static __always_inline bool read_thread_name(struct ev_thread *e, __u64 self)
 			values = w + 1;
 		} else if (p->how == NAME_SPLIT_DICT) {
 			if (read_user(&keys, sizeof(keys), w + p->dict_keys_at) ||
-			    read_user(&values, sizeof(values), w + p->dict_values_at) || !values)
+			    read_user(&values, sizeof(values), w + p->dict_values_at))
 				return false;
 		} else if (p->how != NAME_VALUES_AT) {
 			return false;
@@ -117,9 +158,13 @@ static __always_inline bool read_thread_name(struct ev_thread *e, __u64 self)
 	if (p->how != NAME_SPLIT_DICT &&
 	    read_user(&keys, sizeof(keys), type + p->cached_keys_at))
 		return false;
-	if (keys != p->keys || read_user(&v, sizeof(v), keys + p->key_at) || v != p->key ||
-	    read_user(&v, sizeof(v), values + p->value_at) || !v ||
-	    read_user(&w, sizeof(w), v + ob_type_off) || w != p->str_type)
+	if (p->how == NAME_SPLIT_DICT && !values) {
+		v = scan_keys(p, keys); /* the dict's own table */
+	} else if (!keys || keys != p->keys || read_user(&v, sizeof(v), keys + p->key_at) ||
+		   v != p->key || read_user(&v, sizeof(v), values + p->value_at)) {
+		return false;
+	}
+	if (!v || read_user(&w, sizeof(w), v + ob_type_off) || w != p->str_type)
 		return false;
 	e->name_kind = copy_str(e->name, THREAD_NAME_BYTES, v, &e->name_len);
 	return e->name_kind != STR_UNREADABLE;

@@ -189,9 +189,19 @@ struct thread_name_path {
 	__u32 cached_keys_at; /* the class's ht_cached_keys */
 	__u32 dict_keys_at;   /* a dict's ma_keys and ma_values */
 	__u32 dict_values_at;
+	/* <= 3.10 (NAME_SPLIT_DICT): a dict whose values are not split (a table of its own, as a
+	 * Thread's soon is) has its entries searched for key: the keys' dk_size (the width of
+	 * their indices follows it), dk_nentries, dk_indices, and an entry's size, key and value;
+	 * scan_entry_size 0: not searched */
+	__u32 scan_size_at;
+	__u32 scan_nentries_at;
+	__u32 scan_indices_at;
+	__u32 scan_entry_size;
+	__u32 scan_entry_key;
+	__u32 scan_entry_value;
 	__u32 pad;
 };
-_Static_assert(sizeof(struct thread_name_path) == 64, "thread_name_path layout");
+_Static_assert(sizeof(struct thread_name_path) == 88, "thread_name_path layout");
 
 /* Records staged by the trampoline (include/stage.h), as it wrote them, all of one thread;
  * bytes of them follow, from offset from of the staging buffer. A chunk may end inside a

@@ -126,6 +126,14 @@ static int dict_lookup(const struct py_target *t, uint64_t dict, const char *att
 		path->how = NAME_SPLIT_DICT;
 		path->dict_keys_at = o->PyDictObject_ma_keys;
 		path->dict_values_at = o->PyDictObject_ma_values;
+		if (o->PyDictKeysObject_dk_size) { /* <= 3.10: a table of its own is searched */
+			path->scan_size_at = o->PyDictKeysObject_dk_size;
+			path->scan_nentries_at = o->PyDictKeysObject_dk_nentries;
+			path->scan_indices_at = o->PyDictKeysObject_dk_indices;
+			path->scan_entry_size = o->PyDictKeyEntry_size;
+			path->scan_entry_key = o->PyDictKeyEntry_me_key;
+			path->scan_entry_value = o->PyDictKeyEntry_me_value;
+		}
 	}
 	return keys_lookup(t, keys, values ? values + o->PyDictValues_values : 0, attr, value,
 			   path);
@@ -268,10 +276,12 @@ int thread_name__of_object_path(const struct py_target *t, uint64_t obj, uint32_
 		return -EFAULT;
 	pystr__to_utf8(raw, sizeof(raw), len, kind, out, out_len);
 	if (path) {
-		/* a path needs values the keys give the places of (not a combined table's) */
+		/* a path needs values the keys give the places of, or (<= 3.10) a table of the
+		 * dict's own to search */
 		path->str_type = rd_ptr(t, str + t->offsets->PyObject_ob_type);
 		*type = rd_ptr(t, obj + t->offsets->PyObject_ob_type);
-		if (!path->keys || !path->how || !path->str_type || !*type)
+		if ((!path->keys && !path->scan_entry_size) || !path->how || !path->key ||
+		    !path->str_type || !*type)
 			path->how = 0;
 	}
 	return 0;
