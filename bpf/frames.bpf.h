@@ -132,7 +132,9 @@ static __always_inline bool read_thread_name(struct ev_thread *e, __u64 self)
 	if (read_user(&type, sizeof(type), self + ob_type_off))
 		return false;
 	p = bpf_map_lookup_elem(&thread_name_paths, &type);
-	if (!p)
+	if (!p || (p->type_word_at && (read_user(&w, sizeof(w), type + p->type_word_at) ||
+				       w != p->type_word)) ||
+	    read_user(&w, sizeof(w), type + p->flags_at) || (w & p->flags) != p->flags)
 		return false;
 	if (p->how == NAME_VALUES_INLINE) {
 		if (read_user(&w, sizeof(w), self + p->zero_at) || w ||

@@ -180,6 +180,12 @@ struct thread_name_path {
 	__u64 keys;
 	__u64 key;
 	__u64 str_type;
+	/* the class is the one the path was found in, not another one since at its address: its
+	 * word at type_word_at (0: none) is type_word (<= 3.10 tp_dictoffset, 3.13+ with values
+	 * inline tp_basicsize), and its tp_flags (at flags_at) hold flags (3.11+:
+	 * Py_TPFLAGS_MANAGED_DICT; 3.13+ with values inline, Py_TPFLAGS_INLINE_VALUES too) */
+	__u64 type_word;
+	__u64 flags;
 	__s32 slot;
 	__u32 how;
 	__u32 key_at;
@@ -199,9 +205,11 @@ struct thread_name_path {
 	__u32 scan_entry_size;
 	__u32 scan_entry_key;
 	__u32 scan_entry_value;
+	__u32 type_word_at;
+	__u32 flags_at;
 	__u32 pad;
 };
-_Static_assert(sizeof(struct thread_name_path) == 88, "thread_name_path layout");
+_Static_assert(sizeof(struct thread_name_path) == 112, "thread_name_path layout");
 
 /* Records staged by the trampoline (include/stage.h), as it wrote them, all of one thread;
  * bytes of them follow, from offset from of the staging buffer. A chunk may end inside a

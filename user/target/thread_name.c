@@ -168,16 +168,23 @@ static int attr_lookup(const struct py_target *t, uint64_t obj, const char *attr
 	/* the words before an object are its own only if its class says so */
 	if (o->dict_kind != DICT_AT_OFFSET && !(flags & TPFLAGS_MANAGED_DICT))
 		return -ENOENT;
-	if (path)
+	if (path) {
 		memset(path, 0, sizeof(*path));
+		path->flags_at = o->PyTypeObject_tp_flags;
+		if (o->dict_kind != DICT_AT_OFFSET)
+			path->flags = TPFLAGS_MANAGED_DICT;
+	}
 	switch (o->dict_kind) {
 	case DICT_AT_OFFSET:
 		if (rd(t, type + o->PyTypeObject_tp_dictoffset, &off, sizeof(off)) || off <= 0 ||
 		    off > 4096)
 			return -ENOENT;
 		dict = rd_ptr(t, obj + off);
-		if (path)
+		if (path) {
 			path->slot = (int32_t)off;
+			path->type_word_at = o->PyTypeObject_tp_dictoffset;
+			path->type_word = (uint64_t)off;
+		}
 		return dict ? dict_lookup(t, dict, attr, value, path) : -ENOENT;
 	case DICT_MANAGED:
 		values = rd_ptr(t, obj - 4 * WORD);
@@ -216,6 +223,9 @@ static int attr_lookup(const struct py_target *t, uint64_t obj, const char *attr
 			path->slot = (int32_t)basicsize;
 			path->zero_at = -3 * WORD;
 			path->valid_at = (uint32_t)basicsize + 3;
+			path->flags |= TPFLAGS_INLINE_VALUES;
+			path->type_word_at = o->PyTypeObject_tp_basicsize;
+			path->type_word = (uint64_t)basicsize;
 		}
 		return valid ? values_lookup(t, type, obj + basicsize, attr, value, path) :
 			       -ENOENT;
