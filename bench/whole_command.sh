@@ -13,7 +13,9 @@
 # Then pyuprof's fixed part step by step, from its --debug step lines ("+N ms: ...") over REPS
 # runs of `-c pass` (median ms of each step); the threads workload's calls and thread starts
 # over native (ns a call, us a start), with one thread and with four; and the attach's first
-# event (bench/attach.sh, fib flat out). Prints markdown (or writes OUT).
+# event (bench/attach.sh, fib flat out). Prints markdown (or writes OUT). PYUPROF_BASE, set to
+# another build of pyuprof, adds it as a mode of its own ("base") to every turn: before and after
+# in the same run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/usage.bash && bench_usage "$@"
@@ -22,6 +24,7 @@ PY=${PY:-/usr/bin/python3.11}
 WORKLOADS=${WORKLOADS:-"pass compile sympy threads"}
 OUT=${OUT:-/dev/stdout}
 PYUPROF=${PYUPROF:-build/pyuprof}
+PYUPROF_BASE=${PYUPROF_BASE:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 [[ $(id -u) -eq 0 ]] || { echo "bench-whole: run as root (probes)" >&2; exit 1; }
@@ -62,6 +65,7 @@ run_one() {
 	native) "$PY" "$@" >"$tmp/out" 2>"$tmp/err" ;;
 	cprofile) "$PY" -m cProfile -o "$tmp/c.prof" "$@" >"$tmp/out" 2>"$tmp/err" ;;
 	pyuprof) "$PYUPROF" record -q -o "$tmp/p.prof" -- "$PY" "$@" >"$tmp/out" 2>"$tmp/err" ;;
+	base) "$PYUPROF_BASE" record -q -o "$tmp/p.prof" -- "$PY" "$@" >"$tmp/out" 2>"$tmp/err" ;;
 	first) # pyuprof with nothing kept: a calibration and a sweep first
 		PYUPROF_CACHE_DIR=$tmp/cache.$RANDOM "$PYUPROF" record -q -o "$tmp/p.prof" \
 			-- "$PY" "$@" >"$tmp/out" 2>"$tmp/err" ;;
@@ -86,6 +90,7 @@ declare -A ms med spr
 for w in $WORKLOADS; do
 	args=$(workload_args "$w") || continue
 	modes="native cprofile pyuprof"
+	[[ -n $PYUPROF_BASE ]] && modes+=" base"
 	[[ $w == pass ]] && modes+=" first"
 	for ((i = 0; i < REPS; i++)); do
 		for mode in $modes; do
@@ -107,6 +112,15 @@ for w in $WORKLOADS; do
 		-v r="$pairs" -v s="${spr[native]}, ${spr[cprofile]}, ${spr[pyuprof]}" 'BEGIN {
 		printf "| %s | %d | %d | %d | %+d | %.2f | %.2f | %s |\n", w, n, c, p, p - n, p / c,
 			r, s }' >>"$OUT"
+	if [[ -n $PYUPROF_BASE ]]; then
+		pairs=$(paste -d' ' <(tr ' ' '\n' <<<"${ms[$w.base]}" | grep .) \
+			<(tr ' ' '\n' <<<"${ms[$w.cprofile]}" | grep .) |
+			awk '{ printf "%.4f\n", $1 / $2 }' | median)
+		awk -v w="$w" -v n="${med[native]}" -v c="${med[cprofile]}" -v p="${med[base]}" \
+			-v r="$pairs" -v s="${spr[base]}" 'BEGIN {
+			printf "| %s, base (PYUPROF_BASE) | %d | %d | %d | %+d | %.2f | %.2f | %s |\n", w,
+				n, c, p, p - n, p / c, r, s }' >>"$OUT"
+	fi
 	if [[ $w == pass ]]; then
 		awk -v n="${med[native]}" -v f="${med[first]}" -v s="${spr[first]}" 'BEGIN {
 			printf "| pass, first (nothing kept) | %d | | %d | %+d | | | %s |\n", n, f, f - n,
@@ -114,19 +128,20 @@ for w in $WORKLOADS; do
 	fi
 done
 
-# the fixed part, step by step: each step's ms after the one before it, median over REPS
-for ((i = 0; i < REPS; i++)); do
-	"$PYUPROF" record --debug -o "$tmp/p.prof" -- "$PY" "$tmp/pass.py" 2>&1 >/dev/null |
+# the fixed part, step by step: each step's ms after the one before it, median over REPS (and
+# the base build's, taking turns)
+steps_of() { # BUILD FILE: one run's steps
+	"$1" record --debug -o "$tmp/p.prof" -- "$PY" "$tmp/pass.py" 2>&1 >/dev/null |
 		sed -n 's/^pyuprof: +\([0-9.]*\) ms: \(.*\)$/\1\t\2/p' |
-		sed 's/pid [0-9]*: //; s/; instructions the verifier.*//' >"$tmp/steps.$i"
-done
-{
+		sed 's/pid [0-9]*: //; s/; instructions the verifier.*//' >"$2"
+}
+steps_table() { # TITLE FILES...
 	echo
-	echo "pyuprof's fixed part on \`$PY -c pass\` (--debug's steps; ms after the step before,"
-	echo "median of $REPS runs):"
+	echo "$1"
 	echo
 	echo "| step | ms | at ms |"
 	echo "|---|---|---|"
+	shift
 	awk -F'\t' '
 		{ if (FNR == 1) prev = 0
 		  k = $2; if (!(k in order)) { order[k] = ++n; name[n] = k }
@@ -137,7 +152,17 @@ done
 			return a[int((m + 1) / 2)] }
 		END { for (i = 1; i <= n; i++)
 			printf "| %s | %.1f | %.1f |\n", name[i], med(d[name[i]]), med(at[name[i]]) }
-	' "$tmp"/steps.*
+	' "$@"
+}
+for ((i = 0; i < REPS; i++)); do
+	steps_of "$PYUPROF" "$tmp/steps.$i"
+	[[ -z $PYUPROF_BASE ]] || steps_of "$PYUPROF_BASE" "$tmp/bsteps.$i"
+done
+{
+	steps_table "pyuprof's fixed part on \`$PY -c pass\` (--debug's steps; ms after the step before,
+median of $REPS runs):" "$tmp"/steps.*
+	[[ -z $PYUPROF_BASE ]] ||
+		steps_table "The same, base (PYUPROF_BASE), taking turns with it:" "$tmp"/bsteps.*
 } >>"$OUT"
 
 # the threads workload: a call in one thread and in four, and a thread's start
@@ -145,7 +170,7 @@ if [[ " $WORKLOADS " == *" threads "* ]]; then
 	declare -A sec st
 	for ((i = 0; i < REPS; i++)); do
 		for tn in 1 4; do
-			for mode in native pyuprof cprofile; do
+			for mode in native pyuprof cprofile ${PYUPROF_BASE:+base}; do
 				run_one "$mode" bench/workloads/threads4.py "$tn" 2000000 >/dev/null
 				read -r _ calls _ s _ _ _ u <"$tmp/out"
 				sec[$mode.$tn]+="$s " st[$mode.$tn]+="$u "
@@ -163,7 +188,7 @@ if [[ " $WORKLOADS " == *" threads "* ]]; then
 		for tn in 1 4; do
 			n=$(tr ' ' '\n' <<<"${sec[native.$tn]}" | grep . | median)
 			nu=$(tr ' ' '\n' <<<"${st[native.$tn]}" | grep . | median)
-			for mode in native cprofile pyuprof; do
+			for mode in native cprofile pyuprof ${PYUPROF_BASE:+base}; do
 				s=$(tr ' ' '\n' <<<"${sec[$mode.$tn]}" | grep . | median)
 				u=$(tr ' ' '\n' <<<"${st[$mode.$tn]}" | grep . | median)
 				awk -v t="$tn" -v m="$mode" -v s="$s" -v n="$n" -v u="$u" -v nu="$nu" \

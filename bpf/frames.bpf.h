@@ -72,33 +72,142 @@ static __always_inline __u64 code_tag(const void *cw)
 	       (__u64)FIELD(cw, off.PyCodeObject_co_firstlineno, __s32);
 }
 
+/* A Thread's class -> how its name is read (struct thread_name_path), from user space */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u64);
+	__type(value, struct thread_name_path);
+} thread_name_paths SEC(".maps");
+
+#define SCAN_ENTRIES 64 /* a Thread has about 20 attributes */
+
+struct scan_ctx {
+	__u64 entries, key, value;
+	__u32 n, size, key_at, value_at;
+};
+
+/* bpf_loop's: entry i of the table, key or not (1 stops the loop) */
+static long scan_entry(__u32 i, void *arg)
+{
+	struct scan_ctx *c = arg;
+	__u64 at = c->entries + (__u64)i * c->size, k;
+
+	if (i >= c->n || read_user(&k, sizeof(k), at + c->key_at))
+		return 1;
+	if (k != c->key)
+		return 0;
+	if (read_user(&c->value, sizeof(c->value), at + c->value_at))
+		c->value = 0;
+	return 1;
+}
+
+/* <= 3.10: the value of key p->key in the entries of a dict's own keys (0 if not there); in
+ * bpf_loop, whose callback the verifier goes through once */
+static __always_inline __u64 scan_keys(const struct thread_name_path *p, __u64 keys)
+{
+	struct scan_ctx c = { .key = p->key, .size = p->scan_entry_size,
+			      .key_at = p->scan_entry_key, .value_at = p->scan_entry_value };
+	__s64 size = 0, n = 0;
+
+	if (!p->scan_entry_size || read_user(&size, sizeof(size), keys + p->scan_size_at) ||
+	    size <= 0 || size > (1 << 20) ||
+	    read_user(&n, sizeof(n), keys + p->scan_nentries_at) || n <= 0)
+		return 0;
+	c.entries = keys + p->scan_indices_at +
+		    size * (size <= 0xff ? 1 : size <= 0xffff ? 2 : 4);
+	c.n = n < SCAN_ENTRIES ? (__u32)n : SCAN_ENTRIES;
+	bpf_loop(SCAN_ENTRIES, scan_entry, &c, 0);
+	return c.value;
+}
+
+/* The Thread self's name into e, by the path its class has (include/pyuprof.h); false if
+ * there is none or a step fails. */
+static __always_inline bool read_thread_name(struct ev_thread *e, __u64 self)
+{
+	struct thread_name_path *p;
+	__u64 type, w = 0, keys = 0, values, v;
+	__u8 valid = 0;
+
+	if (read_user(&type, sizeof(type), self + ob_type_off))
+		return false;
+	p = bpf_map_lookup_elem(&thread_name_paths, &type);
+	if (!p || (p->type_word_at && (read_user(&w, sizeof(w), type + p->type_word_at) ||
+				       w != p->type_word)) ||
+	    read_user(&w, sizeof(w), type + p->flags_at) || (w & p->flags) != p->flags)
+		return false;
+	if (p->how == NAME_VALUES_INLINE) {
+		if (read_user(&w, sizeof(w), self + p->zero_at) || w ||
+		    read_user(&valid, sizeof(valid), self + p->valid_at) || !valid)
+			return false;
+		values = self + p->slot;
+	} else {
+		if (read_user(&w, sizeof(w), self + p->slot) || !w)
+			return false;
+		values = w;
+		if (p->how == NAME_VALUES_TAGGED) {
+			if (!(w & 1))
+				return false;
+			values = w + 1;
+		} else if (p->how == NAME_SPLIT_DICT) {
+			if (read_user(&keys, sizeof(keys), w + p->dict_keys_at) ||
+			    read_user(&values, sizeof(values), w + p->dict_values_at))
+				return false;
+		} else if (p->how != NAME_VALUES_AT) {
+			return false;
+		}
+	}
+	if (p->how != NAME_SPLIT_DICT &&
+	    read_user(&keys, sizeof(keys), type + p->cached_keys_at))
+		return false;
+	if (p->how == NAME_SPLIT_DICT && !values) {
+		v = scan_keys(p, keys); /* the dict's own table */
+	} else if (!keys || keys != p->keys || read_user(&v, sizeof(v), keys + p->key_at) ||
+		   v != p->key || read_user(&v, sizeof(v), values + p->value_at)) {
+		return false;
+	}
+	if (!v || read_user(&w, sizeof(w), v + ob_type_off) || w != p->str_type)
+		return false;
+	e->name_kind = copy_str(e->name, THREAD_NAME_BYTES, v, &e->name_len);
+	return e->name_kind != STR_UNREADABLE;
+}
+
 /*
  * A thread entering threading's bootstrap: its Thread (self) is sent at once, and the
- * consumer woken, so that user space reads the thread's name while the object still exists
- * (a short thread is gone long before a batched wake-up).
+ * consumer woken, with its name if the BPF side can read it here (the thread holds the GIL,
+ * its frame the Thread: nothing changes under the read). Returns 1 if the name went with it;
+ * else user space reads it from self, while the object still exists (a short thread is gone
+ * long before a batched wake-up). A global function: gone through once by the verifier.
  */
-static __always_inline void note_thread(__u64 frame, __u64 code, __u32 tid, __u64 now)
+__noinline int send_thread(__u64 frame, __u64 code, __u32 tid, __u64 now)
 {
 	struct ev_thread *e;
 	__u64 self;
+	int named;
 
 	if (bpf_probe_read_user(&self, sizeof(self), (void *)(frame + localsplus_off)))
-		return;
+		return 0;
 	self &= ~(__u64)off.stackref_tags; /* 3.14+: a _PyStackRef */
 	if (!self)
-		return;
+		return 0;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		/* counted with the calls: struct pyuprof_stats is part of the raw format */
 		__sync_fetch_and_add(&stats.lost_calls, 1);
-		return;
+		return 0;
 	}
 	e->type = EV_THREAD;
 	e->tid = tid;
 	e->ts_ns = now;
 	e->code = code;
 	e->self = self;
+	e->name_len = 0;
+	e->name_kind = STR_UNREADABLE;
+	named = read_thread_name(e, self);
+	if (!named)
+		e->name_kind = STR_UNREADABLE;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	return named;
 }
 
 /* A code object's window, as a type of its own: a global function's pointer argument needs a

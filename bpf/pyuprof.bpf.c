@@ -177,10 +177,9 @@ __noinline int eval_entry(struct pt_regs *ctx, int direct)
 
 	note_code(code, cw, tid, now, cc);
 	if (code == bootstrap_codes[0] || code == bootstrap_codes[1]) {
-		note_thread(frame, code, tid, now);
 		/* (a wake-up alone is not enough: on a busy machine the consumer ran only after
-		 * a short thread, or the whole program, had ended) */
-		if (code == bootstrap_codes[0])
+		 * a short thread, or the whole program, had ended; named here, it need not wait) */
+		if (!send_thread(frame, code, tid, now) && code == bootstrap_codes[0])
 			request(0, REQ_THREAD_NAME, tid, now);
 	}
 

@@ -334,8 +334,8 @@ static __noinline int stage_flush(struct pt_regs *ctx)
 	/* a thread's first call (a switch) or a new code object: threading's bootstrap? */
 	if ((why & (STAGE_FLUSH_CODE | STAGE_FLUSH_SWITCH)) && code &&
 	    (code == bootstrap_codes[0] || code == bootstrap_codes[1])) {
-		note_thread(frame, code, tid, now);
-		if (code == bootstrap_codes[0])
+		/* (named here, it need not wait) */
+		if (!send_thread(frame, code, tid, now) && code == bootstrap_codes[0])
 			request(0, REQ_THREAD_NAME, tid, now);
 	}
 	return 0;

@@ -140,14 +140,76 @@ struct ev_resume {
 _Static_assert(sizeof(struct ev_resume) == 16, "ev_resume layout");
 
 /* The Thread object (self) of a frame of threading's _bootstrap(_inner), sent on entry. */
+#define THREAD_NAME_BYTES 256 /* of a Thread's name, copied raw by the BPF side (as thread_name.c) */
 struct ev_thread {
 	__u32 type;
 	__u32 tid;
 	__u64 ts_ns;
 	__u64 code;
 	__u64 self;
+	/* the name, read by the BPF side where a struct thread_name_path told it how (name_kind a
+	 * STR_* kind), else STR_UNREADABLE: user space reads it from self */
+	__u32 name_len; /* characters */
+	__u8 name_kind;
+	__u8 pad[3];
+	char name[THREAD_NAME_BYTES];
 };
-_Static_assert(sizeof(struct ev_thread) == 32, "ev_thread layout");
+_Static_assert(sizeof(struct ev_thread) == 296, "ev_thread layout");
+
+/*
+ * How the BPF side reads the name of a Thread of one class (the thread_name_paths map, keyed
+ * by the class), at its thread's entry into threading's _bootstrap, where the thread holds the
+ * GIL and its frame holds the Thread: so the thread need not stand while user space reads it.
+ * User space finds the path in a Thread it has read itself (user/target/thread_name.c), and
+ * every step is checked again at each read: a class whose instances keep their attributes
+ * elsewhere, or whose keys changed, makes the read fail, and the thread stands as before.
+ * From the Thread: the word at slot (how NAME_VALUES_AT: the values; NAME_VALUES_TAGGED: the
+ * values less one, odd; NAME_SPLIT_DICT: the dict, with split values), or the values inline
+ * at slot (NAME_VALUES_INLINE, whose dict word at zero_at must be NULL and byte valid_at not
+ * 0); the keys they follow (the class's cached keys, or the dict's) must be keys, whose key at
+ * key_at must be key (the interned "_name"); the name is the word at value_at in the values,
+ * a str (its type str_type).
+ */
+enum name_how {
+	NAME_VALUES_AT = 1,	/* 3.11 */
+	NAME_VALUES_TAGGED = 2, /* 3.12 */
+	NAME_VALUES_INLINE = 3, /* 3.13+ */
+	NAME_SPLIT_DICT = 4,	/* <= 3.10, and a dict whose values are split */
+};
+struct thread_name_path {
+	__u64 keys;
+	__u64 key;
+	__u64 str_type;
+	/* the class is the one the path was found in, not another one since at its address: its
+	 * word at type_word_at (0: none) is type_word (<= 3.10 tp_dictoffset, 3.13+ with values
+	 * inline tp_basicsize), and its tp_flags (at flags_at) hold flags (3.11+:
+	 * Py_TPFLAGS_MANAGED_DICT; 3.13+ with values inline, Py_TPFLAGS_INLINE_VALUES too) */
+	__u64 type_word;
+	__u64 flags;
+	__s32 slot;
+	__u32 how;
+	__u32 key_at;
+	__u32 value_at;
+	__s32 zero_at;
+	__u32 valid_at;
+	__u32 cached_keys_at; /* the class's ht_cached_keys */
+	__u32 dict_keys_at;   /* a dict's ma_keys and ma_values */
+	__u32 dict_values_at;
+	/* <= 3.10 (NAME_SPLIT_DICT): a dict whose values are not split (a table of its own, as a
+	 * Thread's soon is) has its entries searched for key: the keys' dk_size (the width of
+	 * their indices follows it), dk_nentries, dk_indices, and an entry's size, key and value;
+	 * scan_entry_size 0: not searched */
+	__u32 scan_size_at;
+	__u32 scan_nentries_at;
+	__u32 scan_indices_at;
+	__u32 scan_entry_size;
+	__u32 scan_entry_key;
+	__u32 scan_entry_value;
+	__u32 type_word_at;
+	__u32 flags_at;
+	__u32 pad;
+};
+_Static_assert(sizeof(struct thread_name_path) == 112, "thread_name_path layout");
 
 /* Records staged by the trampoline (include/stage.h), as it wrote them, all of one thread;
  * bytes of them follow, from offset from of the staging buffer. A chunk may end inside a
@@ -248,8 +310,9 @@ _Static_assert(sizeof(struct ev_ccall) == 32, "ev_ccall layout");
 enum request_kind {
 	REQ_HOOK_ENTRY = 1,  /* an interpreter's eval_frame is NULL at an entry: switch it */
 	REQ_HOOK_SETTER = 2, /* the target's own setter just stored NULL: switch it back */
-	/* a thread entered threading's bootstrap (its EV_THREAD just sent): it waits until user
-	 * space has read its name from its Thread, which a short thread drops at once */
+	/* a thread entered threading's bootstrap (its EV_THREAD just sent, without its name:
+	 * no path for its class yet): it waits until user space has read its name from its
+	 * Thread, which a short thread drops at once */
 	REQ_THREAD_NAME = 3,
 	REQ_HOOK_YIELD = 4,  /* 3.12+: the perf trampoline starts and refuses any other hook */
 	/* the batch mode: the ring had no room for the records a thread staged; it waits while

@@ -5,7 +5,9 @@
 # the --threads flame graph and collapsed stacks and the trace's thread_name metadata, in
 # launch and attach mode on every interpreter, and report gives them back from --raw. The
 # expected names and tids are what tests/targets/thread_names.py prints about itself. Its
-# counts against cProfile are checked with the other fixtures in record.bats.
+# counts against cProfile are checked with the other fixtures in record.bats. Short threads
+# whose Thread the program drops at once (tests/targets/threads_dropped.py) are named too, by
+# the BPF side as they start, without standing.
 
 load helpers
 
@@ -104,6 +106,47 @@ check_attach() {
 	check_report
 }
 
+# check_dropped LABEL BPF: the threads of threads_dropped.py, each dropped by the program as
+# soon as it has started, have their names in the trace. With BPF 1, every one but the first of
+# each class was named by the BPF side as it entered threading's bootstrap (--debug says so):
+# the first stands while user space reads its name and tells the BPF side how to read those of
+# its class (<= 3.10: a Thread's dict there soon has a table of its own, which the BPF side
+# searches). With BPF 0, none was.
+check_dropped() {
+	require_py "$1"
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	"$PYUPROF" record --debug -o p.prof --trace t.json -- "$PY" "$TARGETS/threads_dropped.py" 6 \
+		"$BATS_TEST_TMPDIR/threads.txt" >target.out 2>rec.err
+	grep -qx 'done 12' target.out
+	run "$PY" - "$2" <<'PYEOF'
+import json, sys
+want, bpf = {}, 0
+with open("threads.txt", encoding="utf-8") as f:
+    for line in f:
+        _, tid, name = line.rstrip("\n").split(" ", 2)
+        want[int(tid)] = name
+with open("rec.err", encoding="utf-8") as f:
+    bpf = sum("named by the BPF side as it started" in line for line in f)
+bad = [] if len(want) == 13 else ["the fixture wrote %d threads, not 13" % len(want)]
+with open("t.json", encoding="utf-8") as f:
+    trace = json.load(f)
+events = trace["traceEvents"] if isinstance(trace, dict) else trace
+got = {e["tid"]: e["args"]["name"] for e in events
+       if e.get("ph") == "M" and e.get("name") == "thread_name"}
+bad += ["trace: tid %d is %r, not %r" % (t, got.get(t), n) for t, n in want.items()
+        if got.get(t) != n]
+if sys.argv[1] == "1" and bpf != 10:
+    bad.append("%d threads named by the BPF side, not 10" % bpf)
+if sys.argv[1] == "0" and bpf:
+    bad.append("%d threads named by the BPF side, not 0" % bpf)
+print("\n".join(bad) if bad else "named: %d, by the BPF side %d" % (len(want), bpf))
+sys.exit(1 if bad else 0)
+PYEOF
+	echo "$output"
+	((status == 0)) || { grep 'thread' rec.err; return 1; }
+}
+
 @test "thread names: launch on 3.8, and report from --raw" { check_launch 3.8; }
 @test "thread names: launch on 3.9, and report from --raw" { check_launch 3.9; }
 @test "thread names: launch on 3.10, and report from --raw" { check_launch 3.10; }
@@ -123,3 +166,12 @@ check_attach() {
 @test "thread names: attach on 3.14, and report from --raw" { check_attach 3.14; }
 @test "thread names: attach on 3.15, and report from --raw" { check_attach 3.15; }
 @test "thread names: attach on deb3.11, and report from --raw" { check_attach deb3.11; }
+
+@test "thread names: dropped at once, on 3.8, read by the BPF side" { check_dropped 3.8 1; }
+@test "thread names: dropped at once, on 3.10, read by the BPF side" { check_dropped 3.10 1; }
+@test "thread names: dropped at once, on 3.11, read by the BPF side" { check_dropped 3.11 1; }
+@test "thread names: dropped at once, on 3.12, read by the BPF side" { check_dropped 3.12 1; }
+@test "thread names: dropped at once, on 3.13, read by the BPF side" { check_dropped 3.13 1; }
+@test "thread names: dropped at once, on 3.14, read by the BPF side" { check_dropped 3.14 1; }
+@test "thread names: dropped at once, on 3.15, read by the BPF side" { check_dropped 3.15 1; }
+@test "thread names: dropped at once, on deb3.11, read by the BPF side" { check_dropped deb3.11 1; }

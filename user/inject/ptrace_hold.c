@@ -332,8 +332,9 @@ static int on_clone_event(struct ptrace_hold *t, struct held *h, int event)
 	if (ptrace(PTRACE_GETEVENTMSG, h->tid, NULL, &msg) || !msg)
 		return 0;
 	child = (pid_t)msg;
-	/* a thread (CLONE_THREAD): of h's process */
-	if (event == PTRACE_EVENT_CLONE && proc__status_field(child, "Tgid", child) != child) {
+	/* a thread (CLONE_THREAD): of h's process (tgkill finds it there; one system call where
+	 * /proc's status took three, with the parent standing meanwhile) */
+	if (event == PTRACE_EVENT_CLONE && !syscall(SYS_tgkill, h->pid, child, 0)) {
 		if (!ptrace_held__find(t, child) && !add(t, child, parent, HELD_NEWBORN))
 			return -ENOMEM;
 		return 0;

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "base/bpf_serial.h"
+#include "base/close_behind.h"
 #include "base/log.h"
 #include "base/quiet_thread.h"
 #include "inject/tramp.h"
@@ -702,11 +703,30 @@ void probes__wait_detached(void)
 	behind.n = 0;
 }
 
+/*
+ * The links of a process that has ended, handed to a child that keeps copies of them
+ * (base/close_behind.h): their removal waits for grace periods of the kernel's, which then
+ * neither pyuprof nor its exit waits for. Nothing runs there any more for them to see.
+ * Returns the descriptor to close once pyuprof's own copies are closed, or -errno (nothing
+ * handed over).
+ */
+static int hand_over(const struct closing *c, int n)
+{
+	int fds[CLOSE_AT_ONCE * 2], k = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (k == (int)(sizeof(fds) / sizeof(*fds)))
+			return -E2BIG;
+		fds[k++] = c[i].link ? bpf_link__fd(c[i].link) : c[i].fd;
+	}
+	return close_behind__fork(fds, k);
+}
+
 void probes__detach(struct probes *tr, bool any_order)
 {
 	struct behind_job *job = NULL;
 	struct closing *c;
-	int i, n = 0;
+	int i, n = 0, go;
 
 	c = any_order ? calloc((size_t)tr->nlinks + NSETS, sizeof(*c)) : NULL;
 	if (c) {
@@ -722,6 +742,14 @@ void probes__detach(struct probes *tr, bool any_order)
 		for (int s = 0; s < NSETS; s++)
 			tr->multi_fd[s] = -1;
 		tr->nlinks = 0;
+		go = hand_over(c, n);
+		if (go >= 0) {
+			for (i = 0; i < n; i++)
+				close_one(&c[i]); /* each the last no more: at once */
+			close(go); /* and then the child's */
+			free(c);
+			return;
+		}
 		job = behind.n < BEHIND_MAX ? malloc(sizeof(*job)) : NULL;
 		if (job) {
 			*job = (struct behind_job){ .c = c, .n = n };
@@ -752,6 +780,13 @@ void probes__stage_close(struct probes *tr, struct staging_pos *pos)
 	pos->r = tr->skel->bss->stage_r;
 	pos->gen = tr->skel->bss->stage_g;
 	pos->owner = tr->skel->bss->stage_owner;
+}
+
+int probes__thread_name_path(struct probes *tr, uint64_t type,
+			     const struct thread_name_path *path)
+{
+	return bpf_map__update_elem(tr->skel->maps.thread_name_paths, &type, sizeof(type), path,
+				    sizeof(*path), BPF_ANY);
 }
 
 void probes__counters(struct probes *tr, struct pyuprof_stats *out)

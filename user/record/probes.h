@@ -81,6 +81,10 @@ void probes__stop_hook(struct probes *tr);
 void probes__detach(struct probes *tr, bool any_order);
 /* Waits for the removals probes__detach left under way (before pyuprof exits). */
 void probes__wait_detached(void);
+/* How the BPF side reads the names of the Thread class at type itself (include/pyuprof.h).
+ * Returns 0 or -errno. */
+int probes__thread_name_path(struct probes *tr, uint64_t type,
+			     const struct thread_name_path *path);
 void probes__counters(struct probes *tr, struct pyuprof_stats *out);
 void probes__exit_counters(struct probes *tr, struct pyuprof_exit_stats *out);
 /* Time spent in the BPF program and its runs, counted while kernel.bpf_stats_enabled is 1

@@ -20,6 +20,20 @@
 #include "record/proc_rec.h"
 #include "target/thread_block.h"
 
+/* recorder.name_path: the handler runs inside probes__consume of the process's probes */
+static void name_path(void *ctx, uint64_t type, const struct thread_name_path *path)
+{
+	struct proc_rec *pr = ctx;
+	int err;
+
+	if (!pr->tr)
+		return;
+	err = probes__thread_name_path(pr->tr, type, path);
+	if (err)
+		vlog("the names of the Thread class at %#llx: not read by the BPF side (%s)",
+		     (unsigned long long)type, strerror(-err));
+}
+
 struct proc_rec *proc_rec__new(pid_t pid, pid_t parent, struct ptrace_hold *held)
 {
 	struct proc_rec *pr = calloc(1, sizeof(*pr));
@@ -38,6 +52,8 @@ struct proc_rec *proc_rec__new(pid_t pid, pid_t parent, struct ptrace_hold *held
 	pr->rec.held = held;
 	pr->rec.target_version = pr->version;
 	pr->rec.target = &pr->target;
+	pr->rec.name_path = name_path;
+	pr->rec.name_path_ctx = pr;
 	return pr;
 }
 

@@ -62,9 +62,25 @@ static int python_name(const struct recorder *r, const void *data, char *out, si
 	int i, n = 0, err;
 
 	if (c->type == EV_THREAD && is_bootstrap(r, th->code)) {
-		err = thread_name__of_object(r->target, th->self, th->tid, out, len);
-		if (!err)
+		struct thread_name_path path;
+		uint64_t type = 0;
+
+		/* read by the BPF side as the thread entered, by a path given below */
+		if (th->name_kind != STR_UNREADABLE) {
+			pystr__to_utf8(th->name, sizeof(th->name), th->name_len, th->name_kind, out,
+				       len);
+			dlog("thread %u: named by the BPF side as it started", th->tid);
 			return 0;
+		}
+		err = thread_name__of_object_path(r->target, th->self, th->tid, out, len, &path,
+						  &type);
+		if (!err) {
+			if (path.how && r->name_path)
+				r->name_path(r->name_path_ctx, type, &path);
+			dlog("thread %u: named from its Thread (how %u for its class %#llx)", th->tid,
+			     path.how, (unsigned long long)type);
+			return 0;
+		}
 		vlog("thread %u: no threading name from its Thread at %#llx (%s)", th->tid,
 		     (unsigned long long)th->self, strerror(-err));
 	} else if (c->type == EV_CALL) {

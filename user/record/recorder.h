@@ -47,6 +47,10 @@ struct recorder {
 	 * the per-call probes once the thread stands (proc_rec__stage_per_call) */
 	bool key_bad;
 	int err; /* first fatal error (-ENOMEM, or -EINVAL when the offsets do not fit) */
+	/* live: tells the BPF side how to read the names of the Thread class at type itself
+	 * (probes__thread_name_path), so that its later threads need not stand for them */
+	void (*name_path)(void *ctx, uint64_t type, const struct thread_name_path *path);
+	void *name_path_ctx;
 };
 
 /* ring_buffer_sample_fn, and raw_read's: ctx is a struct recorder. */

@@ -60,7 +60,7 @@ static int is_key(const struct py_target *t, uint64_t key, const char *attr)
 
 /* Looks attr up in keys; the value is in the entry, or values[i] for a split table. */
 static int keys_lookup(const struct py_target *t, uint64_t keys, uint64_t values,
-		       const char *attr, uint64_t *value)
+		       const char *attr, uint64_t *value, struct thread_name_path *path)
 {
 	const struct py_offsets_entry *o = t->offsets;
 	unsigned esize = o->PyDictKeyEntry_size, koff = o->PyDictKeyEntry_me_key;
@@ -99,6 +99,12 @@ static int keys_lookup(const struct py_target *t, uint64_t keys, uint64_t values
 		memcpy(&key, entries + i * esize + koff, sizeof(key));
 		if (!key || !is_key(t, key, attr))
 			continue;
+		if (path) { /* (a combined table's value is the entry's: no path) */
+			path->keys = values ? keys : 0;
+			path->key = key;
+			path->key_at = o->PyDictKeysObject_dk_indices + index_bytes + i * esize + koff;
+			path->value_at = o->PyDictValues_values + i * WORD;
+		}
 		if (values)
 			return rd(t, values + i * WORD, value, sizeof(*value));
 		memcpy(value, entries + i * esize + voff, sizeof(*value));
@@ -108,7 +114,7 @@ static int keys_lookup(const struct py_target *t, uint64_t keys, uint64_t values
 }
 
 static int dict_lookup(const struct py_target *t, uint64_t dict, const char *attr,
-		       uint64_t *value)
+		       uint64_t *value, struct thread_name_path *path)
 {
 	const struct py_offsets_entry *o = t->offsets;
 	uint64_t keys = rd_ptr(t, dict + o->PyDictObject_ma_keys);
@@ -116,23 +122,40 @@ static int dict_lookup(const struct py_target *t, uint64_t dict, const char *att
 
 	if (!keys)
 		return -EFAULT;
-	return keys_lookup(t, keys, values ? values + o->PyDictValues_values : 0, attr, value);
+	if (path) {
+		path->how = NAME_SPLIT_DICT;
+		path->dict_keys_at = o->PyDictObject_ma_keys;
+		path->dict_values_at = o->PyDictObject_ma_values;
+		if (o->PyDictKeysObject_dk_size) { /* <= 3.10: a table of its own is searched */
+			path->scan_size_at = o->PyDictKeysObject_dk_size;
+			path->scan_nentries_at = o->PyDictKeysObject_dk_nentries;
+			path->scan_indices_at = o->PyDictKeysObject_dk_indices;
+			path->scan_entry_size = o->PyDictKeyEntry_size;
+			path->scan_entry_key = o->PyDictKeyEntry_me_key;
+			path->scan_entry_value = o->PyDictKeyEntry_me_value;
+		}
+	}
+	return keys_lookup(t, keys, values ? values + o->PyDictValues_values : 0, attr, value,
+			   path);
 }
 
 /* An instance's values without a dict (3.11+): keyed by its class's cached shared keys. */
 static int values_lookup(const struct py_target *t, uint64_t type, uint64_t values,
-			 const char *attr, uint64_t *value)
+			 const char *attr, uint64_t *value, struct thread_name_path *path)
 {
 	uint64_t keys = rd_ptr(t, type + t->offsets->PyHeapTypeObject_ht_cached_keys);
 
 	if (!keys)
 		return -ENOENT;
-	return keys_lookup(t, keys, values + t->offsets->PyDictValues_values, attr, value);
+	if (path)
+		path->cached_keys_at = t->offsets->PyHeapTypeObject_ht_cached_keys;
+	return keys_lookup(t, keys, values + t->offsets->PyDictValues_values, attr, value, path);
 }
 
-/* The attribute attr of the instance obj. */
+/* The attribute attr of the instance obj; with path, how it was found (how 0: not by a path
+ * struct thread_name_path can take). */
 static int attr_lookup(const struct py_target *t, uint64_t obj, const char *attr,
-		       uint64_t *value)
+		       uint64_t *value, struct thread_name_path *path)
 {
 	const struct py_offsets_entry *o = t->offsets;
 	uint64_t type = rd_ptr(t, obj + o->PyObject_ob_type), dict, values;
@@ -145,34 +168,67 @@ static int attr_lookup(const struct py_target *t, uint64_t obj, const char *attr
 	/* the words before an object are its own only if its class says so */
 	if (o->dict_kind != DICT_AT_OFFSET && !(flags & TPFLAGS_MANAGED_DICT))
 		return -ENOENT;
+	if (path) {
+		memset(path, 0, sizeof(*path));
+		path->flags_at = o->PyTypeObject_tp_flags;
+		if (o->dict_kind != DICT_AT_OFFSET)
+			path->flags = TPFLAGS_MANAGED_DICT;
+	}
 	switch (o->dict_kind) {
 	case DICT_AT_OFFSET:
 		if (rd(t, type + o->PyTypeObject_tp_dictoffset, &off, sizeof(off)) || off <= 0 ||
 		    off > 4096)
 			return -ENOENT;
 		dict = rd_ptr(t, obj + off);
-		return dict ? dict_lookup(t, dict, attr, value) : -ENOENT;
+		if (path) {
+			path->slot = (int32_t)off;
+			path->type_word_at = o->PyTypeObject_tp_dictoffset;
+			path->type_word = (uint64_t)off;
+		}
+		return dict ? dict_lookup(t, dict, attr, value, path) : -ENOENT;
 	case DICT_MANAGED:
 		values = rd_ptr(t, obj - 4 * WORD);
+		if (path) {
+			path->how = NAME_VALUES_AT;
+			path->slot = -4 * WORD;
+		}
 		if (values)
-			return values_lookup(t, type, values, attr, value);
+			return values_lookup(t, type, values, attr, value, path);
 		dict = rd_ptr(t, obj - 3 * WORD);
-		return dict ? dict_lookup(t, dict, attr, value) : -ENOENT;
+		if (path)
+			path->slot = -3 * WORD;
+		return dict ? dict_lookup(t, dict, attr, value, path) : -ENOENT;
 	case DICT_OR_VALUES:
 		dict = rd_ptr(t, obj - 3 * WORD);
+		if (path) {
+			path->how = NAME_VALUES_TAGGED;
+			path->slot = -3 * WORD;
+		}
 		if (dict & 1) /* values are stored minus one, so that the word is odd */
-			return values_lookup(t, type, dict + 1, attr, value);
-		return dict ? dict_lookup(t, dict, attr, value) : -ENOENT;
+			return values_lookup(t, type, dict + 1, attr, value, path);
+		return dict ? dict_lookup(t, dict, attr, value, path) : -ENOENT;
 	case DICT_INLINE_VALUES:
 		dict = rd_ptr(t, obj - 3 * WORD);
+		if (path)
+			path->slot = -3 * WORD;
 		if (dict)
-			return dict_lookup(t, dict, attr, value);
+			return dict_lookup(t, dict, attr, value, path);
 		/* PyDictValues after the object: capacity, size, embedded, valid */
 		if (!(flags & TPFLAGS_INLINE_VALUES) ||
 		    rd(t, type + o->PyTypeObject_tp_basicsize, &basicsize, sizeof(basicsize)) ||
 		    basicsize <= 0 || basicsize > 4096 || rd(t, obj + basicsize + 3, &valid, 1))
 			return -EFAULT;
-		return valid ? values_lookup(t, type, obj + basicsize, attr, value) : -ENOENT;
+		if (path) {
+			path->how = NAME_VALUES_INLINE;
+			path->slot = (int32_t)basicsize;
+			path->zero_at = -3 * WORD;
+			path->valid_at = (uint32_t)basicsize + 3;
+			path->flags |= TPFLAGS_INLINE_VALUES;
+			path->type_word_at = o->PyTypeObject_tp_basicsize;
+			path->type_word = (uint64_t)basicsize;
+		}
+		return valid ? values_lookup(t, type, obj + basicsize, attr, value, path) :
+			       -ENOENT;
 	}
 	return -ENOENT;
 }
@@ -200,17 +256,18 @@ static int check_native_id(const struct py_target *t, uint64_t obj, uint32_t tid
 	uint64_t id = 0;
 	uint32_t digit = 0;
 
-	if (attr_lookup(t, obj, "_native_id", &id) || !id || type_is(t, id, "int") != 1)
+	if (attr_lookup(t, obj, "_native_id", &id, NULL) || !id || type_is(t, id, "int") != 1)
 		return 0; /* not set yet (None), or a threading without it */
 	if (rd(t, id + LONG_DIGITS, &digit, sizeof(digit)))
 		return -EFAULT;
 	return (digit & ((1u << LONG_SHIFT) - 1)) == tid ? 0 : -ESTALE;
 }
 
-int thread_name__of_object(const struct py_target *t, uint64_t obj, uint32_t tid, char *out,
-			   size_t out_len)
+int thread_name__of_object_path(const struct py_target *t, uint64_t obj, uint32_t tid,
+				char *out, size_t out_len, struct thread_name_path *path,
+				uint64_t *type)
 {
-	char raw[256]; /* 64 characters of 4 bytes: more than a name gets */
+	char raw[THREAD_NAME_BYTES]; /* 64 characters of 4 bytes: more than a name gets */
 	uint64_t str = 0;
 	uint32_t len;
 	uint8_t kind;
@@ -218,7 +275,7 @@ int thread_name__of_object(const struct py_target *t, uint64_t obj, uint32_t tid
 
 	err = tid ? check_native_id(t, obj, tid) : 0;
 	if (!err)
-		err = attr_lookup(t, obj, "_name", &str);
+		err = attr_lookup(t, obj, "_name", &str, path);
 	if (err)
 		return err;
 	err = str ? type_is(t, str, "str") : -EFAULT;
@@ -228,7 +285,22 @@ int thread_name__of_object(const struct py_target *t, uint64_t obj, uint32_t tid
 	if (kind == STR_UNREADABLE)
 		return -EFAULT;
 	pystr__to_utf8(raw, sizeof(raw), len, kind, out, out_len);
+	if (path) {
+		/* a path needs values the keys give the places of, or (<= 3.10) a table of the
+		 * dict's own to search */
+		path->str_type = rd_ptr(t, str + t->offsets->PyObject_ob_type);
+		*type = rd_ptr(t, obj + t->offsets->PyObject_ob_type);
+		if ((!path->keys && !path->scan_entry_size) || !path->how || !path->key ||
+		    !path->str_type || !*type)
+			path->how = 0;
+	}
 	return 0;
+}
+
+int thread_name__of_object(const struct py_target *t, uint64_t obj, uint32_t tid, char *out,
+			   size_t out_len)
+{
+	return thread_name__of_object_path(t, obj, tid, out, out_len, NULL, NULL);
 }
 
 int thread_name__read(const struct py_target *t, uint64_t frame, uint64_t code, uint32_t tid,

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/types.h>
+#include "pyuprof.h"
 #include "target/py_target.h"
 
 /* The name CPython's threading module gives the thread that imported it. */
@@ -29,5 +31,14 @@ int thread_name__read(const struct py_target *t, uint64_t frame, uint64_t code, 
 /* The same from the Thread object itself; tid 0 skips the check of its _native_id. */
 int thread_name__of_object(const struct py_target *t, uint64_t obj, uint32_t tid, char *out,
 			   size_t out_len);
+
+/*
+ * The same, and how the BPF side can read the names of this Thread's class itself (path,
+ * for the class at *type; path->how 0 if it cannot: a combined dict, a name not found by a
+ * path). Read while the Thread is held still (its thread stands at its bootstrap).
+ */
+int thread_name__of_object_path(const struct py_target *t, uint64_t obj, uint32_t tid,
+				char *out, size_t out_len, struct thread_name_path *path,
+				uint64_t *type);
 
 #endif /* __PYUPROF_THREAD_NAME_H */
