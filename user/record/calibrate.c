@@ -160,8 +160,6 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-_Static_assert(CALIB_RECENT <= CALIB_ROUNDS, "median_of's room");
-
 /* The median of n values (n <= CALIB_ROUNDS), which are left as they were. */
 static double median_of(const double *v, uint32_t n)
 {
@@ -477,7 +475,7 @@ double calibrate__fast_step(const struct calibration *cal)
 		return cal->measured_ns;
 	memcpy(c, cal->recent, n * sizeof(*c));
 	qsort(c, n, sizeof(*c), cmp_double);
-	return n < 3 ? c[0] : c[1];
+	return c[0];
 }
 
 void calibrate__at_speed_run(struct calibration *cal, double found_ns, bool *bounded)
@@ -494,7 +492,9 @@ void calibrate__at_speed_run(struct calibration *cal, double found_ns, bool *bou
 		return;
 	if (cal->nrecent == CALIB_RECENT)
 		memmove(cal->recent, cal->recent + 1, --cal->nrecent * sizeof(*cal->recent));
-	cal->recent[cal->nrecent++] = found_ns;
+	/* (a disturbance moves the fast step by the bound at most) */
+	cal->recent[cal->nrecent++] = found_ns < fast / CALIB_SPEED_BOUND ?
+					      fast / CALIB_SPEED_BOUND : found_ns;
 }
 
 /* The snippet's argv (python: its path where it runs). The strings it points to are args'. */

@@ -48,7 +48,7 @@
 #define CALIB_ROUNDS 21		      /* rounds of each run, the two runs taking turns */
 #define CALIB_SPEED_ROUNDS 15	      /* rounds of the call-free loop alone (the speed run) */
 /*
- * The speed run's step against the machine's fast one (the second lowest of the last
+ * The speed run's step against the machine's fast one (the lowest of the last
  * CALIB_RECENT speed runs' steps, kept with the figures; the step they were measured at, at
  * first). The test VM's host moves it between speeds 1.3-1.7x apart (its loop timed by CPU
  * time: not another process's turn), for seconds or for milliseconds, so that the speed run's
@@ -60,8 +60,7 @@
  * 3.12, on the CPU: 0.33-0.38x native); at a faster one some of their cost stays in the times
  * (at most the machine's slowness: fib 1.5x in a slow stretch). The second is the lesser harm:
  * a step above the fast one is taken at it; one below, down to CALIB_SPEED_BOUND times faster,
- * as found (further: a disturbance, taken at that bound). -v says which. The second lowest: a
- * speed run found too fast once (a disturbance of the clock) moves nothing. Not the step the
+ * as found (further: a disturbance, taken at that bound, and kept at it). -v says which. Not the step the
  * figures were measured at alone: measured at a slow moment, it held every later one at its
  * slowness (seen: 29.4 ns kept, 17 ns most speed runs since).
  * The speed is each vCPU's own, not the machine's: two busy loops on the two vCPUs at once read
@@ -72,7 +71,14 @@
  * 3.11 came out at 0); only a timing on the program's own CPU, at its moment, could.
  */
 #define CALIB_SPEED_BOUND 1.5
-#define CALIB_RECENT 9
+/* 32, and their lowest: the speed run often lands on the slower vCPU (the other one verifies
+ * pyuprof's BPF programs meanwhile), and the fast step, once the second lowest of the last 9,
+ * came to be the slow vCPU's after a few such runs: a program on the fast one was then charged
+ * 1.6x its probes' cost, and a short fib section came out at 0.00-0.05x native (10 of 200
+ * recordings, 2026-11-28T13:48-13:54Z, Debian's 3.11 and 3.12, idle machine). The lowest errs
+ * toward the lesser harm; a speed run found too fast is kept at the bound below the fast step,
+ * so that one disturbance moves it by that much at most. */
+#define CALIB_RECENT 32
 /* the trees of calls (calibrate__figures): of this depth, as many as make CALIB_CALLS calls */
 #define CALIB_TREE_DEPTH 5
 #define CALIB_TREE_SIZE ((2 << CALIB_TREE_DEPTH) - 1) /* calls in a tree */
@@ -151,8 +157,7 @@ int calibrate__figures(const struct calib_timings *plain, const struct calib_tim
 
 /* cal's comp at a machine whose call-free loop takes step_ns a step. */
 void calibrate__at_speed(struct calibration *cal, double step_ns);
-/* The machine's fast step: the second lowest of cal's recent ones (the lowest of fewer than 3;
- * measured_ns if none). */
+/* The machine's fast step: the lowest of cal's recent ones (measured_ns if none). */
 double calibrate__fast_step(const struct calibration *cal);
 /* A kept cal at the step a speed run found (0: none found): that step if at most the fast one
  * and at least that over CALIB_SPEED_BOUND, else the nearer of the two (*bounded: it was not

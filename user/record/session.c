@@ -322,10 +322,7 @@ static void calibrate_end(struct session *s)
 	if (!cal->kept)
 		return;
 	/* (what the fast step is: said before the step found joins the recent ones) */
-	if (cal->nrecent >= 3)
-		snprintf(what, sizeof(what), "the second lowest of the last %u speed runs'",
-			 cal->nrecent);
-	else if (cal->nrecent)
+	if (cal->nrecent)
 		snprintf(what, sizeof(what), "the lowest of the last %u speed runs'", cal->nrecent);
 	else
 		snprintf(what, sizeof(what), "the calibration's own");
