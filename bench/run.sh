@@ -136,6 +136,8 @@ addr, off = secs["text"]
 print(hex(sym - addr + off))
 PY
 )
+else
+	echo "bench: no staging anchor at $anchor (SHARED: the shared folder): stage and stagefloor left out" >&2
 fi
 
 exits_of() { # bench mode -> record --exits
@@ -238,6 +240,7 @@ for label in $PYS; do
 		for mode in $modes; do
 			[[ $mode == pyuprof-usdt && $label != deb3.11 ]] && continue
 			[[ $mode == pyuprof-base && -z ${PYUPROF_BASE:-} ]] && continue
+			[[ $mode == stage* && -z $stage_so ]] && continue # (said once, above)
 			cell_modes+=("$mode")
 		done
 		# In rounds: each repetition runs every mode once, so that a stretch of time in which
