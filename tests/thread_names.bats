@@ -17,23 +17,14 @@ OUTPUTS=(--collapsed c.txt --trace t.json --flamegraph f.svg --threads)
 # check_names DIR: DIR/target.err has the fixture's "thread TID NAME" lines; DIR/t.json,
 # DIR/c.txt and DIR/f.svg must name every one of those threads by the fixture's name.
 check_names() {
-	"$PY" - "$1" <<'PYEOF'
-import json, os, sys, xml.etree.ElementTree as E
+	"$PY" - "$1" "$TOOLS" <<'PYEOF'
+import os, sys, xml.etree.ElementTree as E
+sys.path.insert(0, sys.argv[2])
+from thread_names_check import fixture_threads, trace_mismatches
 d = sys.argv[1]
-want = {}
-with open(os.path.join(d, "target.err"), encoding="utf-8") as f:
-    for line in f:
-        if line.startswith("thread "):
-            _, tid, name = line.rstrip("\n").split(" ", 2)
-            want[int(tid)] = name
+want = fixture_threads(os.path.join(d, "target.err"))
 bad = [] if len(want) == 5 else ["the fixture printed %d threads, not 5" % len(want)]
-with open(os.path.join(d, "t.json"), encoding="utf-8") as f:
-    trace = json.load(f)
-events = trace["traceEvents"] if isinstance(trace, dict) else trace
-got = {e["tid"]: e["args"]["name"] for e in events
-       if e.get("ph") == "M" and e.get("name") == "thread_name"}
-bad += ["trace: tid %d is %r, not %r" % (t, got.get(t), n) for t, n in want.items()
-        if got.get(t) != n]
+bad += trace_mismatches(os.path.join(d, "t.json"), want)
 with open(os.path.join(d, "c.txt"), encoding="utf-8") as f:
     roots = {line.split(";", 1)[0] for line in f}
 S = "{http://www.w3.org/2000/svg}"
@@ -119,23 +110,15 @@ check_dropped() {
 	"$PYUPROF" record --debug -o p.prof --trace t.json -- "$PY" "$TARGETS/threads_dropped.py" 6 \
 		"$BATS_TEST_TMPDIR/threads.txt" >target.out 2>rec.err
 	grep -qx 'done 12' target.out
-	run "$PY" - "$2" <<'PYEOF'
-import json, sys
-want, bpf = {}, 0
-with open("threads.txt", encoding="utf-8") as f:
-    for line in f:
-        _, tid, name = line.rstrip("\n").split(" ", 2)
-        want[int(tid)] = name
+	run "$PY" - "$2" "$TOOLS" <<'PYEOF'
+import sys
+sys.path.insert(0, sys.argv[2])
+from thread_names_check import fixture_threads, trace_mismatches
+want = fixture_threads("threads.txt")
 with open("rec.err", encoding="utf-8") as f:
     bpf = sum("named by the BPF side as it started" in line for line in f)
 bad = [] if len(want) == 13 else ["the fixture wrote %d threads, not 13" % len(want)]
-with open("t.json", encoding="utf-8") as f:
-    trace = json.load(f)
-events = trace["traceEvents"] if isinstance(trace, dict) else trace
-got = {e["tid"]: e["args"]["name"] for e in events
-       if e.get("ph") == "M" and e.get("name") == "thread_name"}
-bad += ["trace: tid %d is %r, not %r" % (t, got.get(t), n) for t, n in want.items()
-        if got.get(t) != n]
+bad += trace_mismatches("t.json", want)
 if sys.argv[1] == "1" and bpf != 10:
     bad.append("%d threads named by the BPF side, not 10" % bpf)
 if sys.argv[1] == "0" and bpf:
