@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * libFuzzer harness: the ELF reader (user/target/elf_syms.c) on mutated ELF files, as pyuprof runs
- * it as root on an interpreter it is given: open, the symbols and USDT probes it looks up,
- * vaddr -> file offset, data reads, DT_NEEDED, and the ret sites of the eval function.
+ * libFuzzer harness: the ELF reader (user/target/elf_syms.c, elf_code.c) on mutated ELF files,
+ * as pyuprof runs it as root on an interpreter it is given: open, the symbols and USDT probes it
+ * looks up, vaddr -> file offset, data reads, DT_NEEDED, and the ret sites of the eval function.
  * Seeds: tests/fuzz/corpus/fuzz_elf (tests/fuzz/seeds/make_elf_seeds.sh).
  */
 #include <errno.h>

@@ -15,7 +15,7 @@
  * thread's stack as its bounds say and on a thread's as glibc's block says; a call with room,
  * or on a stack whose bounds are not known, runs. With its entry nop unprobed (pyuprof gone)
  * the guard puts the interpreter's hook back where it is still the page's. And the ret finder
- * (user/target/elf_syms.c) refuses a function it cannot disassemble whole rather than guess
+ * (user/target/elf_code.c) refuses a function it cannot disassemble whole rather than guess
  * past the gap.
  */
 #include <errno.h>

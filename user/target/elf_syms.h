@@ -3,7 +3,8 @@
  * ELF files through libelf: symbol lookup (.symtab, then .dynsym: Debian's python3.11 is stripped),
  * virtual address to file offset (uprobes take file offsets), reads of initialised data, the
  * ret and call instructions of a function (Capstone), and the size of a function's frame at a
- * given instruction (the call frame information, through libdw).
+ * given instruction (the call frame information, through libdw). Implemented in elf_syms.c and,
+ * for what reads the code as instructions, elf_code.c.
  */
 #ifndef __PYUPROF_ELF_SYMS_H
 #define __PYUPROF_ELF_SYMS_H
