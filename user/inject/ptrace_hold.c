@@ -284,6 +284,18 @@ int ptrace_hold__add_thread(struct ptrace_hold *t, pid_t pid, pid_t tid)
 	return 0;
 }
 
+void ptrace_hold__async_threads(struct ptrace_hold *t, pid_t pid)
+{
+	if (t->cfg.follow)
+		return;
+	t->cfg.async_threads = true;
+	t->options &= ~PTRACE_O_TRACECLONE;
+	/* (one left asleep keeps the clone stop: it cannot be set while it runs) */
+	for (int i = 0; i < t->n; i++)
+		if (t->th[i].pid == pid && t->th[i].state == HELD_STOPPED)
+			ptrace(PTRACE_SETOPTIONS, t->th[i].tid, NULL, (void *)t->options);
+}
+
 int ptrace_hold__fd(const struct ptrace_hold *t)
 {
 	return t->sfd;

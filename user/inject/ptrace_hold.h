@@ -99,6 +99,9 @@ bool ptrace_hold__next_event(struct ptrace_hold *t, struct proc_event *ev);
 /* Seizes tid, a new thread of process pid not seized yet (async_threads; nothing if it is, or
  * is gone). Returns 0 or -errno. */
 int ptrace_hold__add_thread(struct ptrace_hold *t, pid_t pid, pid_t tid);
+/* From now on, async_threads (an attach, once its mode is known): the threads of pid stopped
+ * now no longer stop at their clones. pid stopped. */
+void ptrace_hold__async_threads(struct ptrace_hold *t, pid_t pid);
 /* Marks that the BPF side signalled tid: its next REQUEST_SIGNAL is ours, not the target's. */
 void ptrace_hold__expect_signal(struct ptrace_hold *t, pid_t tid);
 /* Stops / resumes every thread of process pid, or of every process if pid is 0 (with guard, a

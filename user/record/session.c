@@ -597,8 +597,6 @@ int session__start(struct session *s)
 		}
 		/* the verifier's ~100 ms while it is seized and its page placed */
 		proc_rec__load_ahead(pr, env.ringbuf_mb);
-		/* (a thread started from here on is seized at the stops of the attach) */
-		cfg.async_threads = async_threads(s, pr);
 		err = ptrace_hold__seize(&s->held, s->pid, &cfg);
 		if (err) {
 			elog("cannot stop pid %d: %s%s", s->pid, strerror(-err),
@@ -614,8 +612,11 @@ int session__start(struct session *s)
 		writes = pr->hooks.slot != 0;
 		if (writes || s->follow) /* before it runs on, as in launch mode */
 			probes__signal_requests(pr->tr, true);
-		if (cfg.async_threads)
+		/* (its mode known now: the batch page, whose forked children see to themselves) */
+		if (writes && async_threads(s, pr)) {
 			births_on(s, pr);
+			ptrace_hold__async_threads(s->held, s->pid);
+		}
 		ptrace_hold__resume(s->held, s->pid);
 		s->t_attached = clock__mono_ns();
 		dlog_step("pid %d: let run, recorded", s->pid);
