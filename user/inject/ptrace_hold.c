@@ -263,11 +263,17 @@ struct held *ptrace_held__seize(struct ptrace_hold *t, pid_t pid, pid_t tid)
 {
 	struct held *h = ptrace_held__find(t, tid);
 
-	if (h || !t->cfg.async_threads)
+	if (h || !t->cfg.async_threads || syscall(SYS_tgkill, pid, tid, 0))
 		return NULL;
 	/* (ESRCH: gone already; EPERM: ending, or not ours to trace: then it is left) */
 	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)t->options))
 		return NULL;
+	/* a thread of pid's still: one that ended meanwhile may have left its tid to another
+	 * process's, which is not ours to hold */
+	if (syscall(SYS_tgkill, pid, tid, 0)) {
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		return NULL;
+	}
 	h = add(t, tid, pid, HELD_RUNNING);
 	if (!h) /* (the table cannot grow: let go, as if never seen) */
 		ptrace(PTRACE_DETACH, tid, NULL, NULL);
