@@ -45,6 +45,20 @@ struct {
 	__type(value, __u64);
 } perf_init_args SEC(".maps");
 
+/* Set by user space while new threads are seized late, not held by a clone stop (then
+ * pidns_ino is 0: pyuprof's ids are the kernel's): bpf/thread_births.bpf.h */
+__u32 births_on = 0;
+/* pyuprof's process: a thread traced by one of its threads is held (task->parent, traced) */
+__u32 tracer_tgid = 0;
+
+/* Whether task is traced by pyuprof: always, unless new threads are seized late (births_on);
+ * a signal sent to a thread not traced would reach the target */
+static __always_inline bool held_by_us(struct task_struct *task)
+{
+	return !births_on ||
+	       (BPF_CORE_READ(task, ptrace) && BPF_CORE_READ(task, parent, tgid) == tracer_tgid);
+}
+
 /*
  * Whether the calling thread blocks REQUEST_SIGNAL (pthread_sigmask: a program that keeps its
  * signals to one thread blocks them in the others). Sent, it would wait there, pending, while
@@ -62,7 +76,8 @@ static __always_inline bool request_signal_blocked(void)
  * Asks user space for what. The thread is sent REQUEST_SIGNAL while user space holds the
  * target: the signal is taken on the way back to user mode, so this thread runs no further
  * instruction of the target before user space has done the request. A thread that blocks the
- * signal is not sent it: user space does its request with the whole process stopped, later.
+ * signal, or that pyuprof does not trace yet (bpf/thread_births.bpf.h), is not sent it: user
+ * space does its request with the whole process stopped, later.
  * With must_stop, a request whose thread cannot be stopped so is not sent. Returns whether
  * the thread was signalled.
  */
@@ -71,10 +86,13 @@ static __always_inline bool send_request(__u64 addr, __u32 what, __u32 tid, __u6
 {
 	struct ev_request *e;
 	bool signalled, blocked = signal_requests && request_signal_blocked();
+	bool held = held_by_us(bpf_get_current_task_btf());
 
 	if (blocked)
 		__sync_fetch_and_add(&exit_stats.signal_blocked, 1);
-	if (must_stop && (!signal_requests || blocked))
+	else if (signal_requests && !held)
+		__sync_fetch_and_add(&exit_stats.signal_unheld, 1);
+	if (must_stop && (!signal_requests || blocked || !held))
 		return false;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
@@ -87,7 +105,8 @@ static __always_inline bool send_request(__u64 addr, __u32 what, __u32 tid, __u6
 	e->ts_ns = now;
 	e->addr = addr;
 	e->what = what;
-	signalled = signal_requests && !blocked && !bpf_send_signal_thread(REQUEST_SIGNAL);
+	/* (a thread not traced yet is not: the signal would reach the target) */
+	signalled = signal_requests && !blocked && held && !bpf_send_signal_thread(REQUEST_SIGNAL);
 	e->signalled = signalled;
 	if (must_stop && !signalled) {
 		bpf_ringbuf_discard(e, 0);

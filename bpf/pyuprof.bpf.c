@@ -28,6 +28,7 @@
 #include "hook_watch.bpf.h" /* requests to user space: the eval_frame hook */
 #include "cfuncs.bpf.h"	    /* C functions: each one's identity */
 #include "stage.bpf.h"	    /* the batch mode: records staged in the target */
+#include "thread_births.bpf.h" /* the batch mode: new threads seized as they are made */
 #include "ring_warm.bpf.h"  /* the ring's pages written before the recording */
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

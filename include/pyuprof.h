@@ -333,6 +333,17 @@ struct ev_request {
 };
 _Static_assert(sizeof(struct ev_request) == 32, "ev_request layout");
 
+/* A thread the target started, told to user space as it is made (bpf/thread_births.bpf.h) */
+struct thread_birth {
+	__u32 tid;
+	__u32 creator;	 /* the thread that started it */
+	__u64 self;	 /* the Thread it starts, if the creator's frame is a method's: its first
+			  * local (Thread.start's self), else 0 */
+	__u32 signalled; /* the creator was sent REQUEST_SIGNAL: it stands until this is taken */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct thread_birth) == 24, "thread_birth layout");
+
 /* Counters kept by the BPF side; nothing it drops goes uncounted. */
 struct pyuprof_stats {
 	__u64 lost_calls;	/* ring buffer full (also an ev_thread's, and staged entries) */
@@ -352,6 +363,7 @@ struct pyuprof_exit_stats {
 	__u64 direct_calls; /* entries that bypassed the trampoline (PROBE_EVAL_DIRECT) */
 	__u64 uret_lost;    /* of those, entered past URETPROBE_DEPTH_MAX: no return probe */
 	__u64 signal_blocked; /* requests of a thread that blocks REQUEST_SIGNAL: not stopped */
+	__u64 signal_unheld;  /* requests of a thread pyuprof did not trace yet: not stopped */
 	__u64 stack_low;      /* calls that raised RecursionError at the trampoline's guard */
 	__u64 stack_low_size; /* the smallest C stack of a thread where one did (0: the main) */
 	__u64 key_bad;	      /* batch flushes by a thread whose key is not its tid */

@@ -22,6 +22,48 @@ check_fork_launch() {
 	[[ $output == "children 20 bad 0 signalled 0" ]] || { show_run; return 1; }
 }
 
+# Threads started while recorded, each of which forks a child as the first thing it does: in the
+# batch mode a new thread runs before pyuprof seizes it (no clone stop), so its child may be one
+# the hold never saw born; the page then gives the child its own hook back itself (each child
+# checks that its hook is native). The native run is the truth, and the parent's calls are all
+# recorded.
+check_thread_forks() {
+	require_py "$1"
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	run_ok "$PY" -W ignore "$TARGETS/fork_children.py" -T 40
+	[[ $output == "children 40 bad 0 signalled 0" ]] || { show_run; return 1; }
+	run_ok "$PYUPROF" record -q -o out.prof -- "$PY" -W ignore "$TARGETS/fork_children.py" -T 40
+	[[ $output == "children 40 bad 0 signalled 0" ]] || { show_run; return 1; }
+	[[ $(python3 "$TOOLS/pstats_field.py" out.prof spawn ncalls) == 40 ]] ||
+		{ echo "spawn is not in out.prof 40 times"; return 1; }
+}
+
+# New threads whose first act asks pyuprof to write (the eval_frame hook reset to the default
+# evaluator: NULL on 3.11+): a thread pyuprof does not trace yet is not sent the request signal,
+# which would reach the program (it counts the SIGURG it gets: none natively). Every call is
+# recorded (fib(12): 465 calls a thread), or, where a thread ran with its hook reset before
+# pyuprof had seized it, that is said; with PYUPROF_CLONE_STOP=1 (each new thread held at its
+# start) every call.
+check_thread_requests() {
+	local calls
+	require_py "$1"
+	require_bpf
+	cd "$BATS_TEST_TMPDIR"
+	run_ok "$PY" "$TARGETS/thread_requests.py" 30
+	[[ $output == "threads 30 fib 30 sigurg 0" ]] || { show_run; return 1; }
+	run_ok "$PYUPROF" record -o out.prof -- "$PY" "$TARGETS/thread_requests.py" 30
+	[[ $output == "threads 30 fib 30 sigurg 0" ]] || { show_run; return 1; }
+	calls=$(python3 "$TOOLS/pstats_field.py" out.prof fib ncalls)
+	[[ $calls == 13950 ]] || grep -q "asked pyuprof to act before pyuprof had seized it" \
+		<<<"$stderr" || { echo "fib $calls times in out.prof, not said"; show_run; return 1; }
+	PYUPROF_CLONE_STOP=1 run_ok "$PYUPROF" record -q -o stop.prof -- \
+		"$PY" "$TARGETS/thread_requests.py" 30
+	[[ $output == "threads 30 fib 30 sigurg 0" ]] || { show_run; return 1; }
+	[[ $(python3 "$TOOLS/pstats_field.py" stop.prof fib ncalls) == 13950 ]] ||
+		{ echo "fib is not in stop.prof 13950 times"; return 1; }
+}
+
 # A process that forks all along, attached to twice for a moment: no child harmed. It forks until
 # both attaches are done (a fixed time was a race: two attaches of a second each once took 5.2
 # s on a slow VM, longer than the 5 s the target had).
@@ -231,6 +273,58 @@ check_asleep() {
 
 @test "harm: forked children run as natively, launch (Debian 3.11)" {
 	check_fork_launch deb3.11
+}
+
+@test "harm: children forked by threads as they start run as natively (3.8)" {
+	check_thread_forks 3.8
+}
+
+@test "harm: children forked by threads as they start run as natively (3.11)" {
+	check_thread_forks 3.11
+}
+
+@test "harm: children forked by threads as they start run as natively (3.12)" {
+	check_thread_forks 3.12
+}
+
+@test "harm: children forked by threads as they start run as natively (3.13)" {
+	check_thread_forks 3.13
+}
+
+@test "harm: children forked by threads as they start run as natively (3.14)" {
+	check_thread_forks 3.14
+}
+
+@test "harm: children forked by threads as they start run as natively (3.15)" {
+	check_thread_forks 3.15
+}
+
+@test "harm: children forked by threads as they start run as natively (Debian 3.11)" {
+	check_thread_forks deb3.11
+}
+
+@test "harm: a new thread that asks for a write sends the program no signal (3.11)" {
+	check_thread_requests 3.11
+}
+
+@test "harm: a new thread that asks for a write sends the program no signal (3.12)" {
+	check_thread_requests 3.12
+}
+
+@test "harm: a new thread that asks for a write sends the program no signal (3.13)" {
+	check_thread_requests 3.13
+}
+
+@test "harm: a new thread that asks for a write sends the program no signal (3.14)" {
+	check_thread_requests 3.14
+}
+
+@test "harm: a new thread that asks for a write sends the program no signal (3.15)" {
+	check_thread_requests 3.15
+}
+
+@test "harm: a new thread that asks for a write sends the program no signal (Debian 3.11)" {
+	check_thread_requests deb3.11
 }
 
 @test "harm: children forked while attached run as natively (3.8)" {

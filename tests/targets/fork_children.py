@@ -1,6 +1,9 @@
 """Forks children that run Python, and checks each one (a fork-then-run harm detector).
 
     python fork_children.py N        fork N children, one after the other
+    python fork_children.py -T N     start N threads, one after the other, each of which forks
+                                     a child as the first thing it does (a thread a profiler
+                                     may not hold yet: tests/harm.bats)
     python fork_children.py -t SEC   fork children for SEC seconds (prints "ready" first)
     python fork_children.py -u FILE  fork children until FILE exists (prints "ready" first;
                                      gives up after 300 s: exit 1): a test that attaches
@@ -15,6 +18,7 @@ signalled S" and exits 0 only if every child exited 0.
 import ctypes
 import os
 import sys
+import threading
 import time
 
 
@@ -50,8 +54,28 @@ def spawn():
     return pid
 
 
+def thread_forks(count):
+    """Each thread forks at once: its child is checked as the others are."""
+    statuses = []
+
+    def run():
+        statuses.append(os.waitpid(spawn(), 0)[1])
+
+    for _ in range(count):
+        t = threading.Thread(target=run)
+        t.start()
+        t.join()
+    return statuses
+
+
 def main():
     until = None
+    if sys.argv[1] == "-T":
+        statuses = thread_forks(int(sys.argv[2]))
+        bad = sum(status != 0 for status in statuses)
+        signalled = sum(os.WIFSIGNALED(status) for status in statuses)
+        print("children %d bad %d signalled %d" % (len(statuses), bad, signalled), flush=True)
+        sys.exit(0 if statuses and not bad else 1)
     if sys.argv[1] == "-t":
         end, count = time.time() + float(sys.argv[2]), None
         print("ready", flush=True)

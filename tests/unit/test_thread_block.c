@@ -7,7 +7,7 @@
  * with another value where the tid is does not; the main thread's stack from the maps and the
  * stack limit holds the stack pointer and reaches down as far as pthread_getattr_np says; and
  * the C library by the ELF interpreter: this process's is glibc's, a copy of a program whose
- * interpreter is another file is not.
+ * interpreter is another file is not; and the mask a new thread starts with, its creator's.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -154,12 +154,42 @@ TEST(the_c_library_by_the_elf_interpreter)
 	CHECK(!system(why));
 }
 
+static void *idle(void *p)
+{
+	return p;
+}
+
+/* A thread's block keeps the mask its creator ran with (pthread_create's clone runs with every
+ * signal blocked: bpf/thread_births.bpf.h reads the mask the creator goes back to there) */
+TEST(the_mask_a_thread_starts_with_as_its_creator_had_it)
+{
+	const struct thread_block *tb = thread_block__own();
+	sigset_t mask, old;
+	uint64_t want = 0, got = 0;
+	pthread_t th;
+
+	REQUIRE(tb->sigmask_off);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGURG);
+	sigaddset(&mask, SIGTTIN);
+	REQUIRE(!pthread_sigmask(SIG_BLOCK, &mask, &old));
+	REQUIRE(!pthread_sigmask(SIG_SETMASK, NULL, &mask));
+	memcpy(&want, &mask, sizeof(want));
+	REQUIRE(!pthread_create(&th, NULL, idle, NULL));
+	memcpy(&got, (const uint8_t *)th + tb->sigmask_off, sizeof(got));
+	pthread_join(th, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	CHECK(got == want);
+	CHECK(got & (1ULL << (SIGURG - 1)));
+}
+
 int main(void)
 {
 	static const struct test_case cases[] = {
 		TEST_CASE(finds_the_tid_and_the_stack_block_as_glibc_reports_them),
 		TEST_CASE(the_main_threads_stack_from_its_mapping_and_limit),
 		TEST_CASE(the_c_library_by_the_elf_interpreter),
+		TEST_CASE(the_mask_a_thread_starts_with_as_its_creator_had_it),
 	};
 
 	return test_run(cases, TEST_COUNT(cases));

@@ -68,6 +68,9 @@ struct ptrace_hold {
 
 /* The live entry of tid, or NULL. */
 struct held *ptrace_held__find(const struct ptrace_hold *t, pid_t tid);
+/* async_threads: seizes tid, a thread of process pid the table does not have (it runs on).
+ * Returns its entry, or NULL (had already, gone, or not seized). */
+struct held *ptrace_held__seize(struct ptrace_hold *t, pid_t pid, pid_t tid);
 /* Lets h run on from a stop of ours with sig (0: none); a group-stop of the target's own is
  * LISTENed to instead. */
 void ptrace_held__resume(struct held *h, int sig);

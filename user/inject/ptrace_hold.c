@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * A small ptrace supervisor. Threads are seized with PTRACE_O_TRACECLONE, so threads started
- * later are held too, and PTRACE_O_TRACEEXEC, so an exec does not turn into a SIGTRAP; with
+ * later are held too (with async_threads, not: each is seized as it runs, or at the next stop),
+ * and PTRACE_O_TRACEEXEC, so an exec does not turn into a SIGTRAP; with
  * on_birth, PTRACE_O_TRACEFORK and PTRACE_O_TRACEVFORK hold new processes from their birth.
  * State changes arrive as SIGCHLD on a signalfd. A stop that is not ours (a signal for the
  * target, a group-stop) is passed on at once: signals are re-injected, group-stops are
@@ -151,7 +152,10 @@ static int create(struct ptrace_hold **out, pid_t pid, const struct hold_cfg *cf
 	t->pid = pid;
 	t->cfg = *cfg;
 	t->cfg.follow = cfg->follow && cfg->on_birth;
+	t->cfg.async_threads = cfg->async_threads && !t->cfg.follow;
 	t->options = HOLD_OPTIONS | (cfg->on_birth ? BIRTH_OPTIONS : 0);
+	if (t->cfg.async_threads)
+		t->options &= ~PTRACE_O_TRACECLONE;
 	if (cfg->guard && (err = hold_guard__open(&t->guard)))
 		dlog("no guard for the threads asleep in a system call (%s): a stop interrupts them",
 		     strerror(-err));
@@ -253,6 +257,49 @@ int ptrace_hold__adopt(struct ptrace_hold **out, pid_t pid, const struct hold_cf
 	ptrace_held__resume(h, 0);
 	*out = t;
 	return 0;
+}
+
+struct held *ptrace_held__seize(struct ptrace_hold *t, pid_t pid, pid_t tid)
+{
+	struct held *h = ptrace_held__find(t, tid);
+
+	if (h || !t->cfg.async_threads || syscall(SYS_tgkill, pid, tid, 0))
+		return NULL;
+	/* (ESRCH: gone already; EPERM: ending, or not ours to trace: then it is left) */
+	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)t->options))
+		return NULL;
+	/* a thread of pid's still: one that ended meanwhile may have left its tid to another
+	 * process's, which is not ours to hold */
+	if (syscall(SYS_tgkill, pid, tid, 0)) {
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		return NULL;
+	}
+	h = add(t, tid, pid, HELD_RUNNING);
+	if (!h) /* (the table cannot grow: let go, as if never seen) */
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+	return h;
+}
+
+int ptrace_hold__add_thread(struct ptrace_hold *t, pid_t pid, pid_t tid)
+{
+	struct held *h = ptrace_held__seize(t, pid, tid);
+
+	/* during a stop of ours it stops too (ptrace_hold__stop seizes what is new itself) */
+	if (h && keeps(t, h) && ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) && errno == ESRCH)
+		h->state = HELD_GONE;
+	return 0;
+}
+
+void ptrace_hold__async_threads(struct ptrace_hold *t, pid_t pid)
+{
+	if (t->cfg.follow)
+		return;
+	t->cfg.async_threads = true;
+	t->options &= ~PTRACE_O_TRACECLONE;
+	/* (one left asleep keeps the clone stop: it cannot be set while it runs) */
+	for (int i = 0; i < t->n; i++)
+		if (t->th[i].pid == pid && t->th[i].state == HELD_STOPPED)
+			ptrace(PTRACE_SETOPTIONS, t->th[i].tid, NULL, (void *)t->options);
 }
 
 int ptrace_hold__fd(const struct ptrace_hold *t)

@@ -56,6 +56,15 @@ struct hold_cfg {
 	 * soon, and must not be the process's main thread.
 	 */
 	bool guard;
+	/*
+	 * A thread the target starts is not held by a clone stop (PTRACE_O_TRACECLONE: two stops
+	 * for each new thread, ~0.1 ms of its start): it is seized later, as it runs, by
+	 * ptrace_hold__add_thread (as the BPF side tells of it) or by the next stop, which seizes
+	 * every thread that is new. Only where nothing else needs the clone stop: not following
+	 * (a fork of a thread not seized yet is not seen), and the BPF side signals no thread it
+	 * does not trace (bpf/thread_births.bpf.h).
+	 */
+	bool async_threads;
 	void *ctx;
 };
 
@@ -87,6 +96,12 @@ int ptrace_hold__fd(const struct ptrace_hold *t);
 int ptrace_hold__handle(struct ptrace_hold *t, int *status);
 /* Takes the oldest queued process event. Returns false if there is none. */
 bool ptrace_hold__next_event(struct ptrace_hold *t, struct proc_event *ev);
+/* Seizes tid, a new thread of process pid not seized yet (async_threads; nothing if it is, or
+ * is gone). Returns 0 or -errno. */
+int ptrace_hold__add_thread(struct ptrace_hold *t, pid_t pid, pid_t tid);
+/* From now on, async_threads (an attach, once its mode is known): the threads of pid stopped
+ * now no longer stop at their clones. pid stopped. */
+void ptrace_hold__async_threads(struct ptrace_hold *t, pid_t pid);
 /* Marks that the BPF side signalled tid: its next REQUEST_SIGNAL is ours, not the target's. */
 void ptrace_hold__expect_signal(struct ptrace_hold *t, pid_t tid);
 /* Stops / resumes every thread of process pid, or of every process if pid is 0 (with guard, a

@@ -5,6 +5,7 @@
  * a call to make is made in a thread already stopped outside a system call if there is one,
  * else in one that wakes, else in one interrupted after all.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,26 +158,65 @@ static int wait_stopped(struct ptrace_hold *t, pid_t pid)
 	return -ETIMEDOUT;
 }
 
+/*
+ * async_threads: the threads of the first process (of pid, if not 0) that are not seized yet
+ * are seized (they run on: the stop interrupts them, or leaves them asleep). Returns whether
+ * any was.
+ */
+static bool seize_new(struct ptrace_hold *t, pid_t pid)
+{
+	pid_t p = pid ? pid : t->pid;
+	bool added = false;
+	struct dirent *d;
+	char path[64];
+	DIR *dir;
+
+	if (!t->cfg.async_threads || !ptrace_hold__holds(t, p))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/task", p);
+	dir = opendir(path);
+	if (!dir)
+		return false;
+	while ((d = readdir(dir))) {
+		pid_t tid = (pid_t)atoi(d->d_name);
+
+		if (tid <= 0 || ptrace_held__find(t, tid))
+			continue;
+		if (ptrace_held__seize(t, p, tid)) {
+			dlog("pid %d: thread %d seized at a stop", p, tid);
+			added = true;
+		}
+	}
+	closedir(dir);
+	return added;
+}
+
 int ptrace_hold__stop(struct ptrace_hold *t, pid_t pid)
 {
-	int i, err;
+	int i, err, rounds = 0;
 
 	t->stopping = true;
 	t->stop_pid = pid;
-	for (i = 0; i < t->n; i++) {
-		struct held *h = &t->th[i];
+	seize_new(t, pid);
+	do {
+		for (i = 0; i < t->n; i++) {
+			struct held *h = &t->th[i];
 
-		if ((pid && h->pid != pid) ||
-		    (h->state != HELD_RUNNING && h->state != HELD_LISTENING) || leave_asleep(t, h))
-			continue;
-		/* a listening thread (the target stopped itself) traps again when interrupted,
-		 * into a stop that can be detached from */
-		if (ptrace(PTRACE_INTERRUPT, h->tid, NULL, NULL) && errno == ESRCH)
-			h->state = HELD_GONE;
-		else if (h->state == HELD_LISTENING)
-			h->state = HELD_RUNNING; /* until that trap is seen */
-	}
-	err = wait_stopped(t, pid);
+			if ((pid && h->pid != pid) ||
+			    (h->state != HELD_RUNNING && h->state != HELD_LISTENING) ||
+			    leave_asleep(t, h))
+				continue;
+			/* a listening thread (the target stopped itself) traps again when
+			 * interrupted, into a stop that can be detached from */
+			if (ptrace(PTRACE_INTERRUPT, h->tid, NULL, NULL) && errno == ESRCH)
+				h->state = HELD_GONE;
+			else if (h->state == HELD_LISTENING)
+				h->state = HELD_RUNNING; /* until that trap is seen */
+		}
+		err = wait_stopped(t, pid);
+		/* a thread not seized yet may have started another meanwhile: again, until
+		 * every thread is held and stopped (a stopped one starts none) */
+	} while (!err && rounds++ < 1000 && seize_new(t, pid));
 	if (err == -ESRCH) {
 		t->stopping = false; /* what is left runs on; the exit is kept for handle */
 		ptrace_held__disarm(t, pid);

@@ -269,10 +269,11 @@ tramp_replay:
  */
 	.globl tramp_batch
 tramp_batch:
-	stack_room 98f
+	stack_room .Lb_room
 	cmp p_margin(%rip), %rax
-	jb .Llow
-98:	mov b_stage(%rip), %r10
+	jb .Lb_low
+.Lb_room:
+	mov b_stage(%rip), %r10
 	xor %r11d, %r11d		/* the STAGE_TOP to put back: none */
 	cmpl $STAGE_ON_STAGING, STAGE_ON(%r10)
 	jne .Lb_notstaging
@@ -587,11 +588,15 @@ tramp_batch_budget:
 	lea tramp_batch(%rip), %r8	/* STAGE_ON_PERCALL: the head, as tramp_guard does */
 	jmp .Lhead
 
-.Lb_off:	/* staging off: a pass-through; if pyuprof is gone (the flush nop unprobed), the
-		 * interpreter gets its own hook back first */
+.Lb_off:	/* staging off: a pass-through; if pyuprof is gone (the flush nop unprobed), or
+		 * this is a process it never recorded through this page (the area as a forked
+		 * child has it, wiped: no batch bound), the interpreter gets its own hook back
+		 * first */
+	cmpq $0, STAGE_BOUND(%r10)
+	je 2f
 	cmpb $0x0f, tramp_flush(%rip)
 	jne 1f
-	cmpl $0, p_hook_slot(%rip)
+2:	cmpl $0, p_hook_slot(%rip)
 	je 1f
 	lea tramp_batch(%rip), %r8
 	call .Lunhook
@@ -600,6 +605,18 @@ tramp_batch_budget:
 	cmovne %rsi, %r8
 	xor %r10d, %r10d
 	jmp .Lb_call
+
+/*
+ * Too little C stack left: RecursionError (.Llow), but in a process pyuprof never recorded
+ * through this page (a child forked by a thread the hold had not seized yet, whose probed nops
+ * are calls into a page of the kernel's it does not have, and whose area is wiped: no batch
+ * bound): there the call goes on as above, and the hook goes back (.Lb_off).
+ */
+.Lb_low:
+	mov b_stage(%rip), %r10
+	cmpq $0, STAGE_BOUND(%r10)
+	je .Lb_room
+	jmp .Llow
 
 .Lb_head:	/* not staged: the head's probes see this call */
 	pop %r13

@@ -59,6 +59,9 @@ struct probes {
 	bool warm_ring;
 	struct bpf_link **links; /* otherwise one per probe, in attach order */
 	int nlinks;
+	struct ring_buffer *births; /* probes__births */
+	births_fn on_birth;
+	void *birth_ctx;
 };
 
 /* The probes of one link: one file, entries or uretprobes; entries first. */
@@ -379,11 +382,15 @@ static int load_now(struct probes *tr, const struct py_target *t, enum exits exi
 	/* batch: (its calls are not in the shadow: it would be stale for the others) */
 	skel->rodata->batch_mode = exits == EXITS_BATCH;
 	skel->rodata->key_off = exits == EXITS_BATCH ? thread_block__own()->tid_off : 0;
+	skel->rodata->sigmask_off = exits == EXITS_BATCH ? thread_block__own()->sigmask_off : 0;
 	/* the head keeps the frame that returns where its return probe reads it */
 	skel->rodata->return_frame_at_sp = exits == EXITS_BATCH || exits == EXITS_TRAMPOLINE;
 	bpf_program__set_autoload(skel->progs.cpu_switch_in, tracer_cpu_clock);
 	bpf_program__set_autoload(skel->progs.stage_at_exit, exits == EXITS_BATCH);
 	bpf_program__set_autoload(skel->progs.stage_at_exec, exits == EXITS_BATCH);
+	/* (ids of another namespace than the kernel's: every new thread is held at its clone) */
+	bpf_program__set_autoload(skel->progs.thread_born,
+				  exits == EXITS_BATCH && !skel->rodata->pidns_ino);
 	/* a kernel without SYSCALL programs (before 5.14) records with its ring unwarmed; make
 	 * bench: PYUPROF_BENCH_NO_RING_WARM=1 shows what the warming saves */
 	bpf_program__set_autoload(skel->progs.ring_warm,
@@ -542,6 +549,12 @@ attached:
 		if (err)
 			goto out;
 	}
+	/* the target's new threads told as they are made (probes__births) */
+	if (bpf_program__autoload(tr->skel->progs.thread_born)) {
+		err = attach_prog(tr, tr->skel->progs.thread_born);
+		if (err)
+			goto out;
+	}
 	/* --clock cpu: each run slice of the target's threads timed from its start */
 	if (tracer_cpu_clock) {
 		err = attach_prog(tr, tr->skel->progs.cpu_switch_in);
@@ -611,6 +624,50 @@ int probes__consume(struct probes *tr)
 	int n = probes__consume_upto(tr, UINT64_MAX, &more);
 
 	return more ? CONSUME_BUDGET : n;
+}
+
+bool probes__births_possible(enum exits exits)
+{
+	__u64 dev, ino;
+
+	pidns_of_self(&dev, &ino);
+	return exits == EXITS_BATCH && !ino;
+}
+
+static int on_birth_sample(void *ctx, void *data, size_t size)
+{
+	struct probes *tr = ctx;
+	const struct thread_birth *b = data;
+
+	if (size >= sizeof(*b))
+		tr->on_birth(tr->birth_ctx, b);
+	return 0;
+}
+
+int probes__births(struct probes *tr, births_fn fn, void *ctx)
+{
+	if (!tr->skel)
+		return -EINVAL;
+	/* before the first thread runs unseized: a thread not traced is signalled by nothing */
+	tr->skel->bss->tracer_tgid = (__u32)getpid();
+	tr->skel->bss->births_on = 1;
+	if (!bpf_program__autoload(tr->skel->progs.thread_born))
+		return -EOPNOTSUPP;
+	if (!tr->births) {
+		tr->births = ring_buffer__new(bpf_map__fd(tr->skel->maps.births), on_birth_sample,
+					      tr, NULL);
+		if (!tr->births)
+			return -errno;
+	}
+	tr->on_birth = fn;
+	tr->birth_ctx = ctx;
+	tr->skel->bss->births_read = 1;
+	return ring_buffer__epoll_fd(tr->births);
+}
+
+int probes__births_consume(struct probes *tr)
+{
+	return tr && tr->births ? ring_buffer__consume(tr->births) : 0;
 }
 
 void probes__signal_requests(struct probes *tr, bool on)
@@ -819,6 +876,7 @@ void probes__free(struct probes *tr)
 	if (!tr)
 		return;
 	probes__detach(tr, false);
+	ring_buffer__free(tr->births);
 	ring_buffer__free(tr->rb);
 	pyuprof_bpf__destroy(tr->skel);
 	free(tr->links);

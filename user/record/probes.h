@@ -68,6 +68,20 @@ int probes__consume(struct probes *tr);
 /* The same, up to max_bytes of records too (the one that crosses it is handled); *more says
  * whether a budget ended it. Returns events handled or -errno. */
 int probes__consume_upto(struct probes *tr, uint64_t max_bytes, bool *more);
+/* Whether the BPF side can tell of the target's new threads as they are made: batch mode,
+ * pyuprof in the kernel's own PID namespace (the ids it reads are pyuprof's). */
+bool probes__births_possible(enum exits exits);
+/*
+ * From now on the target's new threads may run before pyuprof seizes them (ptrace_hold.h,
+ * async_threads): each is told to fn(ctx, b) at probes__births_consume as it is made, and
+ * none is signalled until it is traced (bpf/thread_births.bpf.h; set however the rest goes).
+ * Returns a descriptor that becomes readable when one was made, or -errno (then they are
+ * seized only at the next stop).
+ */
+typedef void (*births_fn)(void *ctx, const struct thread_birth *b);
+int probes__births(struct probes *tr, births_fn fn, void *ctx);
+/* Returns how many were told, or -errno. */
+int probes__births_consume(struct probes *tr);
 /* Whether a thread that asks for a write is stopped by REQUEST_SIGNAL (target held). */
 void probes__signal_requests(struct probes *tr, bool on);
 /* Stops asking for the eval_frame switch: from now on nothing rewrites it. */

@@ -19,6 +19,7 @@
 #include "inject/tsc.h"
 #include "record/proc_rec.h"
 #include "target/thread_block.h"
+#include "target/thread_name.h"
 
 /* recorder.name_path: the handler runs inside probes__consume of the process's probes */
 static void name_path(void *ctx, uint64_t type, const struct thread_name_path *path)
@@ -32,6 +33,22 @@ static void name_path(void *ctx, uint64_t type, const struct thread_name_path *p
 	if (err)
 		vlog("the names of the Thread class at %#llx: not read by the BPF side (%s)",
 		     (unsigned long long)type, strerror(-err));
+}
+
+void proc_rec__learn_thread_class(struct proc_rec *pr, uint64_t self)
+{
+	struct thread_name_path path = { 0 };
+	uint64_t type = 0;
+	char name[256];
+
+	/* (its _native_id is not set yet: tid 0) */
+	if (pr->has_target && !thread_name__of_object_path(&pr->target, self, 0, name,
+							    sizeof(name), &path, &type) &&
+	    path.how) {
+		dlog("pid %d: the Thread class at %#llx: its names read by the BPF side from now on",
+		     pr->pid, (unsigned long long)type);
+		name_path(pr, type, &path);
+	}
 }
 
 struct proc_rec *proc_rec__new(pid_t pid, pid_t parent, struct ptrace_hold *held)
@@ -718,6 +735,13 @@ void proc_rec__end(struct proc_rec *pr, uint64_t now_ns)
 		     "times one could not be stopped when pyuprof had to act (it acted later, with "
 		     "the process stopped; records with no room in the ring buffer were counted as "
 		     "lost instead of waited for)", pr->pid, (unsigned long long)xs.signal_blocked);
+	if (xs.signal_unheld)
+		wlog("pid %d: %llu times a thread asked pyuprof to act before pyuprof had seized it "
+		     "(new threads are seized as they run, not held at their start): it acted later, "
+		     "with the process stopped; calls the thread made meanwhile with its eval_frame "
+		     "hook reset are not recorded, records with no room in the ring buffer were "
+		     "counted as lost (PYUPROF_CLONE_STOP=1 holds each new thread at its start: "
+		     "docs/limits.md)", pr->pid, (unsigned long long)xs.signal_unheld);
 	if (xs.stack_low)
 		wlog("pid %d: %llu calls raised RecursionError, their thread's C stack (%llu KiB) "
 		     "down to its last %d KiB: recorded, each Python call is a C activation of its "

@@ -101,6 +101,9 @@ void proc_rec__spare_free(struct load_job *spare);
 /* The thread that asked stands (or pr is stopped): a thread's key did not check out at its
  * flush (recorder.key_bad), so every call goes to the per-call probes from now on, said once. */
 void proc_rec__stage_per_call(struct proc_rec *pr);
+/* A Thread about to be started (self; its starter stands in its clone): the BPF side reads
+ * the names of its class from now on, if it can (bpf/thread_births.bpf.h). */
+void proc_rec__learn_thread_class(struct proc_rec *pr, uint64_t self);
 /* pr stopped (tracee): its staging off (EXITS_BATCH), the records it still holds kept for
  * proc_rec__end. */
 void proc_rec__unstage(struct proc_rec *pr);

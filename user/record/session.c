@@ -109,6 +109,9 @@ static bool on_request(void *ctx, pid_t pid, pid_t tid)
 
 	if (!pr || !pr->tr)
 		return false;
+	/* a thread stopped as it started another: the birth marks the signal as ours */
+	if (s->births)
+		probes__births_consume(pr->tr);
 	/* all of it: the request that marks this signal as ours may be behind a full ring */
 	while (probes__consume(pr->tr) == CONSUME_BUDGET)
 		;
@@ -148,6 +151,44 @@ static void on_birth(void *ctx, pid_t child, pid_t parent, bool follow)
 		t.pid = child;
 		hook__restore(&t, &pr->hooks);
 	}
+}
+
+/* probes__births: a new thread of the target, seized now (it may run meanwhile); one whose
+ * starter was stopped for it (bpf/thread_births.bpf.h) has not run Python yet */
+static void on_thread_birth(void *ctx, const struct thread_birth *b)
+{
+	struct session *s = ctx;
+
+	if (!s->held)
+		return;
+	ptrace_hold__add_thread(s->held, s->pid, (pid_t)b->tid);
+	if (!b->signalled)
+		return;
+	/* (the starter's stop is ours: its REQUEST_SIGNAL is not passed on) */
+	ptrace_hold__expect_signal(s->held, (pid_t)b->creator);
+	if (b->self && s->nprocs)
+		proc_rec__learn_thread_class(s->procs[0], b->self);
+}
+
+/* Whether new threads of the target need no clone stop (ptrace_hold.h, async_threads): the
+ * batch mode only (the page turns off in a forked child by itself), not following (every fork
+ * must be seen), nor the calibration's snippet. */
+static bool async_threads(const struct session *s, const struct proc_rec *pr)
+{
+	return !s->follow && !s->calib && probes__births_possible(pr->exits) &&
+	       !getenv("PYUPROF_CLONE_STOP");
+}
+
+/* The BPF side tells of new threads from now on; before the target runs with them unseized */
+static void births_on(struct session *s, struct proc_rec *pr)
+{
+	int fd = probes__births(pr->tr, on_thread_birth, s);
+
+	if (fd < 0)
+		dlog("pid %d: new threads are seized at the next stop only (%s)", s->pid,
+		     strerror(-fd));
+	s->births = fd >= 0;
+	s->births_fd = fd;
 }
 
 /* calib_record_fn: the snippet is launched and recorded as a target is, by this file's code */
@@ -536,6 +577,9 @@ int session__start(struct session *s)
 		 * buffer. Only while the target is held: unheld, the signal would reach it. */
 		if (writes || s->follow)
 			probes__signal_requests(pr->tr, true);
+		cfg.async_threads = (writes || s->follow) && async_threads(s, pr);
+		if (cfg.async_threads)
+			births_on(s, pr);
 		err = writes || s->follow ? ptrace_hold__adopt(&s->held, s->pid, &cfg)
 					  : launch__release(s->pid);
 		if (err) {
@@ -568,6 +612,11 @@ int session__start(struct session *s)
 		writes = pr->hooks.slot != 0;
 		if (writes || s->follow) /* before it runs on, as in launch mode */
 			probes__signal_requests(pr->tr, true);
+		/* (its mode known now: the batch page, whose forked children see to themselves) */
+		if (writes && async_threads(s, pr)) {
+			births_on(s, pr);
+			ptrace_hold__async_threads(s->held, s->pid);
+		}
 		ptrace_hold__resume(s->held, s->pid);
 		s->t_attached = clock__mono_ns();
 		dlog_step("pid %d: let run, recorded", s->pid);

@@ -31,6 +31,10 @@ struct session {
 	pid_t forked;
 	int forked_fd;
 	struct ptrace_hold *held; /* under ptrace (for the hook writes, or to follow processes) */
+	/* new threads seized as the BPF side tells of them, not held by a clone stop
+	 * (ptrace_hold.h, async_threads): births_fd readable when one was made */
+	bool births;
+	int births_fd;
 	struct proc_rec **procs; /* procs[0] is the target's */
 	uint32_t nprocs, procs_cap;
 	bool stopping;

@@ -31,6 +31,10 @@
 /* How often the main loop takes the lock with nothing to wake it: the status line, top, a
  * target that ended without a ptrace event */
 #define TURN_NS 100000000ull
+/* New threads told (probes__births) wake the loop at most once in 2 ms: while they come, it
+ * looks for them as often, for BIRTHS_NS after the last (each runs unseized until then) */
+#define BIRTHS_POLL_MS 2
+#define BIRTHS_NS 100000000ull
 
 /* Following: starts recording a process of the target's, stopped; it runs on either way. */
 static void follow_start(struct session *s, struct proc_rec *pr, enum rec_start how)
@@ -249,6 +253,7 @@ static int check_failed(struct session *s)
 
 struct loop_state {
 	uint64_t deadline_ns, start_ns, last_ns, last_calls, turn_ns;
+	uint64_t births_ns; /* new threads were last told then */
 	bool live; /* the status line is drawn */
 	bool turns; /* a launched program not held, without a pidfd: its end is looked for */
 };
@@ -314,6 +319,11 @@ static bool loop_ends(struct session *s, const struct loop_state *ls, uint64_t n
 	return false;
 }
 
+static bool births_recent(const struct session *s, const struct loop_state *ls, uint64_t now)
+{
+	return s->held && s->births && ls->births_ns && now - ls->births_ns < BIRTHS_NS;
+}
+
 /*
  * How long the loop may sleep: until the deadline, and for a target held or attached to (whose
  * end without a ptrace event is looked for), the status line and top, until the next turn. A
@@ -326,8 +336,10 @@ static int sleep_ms(const struct session *s, const struct loop_state *ls, uint64
 
 	if (!s->launched || s->held || ls->live || s->view || ls->turns)
 		next = next < ls->turn_ns + TURN_NS ? next : ls->turn_ns + TURN_NS;
-	if (next == UINT64_MAX)
+	if (next == UINT64_MAX && !births_recent(s, ls, now))
 		return -1;
+	if (births_recent(s, ls, now) && next > now + BIRTHS_POLL_MS * 1000000ull)
+		next = now + BIRTHS_POLL_MS * 1000000ull;
 	return next <= now ? 0 : (int)((next - now + 999999) / 1000000);
 }
 
@@ -339,7 +351,7 @@ int session__record(struct session *s, uint64_t deadline_ns)
 		.live = !s->launched && !env.quiet && log_level >= LOG_INFO &&
 			isatty(STDERR_FILENO) && !s->view,
 	};
-	struct pollfd pfd[4];
+	struct pollfd pfd[5];
 	int err, child = -1;
 	uint64_t now;
 
@@ -363,7 +375,9 @@ int session__record(struct session *s, uint64_t deadline_ns)
 		pfd[1] = (struct pollfd){ .fd = s->view ? top__fd(s->view) : -1, .events = POLLIN };
 		pfd[2] = (struct pollfd){ .fd = reader__note_fd(&s->reader), .events = POLLIN };
 		pfd[3] = (struct pollfd){ .fd = s->held ? -1 : child, .events = POLLIN };
-		if (poll(pfd, 4, sleep_ms(s, &ls, clock__mono_ns())) < 0 && errno != EINTR) {
+		pfd[4] = (struct pollfd){ .fd = s->held && s->births ? s->births_fd : -1,
+					  .events = POLLIN };
+		if (poll(pfd, 5, sleep_ms(s, &ls, clock__mono_ns())) < 0 && errno != EINTR) {
 			err = -errno;
 			break;
 		}
@@ -372,13 +386,16 @@ int session__record(struct session *s, uint64_t deadline_ns)
 			break;
 		/* the lock only for something to do: the reader runs at our priority meanwhile
 		 * (a target held or attached to that ended: serve sees to it) */
-		if (!pfd[0].revents && !pfd[1].revents && !pfd[2].revents &&
-		    now - ls.turn_ns < TURN_NS &&
+		if (!pfd[0].revents && !pfd[1].revents && !pfd[2].revents && !pfd[4].revents &&
+		    !births_recent(s, &ls, now) && now - ls.turn_ns < TURN_NS &&
 		    ((s->launched && !s->held) || !proc__alive(s->pid)))
 			continue;
 		ls.turn_ns = now;
 		reader__clear_note(&s->reader);
 		reader__lock(&s->reader);
+		/* new threads first: each runs unseized until then (the reader reads the table) */
+		if (s->held && s->births && probes__births_consume(s->procs[0]->tr) > 0)
+			ls.births_ns = now;
 		err = serve(s, &ls);
 		reader__unlock(&s->reader);
 		if (err)

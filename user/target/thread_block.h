@@ -17,6 +17,9 @@
 struct thread_block {
 	uint32_t tid_off;   /* the thread's kernel id; 0: not found */
 	uint32_t stack_off; /* stackblock, then stackblock_size and guardsize; 0: not found */
+	/* the signal mask the thread starts with (its first word), set by pthread_create from
+	 * its caller's before the clone (which runs with every signal blocked); 0: not found */
+	uint32_t sigmask_off;
 };
 
 /* Where pyuprof's own glibc keeps them, found once in a thread of pyuprof's own. */
