@@ -107,6 +107,10 @@ struct calib_steps {
 	double ccall;	    /* all a C call adds (0: none recorded) */
 	double cinside;	    /* the part of it between the C call's own two records */
 	double cplain;	    /* what a C call of abs costs unprobed */
+	/* the speed gauge (include/stage.h) against the call-free loop: ps of a reading per ns
+	 * of a step, the median over the probed run's rounds of the mean reading in each over its
+	 * step; 0: no readings (a mode without the batch: no gauge, the speed run's figures) */
+	double gauge;
 };
 
 struct calibration {
@@ -155,7 +159,17 @@ int calibrate__figures(const struct calib_timings *plain, const struct calib_tim
 		       uint64_t empty_median, uint64_t body_median, uint64_t c_median,
 		       struct calibration *out, char *why, size_t why_len);
 
-/* cal's comp at a machine whose call-free loop takes step_ns a step. */
+/*
+ * The gauge's readings against the probed run's loop (calib_steps.gauge): round_ns, when each
+ * of its rounds' call-free loop began; the readings at gauge_ts (ascending), gauge_ps long.
+ * 0 if the rounds are not the probed run's or no round had a reading.
+ */
+double calibrate__gauge(const struct calib_timings *probed, const uint64_t *round_ns,
+			uint32_t nrounds, const uint64_t *gauge_ts, const uint64_t *gauge_ps,
+			uint32_t ngauges);
+
+/* cal's comp at a machine whose call-free loop takes step_ns a step (and the gauge reading
+ * that step goes with: comp.gauge_ps). */
 void calibrate__at_speed(struct calibration *cal, double step_ns);
 /* The machine's fast step: the lowest of cal's recent ones (measured_ns if none). */
 double calibrate__fast_step(const struct calibration *cal);

@@ -252,6 +252,11 @@ static void say_calibration(const struct calibration *cal)
 	     st->tree_fallback ? "; the trees of calls measured no cost, so the loop's" : "",
 	     (double)cal->comp.inside_ns, st->body * k, st->body_inside * k, st->plain * k,
 	     (double)cal->comp.done_ns, (double)cal->comp.ccall_ns, (double)cal->comp.cinside_ns);
+	if (st->gauge > 0)
+		vlog("at a speed gauge reading of %.0f ns (%.0f ps a ns of the loop's step): scaled "
+		     "by each thread's readings", (double)cal->comp.gauge_ps / 1000, st->gauge);
+	else
+		vlog("no speed gauge readings in the calibration: its figures as they are");
 }
 
 /* No compensation: why, said once. */
