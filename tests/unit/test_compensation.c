@@ -658,6 +658,31 @@ TEST(a_speed_run_is_taken_at_the_machines_fast_step_at_most)
 	CHECK(!bounded && near(cal.step_ns, 22));
 }
 
+/*
+ * Kept figures measured at a step over CALIB_KEPT_BOUND times the machine's fast one (the
+ * lowest of its recent speed runs') came from a loaded machine and are measured again; the
+ * slow vCPU alone (up to ~1.9x) is no reason to.
+ */
+TEST(kept_figures_from_a_loaded_machine_are_not_trusted)
+{
+	struct calibration cal = { .steps = { .call = 19.9 }, .measured_ns = 20.55 };
+
+	/* only its own step known: nothing to judge it by */
+	cal.recent[0] = 20.55;
+	cal.nrecent = 1;
+	CHECK(calibrate__kept_trusted(&cal));
+	/* then speed runs at the machine's usual 6.3-6.5 */
+	cal.recent[1] = 6.5;
+	cal.recent[2] = 6.3;
+	cal.nrecent = 3;
+	CHECK(!calibrate__kept_trusted(&cal));
+	/* measured on the slow vCPU */
+	cal.measured_ns = cal.recent[0] = 11.3;
+	CHECK(calibrate__kept_trusted(&cal));
+	cal.measured_ns = cal.recent[0] = 2.0 * 6.3 + 0.01;
+	CHECK(!calibrate__kept_trusted(&cal));
+}
+
 int main(void)
 {
 	static const struct test_case cases[] = {
@@ -674,6 +699,7 @@ int main(void)
 		TEST_CASE(a_speed_run_is_taken_at_the_machines_fast_step_at_most),
 		TEST_CASE(a_cpu_slower_by_its_gauge_has_that_much_more_taken_out),
 		TEST_CASE(calibration_gauge_per_step_holds_at_any_speed),
+		TEST_CASE(kept_figures_from_a_loaded_machine_are_not_trusted),
 	};
 
 	return test_run(cases, TEST_COUNT(cases));

@@ -547,6 +547,11 @@ double calibrate__fast_step(const struct calibration *cal)
 	return c[0];
 }
 
+bool calibrate__kept_trusted(const struct calibration *cal)
+{
+	return cal->measured_ns <= CALIB_KEPT_BOUND * calibrate__fast_step(cal);
+}
+
 void calibrate__at_speed_run(struct calibration *cal, double found_ns, bool *bounded)
 {
 	double fast = calibrate__fast_step(cal), step = found_ns > 0 ? found_ns : fast;
