@@ -107,6 +107,10 @@ row() { # LABEL WORKLOAD
 			read -r t r < <(elapsed <<<"$out")
 			times+=("$t $r")
 			offs+=("$(offcpu <<<"$out")")
+			# (as measured, for comparisons at one speed: the loop slows 1.8x on the
+			# test VM's slow vCPU, fib 1.4-1.6x)
+			echo "bench-fidelity: $label $w plain run $i: $t s, loop $r s, off CPU" \
+				"${offs[-1]}" >&2
 		fi
 		if ((i < RECS)); then
 			k=$i
@@ -118,6 +122,8 @@ row() { # LABEL WORKLOAD
 			read -r _ r < <(elapsed <"$tmp/p$k.out")
 			totals+=("$($EVAL total "$tmp/p$k.prof") $k ${r:-0} $(offcpu "$(waited \
 				"$tmp/p$k.err")" <"$tmp/p$k.out")")
+			echo "bench-fidelity: $label $w recorded run $k: comp ${totals[-1]%% *} s," \
+				"loop ${r:-0} s, off CPU ${totals[-1]##* }" >&2
 		fi
 	done
 	# the loops of the plain runs and the recordings; the row's fastest speed is the shortest
