@@ -431,6 +431,19 @@ TEST(a_cpu_slower_by_its_gauge_has_that_much_more_taken_out)
 	CHECK(unscaled->funcs[m].st.inline_ns > truth->funcs[m].st.inline_ns + 5000);
 	profile__free(got);
 	profile__free(unscaled);
+	/* readings far off (a vCPU taken away in every one): the scale stops at the bound */
+	{
+		static const uint64_t off[] = { 3000000, 3100000, 2900000 };
+		struct profile *q;
+
+		gauge_readings = off;
+		ngauge_readings = 3;
+		q = run(&prog, &slow, &comp);
+		REQUIRE(q);
+		CHECK(q->n.speed_max > PROFILE_SPEED_BOUND - 0.01 &&
+		      q->n.speed_max < PROFILE_SPEED_BOUND + 0.01);
+		profile__free(q);
+	}
 	/* at the figures' own reading: the figures as they are */
 	gauge_readings = fast_readings;
 	ngauge_readings = 3;

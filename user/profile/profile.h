@@ -62,6 +62,8 @@ struct frame_entry {
 /* the speed gauge's readings a thread's speed is taken from (profile__gauge): up to 8 batches,
  * ~0.5 ms of a call-dense section, where the test VM's vCPUs change speed every few seconds */
 #define PROFILE_GAUGE_WINDOW 8
+/* and the most it scales the figures by, either way */
+#define PROFILE_SPEED_BOUND 3.0
 
 /*
  * A stack of frames a thread is not running now: greenlet (gevent) switches a thread from one

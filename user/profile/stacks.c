@@ -815,6 +815,12 @@ int profile__gauge(struct profile *p, uint32_t tid, uint64_t ts_ns, uint64_t ps)
 	if (!comp.gauge_ps || !k)
 		return 0;
 	t->speed = (double)sum / k / (double)comp.gauge_ps;
+	/* the test VM's vCPUs run at most ~2x apart: a window further off is disturbances (a
+	 * vCPU the host took away again and again), not the CPU's speed */
+	if (t->speed > PROFILE_SPEED_BOUND)
+		t->speed = PROFILE_SPEED_BOUND;
+	else if (t->speed < 1 / PROFILE_SPEED_BOUND)
+		t->speed = 1 / PROFILE_SPEED_BOUND;
 	p->speed = t->speed;
 	if (!p->n.speed_min || t->speed < p->n.speed_min)
 		p->n.speed_min = t->speed;
