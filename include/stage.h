@@ -33,6 +33,8 @@
  *   ccall (24): tsc | STAGE_TAG_CCALL, the C function's PyMethodDef, the calling frame or 0
  *   cret (16):  tsc | STAGE_TAG_CRET, the calling frame or 0 (include/cfuncs.h)
  *   csync (8):  tsc | STAGE_TAG_CSYNC
+ *   gauge (16): tsc | STAGE_TAG_GAUGE, TSC ticks of the gauge (a batch's first record, after
+ *               its pause record if any: the gauge runs as the batch starts)
  * chain and flags mean what they mean in struct ev_call (include/pyuprof.h).
  */
 #ifndef __PYUPROF_STAGE_H
@@ -95,6 +97,19 @@
 #define STAGE_CCALL_BYTES 24
 #define STAGE_CRET_BYTES 16
 #define STAGE_CSYNC_BYTES 8
+#define STAGE_GAUGE_BYTES 16
+/*
+ * The speed gauge: STAGE_GAUGE_ITERS turns of a loop of two instructions (dec, a taken jnz),
+ * timed by the TSC at each batch's start, on the thread and CPU the batch's calls run on and at
+ * their moment (the test VM's two vCPUs run 1.5-2x apart, which one is slow changing every few
+ * seconds: a speed measured elsewhere or earlier says little). The probes' cost a call,
+ * calibrated at one gauge reading, is scaled by the readings beside the calls
+ * (profile__gauge). A loop of taken branches slows as the interpreter does when the host's
+ * other hyperthread is busy (1.7x against sum(range(n))'s 1.8x and fib's 1.5x, 2026-11-28),
+ * where a chain of dependent arithmetic does not slow at all. ~0.3-0.6 µs a batch of up to
+ * ~680 calls.
+ */
+#define STAGE_GAUGE_ITERS 1024
 /* flushed once more than this is staged: an entry, its chain and a C-call sync always fit */
 #define STAGE_LIMIT (STAGE_BUF_BYTES - 2 * STAGE_ENTRY_BYTES - STAGE_CSYNC_BYTES)
 /* the code objects whose identity was sent: sets of STAGE_WAYS adjacent 64-byte slots, each
@@ -143,6 +158,7 @@
 #define STAGE_TAG_CCALL 5
 #define STAGE_TAG_CRET 6
 #define STAGE_TAG_CSYNC 7
+#define STAGE_TAG_GAUGE 14
 #define STAGE_CHAIN 4
 #define STAGE_CHAIN_GEN0 1
 #define STAGE_CHAIN_GEN1 2
@@ -172,6 +188,8 @@ static inline unsigned int stage_rec_bytes(unsigned long long w0)
 		return STAGE_CRET_BYTES;
 	case STAGE_TAG_CSYNC:
 		return STAGE_CSYNC_BYTES;
+	case STAGE_TAG_GAUGE:
+		return STAGE_GAUGE_BYTES;
 	case 0:
 		return w0 & STAGE_CHAIN ? STAGE_ENTRY_BYTES : 0;
 	}

@@ -145,7 +145,7 @@ def main():
     if sys.argv[1] == "total":
         stats = load_prof(sys.argv[2])
         ct = [v[3] for k, v in stats.items() if k[2] == "section"]
-        print("%.4f" % max(ct) if ct else "-")
+        print("%.6f" % max(ct) if ct else "-")
         return 0
     a, b = shares(sys.argv[2]), shares(sys.argv[3])
     sa, sb = sum(a.values()), sum(b.values())

@@ -68,13 +68,20 @@ static void play(struct sim *s, const struct node *n, uint64_t caller, uint64_t 
 /* a C call's records cost these (run_jitter) */
 static struct cost c_cost;
 
+/* speed gauge readings (ps) the recording's thread gives before its first call (run_jitter) */
+static const uint64_t *gauge_readings;
+static uint32_t ngauge_readings;
+
 static struct profile *run_jitter(const struct node *root, const struct cost *c,
 				  const struct compensation *comp, uint64_t jitter)
 {
 	struct sim s = { .p = profile__new(), .now = 1000, .jitter = jitter };
 	static const char *names[] = { "main", "a", "b", "r", "gen" };
 
+
 	profile__set_compensation(comp ? comp : &(struct compensation){ 0 });
+	for (uint32_t i = 0; i < ngauge_readings; i++)
+		CHECK(!profile__gauge(s.p, 1, s.now, gauge_readings[i]));
 	for (uint64_t code = 1; code <= 5; code++)
 		profile__code(s.p, code, "synthetic.py", names[code - 1], (int)code);
 	profile__cfunc(s.p, 6, "<built-in method builtins.abs>");
@@ -385,6 +392,108 @@ TEST(generator_returns_charge_their_awaiting_caller)
 }
 
 /*
+ * The probes' cost follows the speed of the CPU the calls run on (the test VM's two vCPUs run
+ * 1.5-2x apart, which one is slow changing every few seconds), and the speed gauge at each
+ * batch's start tells it (include/stage.h): figures that hold at a gauge reading of 300 ns,
+ * on a thread whose readings say 540 (its CPU 1.8x slower, one reading a preemption's 5.4 µs,
+ * the rest a TSC step apart), take out 1.8x their cost, and give the cost-free numbers; at
+ * readings of 300, the figures as they are. Before, the figures were taken as they are
+ * whatever the CPU: a slow CPU's calls kept 0.8x their probes' cost (a short fib section 2-2.6x
+ * its native time), and a fast one's lost more than theirs.
+ */
+TEST(a_cpu_slower_by_its_gauge_has_that_much_more_taken_out)
+{
+	const struct cost slow = { .entry_pre = 1260, .entry_post = 720, .ret_pre = 540,
+				   .ret_post = 1080 };
+	const struct cost fast = { .entry_pre = 700, .entry_post = 400, .ret_pre = 300,
+				   .ret_post = 600 };
+	const struct compensation comp = { .call_ns = 2000, .inside_ns = 700, .done_ns = 0,
+					   .gauge_ps = 300000 };
+	static const uint64_t slow_readings[] = { 530000, 5400000, 550000, 540000 };
+	static const uint64_t fast_readings[] = { 300000, 290000, 310000 };
+	struct profile *truth = run(&prog, NULL, NULL), *got, *unscaled;
+	uint32_t m;
+
+	REQUIRE(truth);
+	gauge_readings = slow_readings;
+	ngauge_readings = 4;
+	got = run(&prog, &slow, &comp);
+	REQUIRE(got);
+	check_same(truth, got);
+	CHECK(got->n.gauges == 4);
+	CHECK(got->n.speed_max > 1.79 && got->n.speed_max < 1.81);
+	/* the same recording without its readings: its calls keep 0.8x their cost */
+	ngauge_readings = 0;
+	unscaled = run(&prog, &slow, &comp);
+	REQUIRE(unscaled);
+	m = func(unscaled, "main");
+	REQUIRE(m != NO_ID);
+	CHECK(unscaled->funcs[m].st.inline_ns > truth->funcs[m].st.inline_ns + 5000);
+	profile__free(got);
+	profile__free(unscaled);
+	/* readings far off (a vCPU taken away in every one): the scale stops at the bound */
+	{
+		static const uint64_t off[] = { 3000000, 3100000, 2900000 };
+		struct profile *q;
+
+		gauge_readings = off;
+		ngauge_readings = 3;
+		q = run(&prog, &slow, &comp);
+		REQUIRE(q);
+		CHECK(q->n.speed_max > PROFILE_SPEED_BOUND - 0.01 &&
+		      q->n.speed_max < PROFILE_SPEED_BOUND + 0.01);
+		profile__free(q);
+	}
+	/* at the figures' own reading: the figures as they are */
+	gauge_readings = fast_readings;
+	ngauge_readings = 3;
+	got = run(&prog, &fast, &comp);
+	ngauge_readings = 0;
+	REQUIRE(got);
+	check_same(truth, got);
+	profile__free(got);
+	profile__free(truth);
+}
+
+static void timings(struct calib_timings *t, double step_ns, const double *speed, double plain,
+		    double probe, double tree, double done);
+
+/*
+ * The calibration's gauge: the mean reading of each round of the probed run over that round's
+ * step of the call-free loop, the median over the rounds. The rounds alternate between CPUs
+ * 1.8x apart; a reading caught by a preemption, or a round with no reading, changes nothing.
+ */
+TEST(calibration_gauge_per_step_holds_at_any_speed)
+{
+	double speed[CALIB_ROUNDS];
+	struct calib_timings probed;
+	uint64_t rounds[CALIB_ROUNDS], ts[4 * CALIB_ROUNDS], ps[4 * CALIB_ROUNDS];
+	uint32_t n = 0;
+	double g;
+
+	for (uint32_t r = 0; r < CALIB_ROUNDS; r++)
+		speed[r] = r % 2 ? 1.8 : 1;
+	timings(&probed, 6, speed, 4, 200, 6, 13);
+	for (uint32_t r = 0; r < CALIB_ROUNDS; r++) {
+		rounds[r] = 1000000 + r * 10000000ull;
+		if (r == 7)
+			continue; /* (no batch began in it) */
+		for (uint32_t i = 0; i < 4; i++) {
+			ts[n] = rounds[r] + 1000 + i * 100000;
+			/* 300 ns a reading at a step of 6 ns; one preempted (round 3) */
+			ps[n++] = (uint64_t)(300000 * speed[r]) + (i == 2 && r == 3 ? 9000000 : 0) +
+				  i * 2000 - 3000;
+		}
+	}
+	g = calibrate__gauge(&probed, rounds, CALIB_ROUNDS, ts, ps, n);
+	/* (round 1's loop was disturbed: timings adds 0.9 ms to it) */
+	CHECK(g > 49900 && g < 50100);
+	/* rounds that are not the probed run's: none */
+	CHECK(calibrate__gauge(&probed, rounds, CALIB_ROUNDS - 1, ts, ps, n) == 0);
+	CHECK(calibrate__gauge(&probed, rounds, CALIB_ROUNDS, ts, ps, 0) == 0);
+}
+
+/*
  * Timings of a run whose calls cost plain steps of the call-free loop, plus probe steps a call
  * when probed (tree more in a tree of calls, done more an await's return), made at a machine
  * speed that may move from round to round: round r's loop step is step_ns * speed[r]. Rounds
@@ -562,6 +671,31 @@ TEST(a_speed_run_is_taken_at_the_machines_fast_step_at_most)
 	CHECK(!bounded && near(cal.step_ns, 22));
 }
 
+/*
+ * Kept figures measured at a step over CALIB_KEPT_BOUND times the machine's fast one (the
+ * lowest of its recent speed runs') came from a loaded machine and are measured again; the
+ * slow vCPU alone (up to ~1.9x) is no reason to.
+ */
+TEST(kept_figures_from_a_loaded_machine_are_not_trusted)
+{
+	struct calibration cal = { .steps = { .call = 19.9 }, .measured_ns = 20.55 };
+
+	/* only its own step known: nothing to judge it by */
+	cal.recent[0] = 20.55;
+	cal.nrecent = 1;
+	CHECK(calibrate__kept_trusted(&cal));
+	/* then speed runs at the machine's usual 6.3-6.5 */
+	cal.recent[1] = 6.5;
+	cal.recent[2] = 6.3;
+	cal.nrecent = 3;
+	CHECK(!calibrate__kept_trusted(&cal));
+	/* measured on the slow vCPU */
+	cal.measured_ns = cal.recent[0] = 11.3;
+	CHECK(calibrate__kept_trusted(&cal));
+	cal.measured_ns = cal.recent[0] = 2.0 * 6.3 + 0.01;
+	CHECK(!calibrate__kept_trusted(&cal));
+}
+
 int main(void)
 {
 	static const struct test_case cases[] = {
@@ -576,6 +710,9 @@ int main(void)
 		TEST_CASE(calibration_figures_from_known_timings),
 		TEST_CASE(calibration_figures_hold_at_any_speed),
 		TEST_CASE(a_speed_run_is_taken_at_the_machines_fast_step_at_most),
+		TEST_CASE(a_cpu_slower_by_its_gauge_has_that_much_more_taken_out),
+		TEST_CASE(calibration_gauge_per_step_holds_at_any_speed),
+		TEST_CASE(kept_figures_from_a_loaded_machine_are_not_trusted),
 	};
 
 	return test_run(cases, TEST_COUNT(cases));

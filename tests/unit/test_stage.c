@@ -226,10 +226,12 @@ static uint64_t tsc(uint64_t w0)
 	return STAGE_TSC(w0);
 }
 
-/* the records' lengths: an entry or a chain, an exit, a pause; a call with its chain */
+/* the records' lengths: an entry or a chain, an exit, the gauge that opens every batch, what
+ * opens a batch after a code flush (its pause, then the gauge); a call with its chain */
 #define E STAGE_ENTRY_BYTES
 #define X STAGE_EXIT_BYTES
-#define P STAGE_PAUSE_BYTES
+#define G STAGE_GAUGE_BYTES
+#define P (STAGE_PAUSE_BYTES + G)
 #define CALL_CHAIN (2 * E + X)
 
 /* One call through the batch path (its address: the page's tramp_batch). */
@@ -273,9 +275,15 @@ TEST(stages_entry_chain_and_exit)
 	e = staged(&r, 0);
 	CHECK(tag(e[0]) == STAGE_TAG_PAUSE);
 	CHECK(tsc(e[0]) != 0 && e[1] >= tsc(e[0]));
+	/* then the speed gauge, run after it: its start, and the ticks its loop took */
+	e = staged(&r, STAGE_PAUSE_BYTES);
+	CHECK(tag(e[0]) == STAGE_TAG_GAUGE);
+	CHECK(tsc(e[0]) >= staged(&r, 0)[1]);
+	CHECK(e[1] > 0 && e[1] < 1000000);
+	CHECK(stage_rec_bytes(e[0]) == G);
 	e = staged(&r, P);
 	CHECK(tag(e[0]) == STAGE_TAG_ENTRY);
-	CHECK(tsc(e[0]) >= staged(&r, 0)[1]);
+	CHECK(tsc(e[0]) >= tsc(staged(&r, STAGE_PAUSE_BYTES)[0]) + staged(&r, STAGE_PAUSE_BYTES)[1]);
 	CHECK(e[1] == addr(r.w->frame));
 	CHECK(e[2] == addr(r.w->code));
 	CHECK(e[3] == addr(r.w->caller));
@@ -286,7 +294,8 @@ TEST(stages_entry_chain_and_exit)
 	CHECK(tsc(e[8]) >= tsc(e[0]));
 	/* the lengths a reader walks them by */
 	CHECK(stage_rec_bytes(e[0]) == E && stage_rec_bytes(e[4]) == E &&
-	      stage_rec_bytes(e[8]) == X && stage_rec_bytes(staged(&r, 0)[0]) == P);
+	      stage_rec_bytes(e[8]) == X &&
+	      stage_rec_bytes(staged(&r, 0)[0]) == STAGE_PAUSE_BYTES);
 	/* again: nothing new, no flush; its caller is the frame entered last now (the first
 	 * call put it back as it returned): the entry and the exit alone */
 	CHECK(call(&r) == addr(r.w->frame));
@@ -582,21 +591,21 @@ TEST(no_chain_record_under_the_frame_entered_last)
 	/* and the next call stages no chain */
 	call(&r);
 	CHECK(flush_n == 4);
-	REQUIRE(staged_bytes(&r) == E + X);
-	CHECK(tag(staged(&r, 0)[0]) == STAGE_TAG_ENTRY && staged(&r, 0)[1] == addr(r.w->frame));
-	CHECK(tag(staged(&r, E)[0]) == STAGE_TAG_EXIT);
+	REQUIRE(staged_bytes(&r) == G + E + X);
+	CHECK(tag(staged(&r, G)[0]) == STAGE_TAG_ENTRY && staged(&r, G)[1] == addr(r.w->frame));
+	CHECK(tag(staged(&r, G + E)[0]) == STAGE_TAG_EXIT);
 	/* a switch forgets it (it was the other thread's): the chain again, and its caller put
 	 * back, so that the next call of a loop the thread took up again stages none */
 	*(uint32_t *)(r.stage + STAGE_OWNER) = 0;
 	call(&r);
 	REQUIRE(flush_n == 5);
 	CHECK(flush_log[4][2] & STAGE_FLUSH_SWITCH);
-	REQUIRE(staged_bytes(&r) == CALL_CHAIN);
-	CHECK(staged(&r, 0)[4] == (addr(r.w->caller_code) | STAGE_CHAIN));
+	REQUIRE(staged_bytes(&r) == G + CALL_CHAIN);
+	CHECK(staged(&r, G)[4] == (addr(r.w->caller_code) | STAGE_CHAIN));
 	CHECK(*top == addr(r.w->caller));
 	call(&r);
 	CHECK(flush_n == 5);
-	CHECK(staged_bytes(&r) == CALL_CHAIN + E + X);
+	CHECK(staged_bytes(&r) == G + CALL_CHAIN + E + X);
 	/* a generator's frame for a caller, not on top (which the reader may pass over): none is
 	 * put back, so that the next call from it names it in a chain again; on top, it is */
 	r.w->caller[b->frame_owner] = 1;
@@ -671,13 +680,14 @@ TEST(a_full_buffer_is_flushed)
 	*(uint64_t *)(r.stage + STAGE_W) = STAGE_LIMIT - E;
 	*(uint64_t *)(r.stage + STAGE_TOP) = 0; /* (a call with its chain) */
 	call(&r);
-	/* entry and chain take it past the limit (never past the buffer): flushed, then the exit
-	 * starts the next batch */
+	/* entry and chain take it past the limit (never past the buffer): flushed, then the
+	 * gauge and the exit start the next batch */
 	CHECK(flush_n == 3 && flush_log[2][2] == STAGE_FLUSH_FULL);
 	CHECK(flush_log[2][1] == STAGE_LIMIT + E);
 	CHECK(flush_log[2][6] == 2 && *(uint64_t *)(r.stage + STAGE_GEN) == 3);
-	CHECK(staged_bytes(&r) == X);
-	CHECK(tag(staged(&r, 0)[0]) == STAGE_TAG_EXIT);
+	CHECK(staged_bytes(&r) == G + X);
+	CHECK(tag(staged(&r, 0)[0]) == STAGE_TAG_GAUGE);
+	CHECK(tag(staged(&r, G)[0]) == STAGE_TAG_EXIT);
 	rig_down(&r);
 }
 

@@ -61,7 +61,8 @@ static int raw_begin_recording(struct outputs *out, const struct session *s,
 					 .inside_ns = s->cal.comp.inside_ns,
 					 .done_ns = s->cal.comp.done_ns,
 					 .ccall_ns = s->cal.comp.ccall_ns,
-					 .cinside_ns = s->cal.comp.cinside_ns };
+					 .cinside_ns = s->cal.comp.cinside_ns,
+					 .gauge_ps = s->cal.comp.gauge_ps };
 
 		err = raw__record(&out->file[OUTPUT_RAW], &cal, sizeof(cal));
 	}
@@ -72,6 +73,8 @@ static int raw_begin_recording(struct outputs *out, const struct session *s,
 static void say_probe_figures(const struct session *s, const struct proc_rec *root)
 {
 	uint64_t run_ns = 0, runs = 0, direct = 0, bad = 0, reordered = 0, flushes = 0, flushed = 0;
+	uint64_t gauges = 0;
+	double smin = 0, smax = 0;
 	uint32_t i;
 
 	for (i = 0; i < s->nprocs; i++) {
@@ -82,6 +85,12 @@ static void say_probe_figures(const struct session *s, const struct proc_rec *ro
 		reordered += s->procs[i]->rec.prof->n.reordered;
 		flushes += s->procs[i]->rec.prof->n.flushes;
 		flushed += s->procs[i]->rec.prof->n.flushed_ns;
+		gauges += s->procs[i]->rec.prof->n.gauges;
+		if (s->procs[i]->rec.prof->n.speed_max > smax)
+			smax = s->procs[i]->rec.prof->n.speed_max;
+		if (s->procs[i]->rec.prof->n.speed_min &&
+		    (!smin || s->procs[i]->rec.prof->n.speed_min < smin))
+			smin = s->procs[i]->rec.prof->n.speed_min;
 	}
 	if (root && root->has_target)
 		vlog("returns from %s; %llu calls bypassed the trampoline", exits__name(root->exits),
@@ -89,6 +98,12 @@ static void say_probe_figures(const struct session *s, const struct proc_rec *ro
 	if (flushes)
 		vlog("%llu code flushes (a code object's first call) took %.3f ms: taken out of the "
 		     "times", (unsigned long long)flushes, flushed / 1e6);
+	if (gauges && smax)
+		vlog("%llu speed gauge readings: the probes' cost taken at %.2f-%.2fx the calibrated "
+		     "figures", (unsigned long long)gauges, smin, smax);
+	else if (gauges)
+		vlog("%llu speed gauge readings, not used (the calibration has none)",
+		     (unsigned long long)gauges);
 	if (reordered)
 		vlog("%llu events were stamped before their thread's previous one (staged TSC stamps "
 		     "and the kernel's clock differ by tens of ns): given that one's time",

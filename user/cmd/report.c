@@ -22,7 +22,8 @@ static int replay_record(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(__u32) || rc->type != RAW_CALIB)
 		return recorder__handle(ctx, data, size);
-	if (size != sizeof(*rc) && size != RAW_CALIB_V3_SIZE && size != RAW_CALIB_V4_SIZE)
+	if (size != sizeof(*rc) && size != RAW_CALIB_V3_SIZE && size != RAW_CALIB_V4_SIZE &&
+	    size != RAW_CALIB_V7_SIZE)
 		return -EBADMSG;
 	if (!env.no_compensation) {
 		struct raw_calib all = { 0 };
@@ -31,7 +32,8 @@ static int replay_record(void *ctx, void *data, size_t size)
 		memcpy(&all, rc, size); /* (an older one: what it lacks is 0) */
 		comp = (struct compensation){ .call_ns = all.call_ns, .inside_ns = all.inside_ns,
 					      .done_ns = all.done_ns, .ccall_ns = all.ccall_ns,
-					      .cinside_ns = all.cinside_ns };
+					      .cinside_ns = all.cinside_ns,
+					      .gauge_ps = all.gauge_ps };
 
 		profile__set_compensation(&comp);
 		summary__compensation(&comp);

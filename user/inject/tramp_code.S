@@ -824,7 +824,7 @@ tramp_batch_budget:
  * then starts a batch owned by this thread: W to 0 first, then the generation (a thread held
  * or ended between the two still shows the batch copied, as before the first: stage.h), and,
  * if the batch changes hands, no STAGE_TOP (it was the other thread's), and after a code
- * flush a pause record of its time. A flush of the same
+ * flush a pause record of its time, then a gauge record (stage.h). A flush of the same
  * owner keeps it: forgotten there, the value each call puts back would be 0 until the frame
  * that runs returns, and each call of a loop that outlives a flush would stage a chain
  * (every resumption of sum(gen()) after the first, whose code flush came in between). If
@@ -869,7 +869,29 @@ tramp_batch_budget:
 	mov %rcx, STAGE_BUF(%r10)
 	mov %rax, STAGE_BUF + 8(%r10)
 	movq $STAGE_PAUSE_BYTES, STAGE_W(%r10) /* (the record is whole before it counts) */
-4:	cmpb $0x0f, tramp_flush(%rip)
+	/* the speed gauge (stage.h): a fixed loop timed here, on the CPU the batch's calls run
+	 * on, at their moment */
+4:	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+	mov %rax, %rsi
+	mov $STAGE_GAUGE_ITERS, %ecx
+5:	dec %ecx
+	jnz 5b
+	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+	sub %rsi, %rax			/* its ticks */
+	mov $STAGE_TAG_GAUGE, %edx
+	shl $STAGE_TAG_SHIFT, %rdx
+	or %rdx, %rsi
+	mov STAGE_W(%r10), %rcx
+	lea STAGE_BUF(%r10,%rcx), %rdi
+	mov %rsi, (%rdi)
+	mov %rax, 8(%rdi)
+	add $STAGE_GAUGE_BYTES, %rcx
+	mov %rcx, STAGE_W(%r10)		/* (the record is whole before it counts) */
+	cmpb $0x0f, tramp_flush(%rip)
 	jne 1f
 	movl $0, STAGE_ON(%r10)
 1:	ret

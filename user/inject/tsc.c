@@ -378,6 +378,11 @@ uint64_t tsc__to_ns(uint64_t tsc)
 	return (uint64_t)((__int128)conv.ns0 + off);
 }
 
+uint64_t tsc__ps(uint64_t ticks)
+{
+	return (uint64_t)(((unsigned __int128)ticks * conv.mult * 1000) >> 32);
+}
+
 uint64_t tsc__ticks(uint64_t ns)
 {
 	return conv.mult ? (uint64_t)(((unsigned __int128)ns << 32) / conv.mult) : UINT64_MAX;

@@ -30,5 +30,7 @@ int tsc__cpus_agree(char *why, size_t why_len);
 /* A TSC reading as CLOCK_MONOTONIC ns, and a span of ns in ticks (after tsc__calibrate). */
 uint64_t tsc__to_ns(uint64_t tsc);
 uint64_t tsc__ticks(uint64_t ns);
+/* A span of ticks in ps (the speed gauge's: a few hundred ns, where ns would round by 0.2%). */
+uint64_t tsc__ps(uint64_t ticks);
 
 #endif /* __PYUPROF_TSC_H */

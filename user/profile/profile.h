@@ -59,6 +59,11 @@ struct frame_entry {
 };
 
 #define THREAD_NAME_LEN 64
+/* the speed gauge's readings a thread's speed is taken from (profile__gauge): up to 8 batches,
+ * ~0.5 ms of a call-dense section, where the test VM's vCPUs change speed every few seconds */
+#define PROFILE_GAUGE_WINDOW 8
+/* and the most it scales the figures by, either way */
+#define PROFILE_SPEED_BOUND 3.0
 
 /*
  * A stack of frames a thread is not running now: greenlet (gevent) switches a thread from one
@@ -96,6 +101,11 @@ struct thread {
 	struct strand *parked;
 	uint32_t nparked, parked_cap;
 	struct u64_map parked_top;
+	/* the speed gauge's last readings on this thread (profile__gauge), ps, and what they make
+	 * of the probes' cost: its figures times speed (0: no reading yet) */
+	uint64_t gauge_ps[PROFILE_GAUGE_WINDOW];
+	uint32_t ngauge;
+	double speed;
 };
 
 /* Anything the builder had to repair or could not attribute; all printed in the summary. */
@@ -120,6 +130,8 @@ struct profile_counters {
 				   * next event that shows them over */
 	uint64_t c_unmatched;	  /* C returns with no C call open on top */
 	uint64_t c_unknown;	  /* C calls whose function's identity never arrived */
+	uint64_t gauges;	  /* speed gauge readings (profile__gauge) */
+	double speed_min, speed_max; /* the speeds they made of the figures (0: none) */
 };
 
 struct profile {
@@ -141,6 +153,10 @@ struct profile {
 	uint64_t first_ns, last_ns;
 	uint32_t pid; /* the process recorded, for the outputs that name it; 0 for a merge */
 	struct profile_counters n;
+	double speed; /* the last speed any thread's gauge gave (a thread's first, before its own) */
+	/* if set, told of every gauge reading (profile__gauge), ps at ts_ns */
+	void (*on_gauge)(void *ctx, uint64_t ts_ns, uint64_t ps);
+	void *on_gauge_ctx;
 	/* if set, told of every call as it ends (thread is an index into threads[]) */
 	void (*on_call)(void *ctx, uint32_t thread, uint32_t func, uint64_t t0_ns,
 			uint64_t t1_ns);
@@ -170,6 +186,10 @@ static inline const char *func__label(const struct func *f)
 struct compensation {
 	uint64_t call_ns, inside_ns, done_ns;
 	uint64_t ccall_ns, cinside_ns; /* a C call's (profile__ccall), as call_ns and inside_ns */
+	/* the speed gauge's reading (include/stage.h) at which these figures hold, ps: a call's
+	 * figures are scaled by its thread's readings over this (profile__gauge); 0: taken as
+	 * they are */
+	uint64_t gauge_ps;
 };
 
 /* For every profile of this run, set before any event: the figures to subtract, and whether
@@ -257,6 +277,10 @@ int profile__pause(struct profile *p, uint32_t tid, uint64_t ns);
  * first call): taken out as a pause when compensating (the calibration spreads only the
  * other flushes over the calls), kept otherwise. Returns 0 or -ENOMEM. */
 int profile__flush(struct profile *p, uint32_t tid, uint64_t ns);
+/* The speed gauge ran on thread tid as a batch began (at ts_ns), and took ps: the thread's
+ * later calls are compensated at its recent readings (the robust mean of the last
+ * PROFILE_GAUGE_WINDOW) over the figures' own (compensation.gauge_ps). */
+int profile__gauge(struct profile *p, uint32_t tid, uint64_t ts_ns, uint64_t ps);
 
 /* A frame running when recording began (outermost first per thread): a call from ts on.
  * Returns 0 or -ENOMEM. */

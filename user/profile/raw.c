@@ -78,6 +78,8 @@ static size_t size_of(__u32 type)
 	case RAW_PAUSE:
 	case RAW_FLUSH:
 		return sizeof(struct raw_pause);
+	case RAW_GAUGE:
+		return sizeof(struct raw_gauge);
 	default:
 		return 0;
 	}
@@ -190,7 +192,8 @@ int raw__read(const char *path, struct raw_header *h, struct raw_end *end,
 		pos += sizeof(size) + size;
 		if (size_of(*(__u32 *)rec) != size &&
 		    !(*(__u32 *)rec == RAW_CALIB &&
-		      (size == RAW_CALIB_V3_SIZE || size == RAW_CALIB_V4_SIZE)) &&
+		      (size == RAW_CALIB_V3_SIZE || size == RAW_CALIB_V4_SIZE ||
+		       size == RAW_CALIB_V7_SIZE)) &&
 		    !(*(__u32 *)rec == RAW_END && size == RAW_END_V4_SIZE)) {
 			err = -EBADMSG;
 			break;

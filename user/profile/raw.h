@@ -22,8 +22,10 @@
  * 5: EV_RESUME
  * 6: C functions: EV_CFUNC, EV_CCALL, EV_CRETURN, EV_CSYNC
  * 7: RAW_CALIB's ccall_ns and cinside_ns (an older RAW_CALIB is read as 0: C calls as
- * recorded) */
-#define RAW_VERSION 7
+ * recorded)
+ * 8: RAW_GAUGE, RAW_CALIB's gauge_ps (an older RAW_CALIB is read as 0: its figures as they
+ * are, whatever the gauges say) */
+#define RAW_VERSION 8
 #define RAW_VERSION_MIN 3
 #define RAW_MAX_RECORD 4096
 
@@ -53,6 +55,15 @@ enum raw_type {
 	RAW_PAUSE = 105,   /* a thread waited for pyuprof (profile__pause), after its records */
 	RAW_FLUSH = 106,   /* struct raw_pause: a code flush's time (profile__flush), before the
 			    * call that made it */
+	RAW_GAUGE = 107,   /* struct raw_gauge: the speed gauge at a batch's start (stage.h,
+			    * profile__gauge), before the batch's records */
+};
+
+struct raw_gauge {
+	__u32 type;
+	__u32 tid;
+	__u64 ts_ns; /* when it ran (where ev_call has its time) */
+	__u64 ps;    /* how long it took, in ps */
 };
 
 struct raw_pause {
@@ -74,9 +85,11 @@ struct raw_calib {
 	__u64 call_ns, inside_ns;
 	__u64 done_ns; /* (version 4) */
 	__u64 ccall_ns, cinside_ns; /* (version 7) */
+	__u64 gauge_ps; /* (version 8) the gauge's reading the figures hold at (0: none) */
 };
 #define RAW_CALIB_V3_SIZE 24
 #define RAW_CALIB_V4_SIZE 32
+#define RAW_CALIB_V7_SIZE 48
 
 struct raw_seed {
 	__u32 type;

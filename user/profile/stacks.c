@@ -148,15 +148,32 @@ static uint64_t pay_debt(struct func *f, int64_t est)
 	return own - paid;
 }
 
+/* What thread t's figures are multiplied by now: its gauge's, else the last any thread's gave
+ * (a thread's first batch, before its first gauge reading), else 1. */
+static double speed_of(const struct profile *p, const struct thread *t)
+{
+	if (!comp.gauge_ps)
+		return 1;
+	return t->speed > 0 ? t->speed : p->speed > 0 ? p->speed : 1;
+}
+
+/* A figure at a speed (as it is at 1: the figures stay exact where no gauge scales them). */
+static uint64_t at_speed(uint64_t ns, double speed)
+{
+	return speed == 1 ? ns : (uint64_t)((double)ns * speed + 0.5);
+}
+
 /* Pops the top entry as returning at ts, with _lsprof's bookkeeping. */
 static void pop(struct profile *p, struct thread *t, uint64_t ts)
 {
 	struct frame_entry *e = &t->stack[--t->depth], *parent;
+	double speed = speed_of(p, t);
 	/* a frame that ran inline had no probes of its own; every other frame, counted or
 	 * not (a generator's creation), had its entry and return probed; a C call its two
 	 * records */
-	uint64_t whole = e->inlined ? 0 : e->c ? comp.ccall_ns : comp.call_ns;
-	uint64_t inside = e->inlined ? 0 : e->c ? comp.cinside_ns : comp.inside_ns, tt, it;
+	uint64_t whole = e->inlined ? 0 : at_speed(e->c ? comp.ccall_ns : comp.call_ns, speed);
+	uint64_t inside = e->inlined ? 0 : at_speed(e->c ? comp.cinside_ns : comp.inside_ns, speed),
+		 tt, it;
 	int64_t est = 0;
 
 	if (t->depth) {
@@ -758,6 +775,60 @@ int profile__flush(struct profile *p, uint32_t tid, uint64_t ns)
 	return 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A reading is one short loop: an interrupt or a preemption in it makes it several times
+ * longer, and the TSC of the test VM ticks in steps of 26 (4% of a reading at the fast speed).
+ * So a thread's speed is the mean of its last readings within 1.5x of their (lower) median: a
+ * moment's disturbance drops out, the steps average out, and a change of the vCPU's speed
+ * (1.5-2x) takes the window over within a few batches.
+ */
+int profile__gauge(struct profile *p, uint32_t tid, uint64_t ts_ns, uint64_t ps)
+{
+	struct thread *t = thread_of(p, tid);
+	uint64_t w[PROFILE_GAUGE_WINDOW], med, sum = 0;
+	uint32_t n, k = 0;
+
+	if (!t)
+		return -ENOMEM;
+	if (p->on_gauge)
+		p->on_gauge(p->on_gauge_ctx, ts_ns, ps);
+	if (!ps)
+		return 0;
+	p->n.gauges++;
+	t->gauge_ps[t->ngauge++ % PROFILE_GAUGE_WINDOW] = ps;
+	n = t->ngauge < PROFILE_GAUGE_WINDOW ? t->ngauge : PROFILE_GAUGE_WINDOW;
+	memcpy(w, t->gauge_ps, n * sizeof(*w));
+	qsort(w, n, sizeof(*w), cmp_u64);
+	med = w[(n - 1) / 2]; /* (the lower: a disturbance only ever lengthens a reading) */
+	for (uint32_t i = 0; i < n; i++)
+		if (w[i] * 2 <= med * 3 && w[i] * 3 >= med * 2) {
+			sum += w[i];
+			k++;
+		}
+	if (!comp.gauge_ps || !k)
+		return 0;
+	t->speed = (double)sum / k / (double)comp.gauge_ps;
+	/* the test VM's vCPUs run at most ~2x apart: a window further off is disturbances (a
+	 * vCPU the host took away again and again), not the CPU's speed */
+	if (t->speed > PROFILE_SPEED_BOUND)
+		t->speed = PROFILE_SPEED_BOUND;
+	else if (t->speed < 1 / PROFILE_SPEED_BOUND)
+		t->speed = 1 / PROFILE_SPEED_BOUND;
+	p->speed = t->speed;
+	if (!p->n.speed_min || t->speed < p->n.speed_min)
+		p->n.speed_min = t->speed;
+	if (t->speed > p->n.speed_max)
+		p->n.speed_max = t->speed;
+	return 0;
+}
+
 int profile__return(struct profile *p, uint32_t tid, uint64_t ts)
 {
 	struct thread *t = thread_of(p, tid);
@@ -833,7 +904,7 @@ int profile__gen_return(struct profile *p, uint32_t tid, uint64_t ts, bool none)
 		flags = e->func != NO_ID ? p->funcs[e->func].co_flags : 0;
 		if (((flags & CO_COROUTINE) || ((flags & CO_GENERATOR) && !none)) &&
 		    caller->func != NO_ID && (p->funcs[caller->func].co_flags & CO_GENERATOR_KINDS))
-			caller->done_ns += comp.done_ns;
+			caller->done_ns += at_speed(comp.done_ns, speed_of(p, t));
 	}
 	return profile__return(p, tid, ts);
 }

@@ -24,6 +24,7 @@
 #include "record/calibrate.h"
 
 #define EMPTY_NAME "_pyuprof_calib_empty"
+#define NONE_NAME "_pyuprof_calib_none" /* the call-free loop: each round's first call */
 #define BODY_NAME "_pyuprof_calib_body"
 #define LEAF_NAME "_pyuprof_calib_leaf"
 #define TREE_NAME "_pyuprof_calib_tree"
@@ -68,7 +69,7 @@ static const char snippet[] =
 	"def " BODY_NAME "():\n"
 	"    for _ in range(16):\n"
 	"        pass\n"
-	"def none(n, s=sum, r=range):\n"
+	"def " NONE_NAME "(n, s=sum, r=range):\n"
 	"    s(r(n))\n"
 	"def empty(n, f=" EMPTY_NAME "):\n"
 	"    for _ in range(n):\n"
@@ -103,7 +104,7 @@ static const char snippet[] =
 	"for r in range(R):\n"
 	"    if tin >= 0 and (r or not first) and not os.read(tin, 1):\n"
 	"        sys.exit(3)\n"
-	"    t0 = now(); none(8 * N); t1 = now()\n"
+	"    t0 = now(); " NONE_NAME "(8 * N); t1 = now()\n"
 	"    if mode == 'speed':\n"
 	"        rows.append('%d 0 0 0 0 0 0' % (t1 - t0))\n"
 	"        time.sleep(0.001)\n"
@@ -125,8 +126,10 @@ struct durations {
 
 struct calib_run {
 	struct profile *p;
-	uint32_t empty_id, body_id, c_id;
+	uint32_t empty_id, body_id, c_id, none_id;
 	struct durations empty, body, c;
+	struct durations rounds;	    /* when each round's call-free loop began */
+	struct durations gauge_ts, gauge_ps; /* the speed gauge's readings (profile__gauge) */
 	int err;
 };
 
@@ -180,6 +183,12 @@ static void on_call(void *ctx, uint32_t thread, uint32_t func, uint64_t t0, uint
 	(void)thread;
 	if (run->err || func >= run->p->nfuncs)
 		return;
+	if (func == run->none_id || (run->none_id == NO_ID &&
+				     !strcmp(run->p->funcs[func].name, NONE_NAME))) {
+		run->none_id = func;
+		run->err = durations_add(&run->rounds, t0);
+		return;
+	}
 	if (func != run->empty_id && func != run->body_id && func != run->c_id) {
 		name = run->p->funcs[func].name;
 		if (!strcmp(name, EMPTY_NAME))
@@ -197,11 +206,70 @@ static void on_call(void *ctx, uint32_t thread, uint32_t func, uint64_t t0, uint
 				 t1 > t0 ? t1 - t0 : 0);
 }
 
+static void on_gauge(void *ctx, uint64_t ts_ns, uint64_t ps)
+{
+	struct calib_run *run = ctx;
+
+	if (!run->err)
+		run->err = durations_add(&run->gauge_ts, ts_ns);
+	if (!run->err)
+		run->err = durations_add(&run->gauge_ps, ps);
+}
+
 void calibrate__watch(struct calib_run *run, struct profile *p)
 {
 	run->p = p;
 	p->on_call = on_call;
 	p->on_call_ctx = run;
+	p->on_gauge = on_gauge;
+	p->on_gauge_ctx = run;
+}
+
+/* The mean of v's values within 1.5x of their lower median (as profile__gauge takes a
+ * window), 0 if none; v is sorted on the way. */
+static double robust_mean(uint64_t *v, uint32_t n)
+{
+	uint64_t med;
+	double sum = 0;
+	uint32_t k = 0;
+
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_u64);
+	med = v[(n - 1) / 2]; /* (the lower: a disturbance only ever lengthens a reading) */
+	for (uint32_t i = 0; i < n; i++)
+		if (v[i] * 2 <= med * 3 && v[i] * 3 >= med * 2) {
+			sum += (double)v[i];
+			k++;
+		}
+	return k ? sum / k : 0;
+}
+
+double calibrate__gauge(const struct calib_timings *probed, const uint64_t *round_ns,
+			uint32_t nrounds, const uint64_t *gauge_ts, const uint64_t *gauge_ps,
+			uint32_t ngauges)
+{
+	double per[CALIB_ROUNDS];
+	uint64_t w[4096];
+	uint32_t n = 0, g = 0;
+
+	if (nrounds != probed->rounds || !ngauges)
+		return 0;
+	for (uint32_t r = 0; r < nrounds; r++) {
+		uint64_t end = r + 1 < nrounds ? round_ns[r + 1] : UINT64_MAX;
+		uint32_t k = 0;
+		double mean;
+
+		while (g < ngauges && gauge_ts[g] < round_ns[r])
+			g++;
+		for (; g < ngauges && gauge_ts[g] < end; g++)
+			if (k < sizeof(w) / sizeof(*w))
+				w[k++] = gauge_ps[g];
+		mean = robust_mean(w, k);
+		if (mean > 0 && probed->none[r])
+			per[n++] = mean / ((double)probed->none[r] / CALIB_STEPS);
+	}
+	return median_of(per, n);
 }
 
 /* The timings a run wrote into fd: 0 when it gave want rounds, else -ENODATA with why. */
@@ -464,6 +532,7 @@ void calibrate__at_speed(struct calibration *cal, double step_ns)
 	cal->comp.done_ns = (uint64_t)(s->done * step_ns + 0.5);
 	cal->comp.ccall_ns = (uint64_t)(s->ccall * step_ns + 0.5);
 	cal->comp.cinside_ns = (uint64_t)(s->cinside * step_ns + 0.5);
+	cal->comp.gauge_ps = (uint64_t)(s->gauge * step_ns + 0.5);
 }
 
 double calibrate__fast_step(const struct calibration *cal)
@@ -476,6 +545,11 @@ double calibrate__fast_step(const struct calibration *cal)
 	memcpy(c, cal->recent, n * sizeof(*c));
 	qsort(c, n, sizeof(*c), cmp_double);
 	return c[0];
+}
+
+bool calibrate__kept_trusted(const struct calibration *cal)
+{
+	return cal->measured_ns <= CALIB_KEPT_BOUND * calibrate__fast_step(cal);
 }
 
 void calibrate__at_speed_run(struct calibration *cal, double found_ns, bool *bounded)
@@ -559,7 +633,8 @@ int calibrate__run(const char *python, const struct launch_as *as, bool cpu_cloc
 {
 	/* the turns: the plain run reads a[0] and writes b[1], the recorded one the others */
 	int a[2] = { -1, -1 }, b[2] = { -1, -1 }, fd1 = -1, fd2 = -1, err;
-	struct calib_run run = { .empty_id = NO_ID, .body_id = NO_ID, .c_id = NO_ID };
+	struct calib_run run = { .empty_id = NO_ID, .body_id = NO_ID, .c_id = NO_ID,
+				 .none_id = NO_ID };
 	struct snippet_args pa, qa;
 	struct calib_timings plain, probed;
 	uint64_t t0 = clock__mono_ns();
@@ -618,6 +693,11 @@ int calibrate__run(const char *python, const struct launch_as *as, bool cpu_cloc
 	err = calibrate__figures(&plain, &probed, median(run.empty.v, run.empty.n),
 				 median(run.body.v, run.body.n), median(run.c.v, run.c.n), out, why,
 				 why_len);
+	if (!err) {
+		out->steps.gauge = calibrate__gauge(&probed, run.rounds.v, run.rounds.n,
+						    run.gauge_ts.v, run.gauge_ps.v, run.gauge_ts.n);
+		calibrate__at_speed(out, out->measured_ns);
+	}
 	out->took_s = (clock__mono_ns() - t0) / 1e9;
 out:
 	kill_plain(&plain_run); /* (if its other half never ran, it waits for nothing now) */
@@ -632,6 +712,9 @@ out:
 	free(run.empty.v);
 	free(run.body.v);
 	free(run.c.v);
+	free(run.rounds.v);
+	free(run.gauge_ts.v);
+	free(run.gauge_ps.v);
 	return err;
 }
 
@@ -742,9 +825,10 @@ int calibrate__kept(const char *key, struct calibration *out)
 
 	memset(out, 0, sizeof(*out));
 	if (cache__get(KEPT_KIND, key, value, sizeof(value)) ||
-	    sscanf(value, "%31s %lf %lf %lf %lf %lf %lf %lf %lf %d %lf %lf %lf%n", when,
+	    sscanf(value, "%31s %lf %lf %lf %lf %lf %lf %lf %lf %d %lf %lf %lf %lf%n", when,
 		   &out->measured_ns, &s->call, &s->inside, &s->done, &s->flat, &s->plain, &s->body,
-		   &s->body_inside, &fallback, &s->ccall, &s->cinside, &s->cplain, &at) != 13 ||
+		   &s->body_inside, &fallback, &s->ccall, &s->cinside, &s->cplain, &s->gauge,
+		   &at) != 14 || s->gauge < 0 ||
 	    !(out->measured_ns > 0) || !(s->call > 0) || s->inside < 0 || s->inside > s->call ||
 	    s->done < 0 || s->ccall < 0 || s->cinside < 0 || s->cinside > s->ccall) {
 		memset(out, 0, sizeof(*out));
@@ -776,9 +860,9 @@ void calibrate__keep(const char *key, const struct calibration *cal)
 	else
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%MZ", gmtime_r(&now, &tm));
 	n = snprintf(value, sizeof(value),
-		     "%s %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f %d %.4f %.4f %.4f", when,
+		     "%s %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f %d %.4f %.4f %.4f %.4f", when,
 		     cal->measured_ns, s->call, s->inside, s->done, s->flat, s->plain, s->body,
-		     s->body_inside, s->tree_fallback, s->ccall, s->cinside, s->cplain);
+		     s->body_inside, s->tree_fallback, s->ccall, s->cinside, s->cplain, s->gauge);
 	for (uint32_t i = 0; i < cal->nrecent && n > 0 && n < (int)sizeof(value); i++)
 		n += snprintf(value + n, sizeof(value) - n, " %.4f", cal->recent[i]);
 	cache__put(KEPT_KIND, key, value);

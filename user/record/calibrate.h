@@ -68,7 +68,10 @@
  * between rounds reads ~1.8x slower than a busy one beside it. So a loop timed beside the
  * recording on the other CPU does not tell the program's speed (tried: a round every 10 ms
  * through the recording, its figures taken as found: 3 of 7 short fib recordings on Debian's
- * 3.11 came out at 0); only a timing on the program's own CPU, at its moment, could.
+ * 3.11 came out at 0); only a timing on the program's own CPU, at its moment, could: the
+ * batch mode's speed gauge (include/stage.h), which scales the figures call by call
+ * (profile__gauge; calib_steps.gauge). The speed run's step holds where no gauge reading has
+ * come yet (a thread's first batch) and in the modes without the batch.
  */
 #define CALIB_SPEED_BOUND 1.5
 /* 32, and their lowest: the speed run often lands on the slower vCPU (the other one verifies
@@ -79,6 +82,16 @@
  * toward the lesser harm; a speed run found too fast is kept at the bound below the fast step,
  * so that one disturbance moves it by that much at most. */
 #define CALIB_RECENT 32
+/*
+ * A kept calibration measured at a step this many times the machine's fast one is not trusted:
+ * it was measured on a loaded machine, and its figures in steps with it (one kept 2026-11-28
+ * at 20.55 ns a step, others 6.3-6.5: 19.9 steps a call, others 16.2; 52.9 a C call, others
+ * 30-31), which every later recording of that build took, and a short function came out at
+ * nothing. The two vCPUs alone are up to ~1.9x apart, and figures measured on the slow one hold
+ * (fib's and the trees' probes 15.8-16.9 steps a call at 9.3-11.3 ns a step and at 6.3). It is
+ * measured again, and its figures replace it.
+ */
+#define CALIB_KEPT_BOUND 2.0
 /* the trees of calls (calibrate__figures): of this depth, as many as make CALIB_CALLS calls */
 #define CALIB_TREE_DEPTH 5
 #define CALIB_TREE_SIZE ((2 << CALIB_TREE_DEPTH) - 1) /* calls in a tree */
@@ -107,6 +120,10 @@ struct calib_steps {
 	double ccall;	    /* all a C call adds (0: none recorded) */
 	double cinside;	    /* the part of it between the C call's own two records */
 	double cplain;	    /* what a C call of abs costs unprobed */
+	/* the speed gauge (include/stage.h) against the call-free loop: ps of a reading per ns
+	 * of a step, the median over the probed run's rounds of the mean reading in each over its
+	 * step; 0: no readings (a mode without the batch: no gauge, the speed run's figures) */
+	double gauge;
 };
 
 struct calibration {
@@ -155,10 +172,23 @@ int calibrate__figures(const struct calib_timings *plain, const struct calib_tim
 		       uint64_t empty_median, uint64_t body_median, uint64_t c_median,
 		       struct calibration *out, char *why, size_t why_len);
 
-/* cal's comp at a machine whose call-free loop takes step_ns a step. */
+/*
+ * The gauge's readings against the probed run's loop (calib_steps.gauge): round_ns, when each
+ * of its rounds' call-free loop began; the readings at gauge_ts (ascending), gauge_ps long.
+ * 0 if the rounds are not the probed run's or no round had a reading.
+ */
+double calibrate__gauge(const struct calib_timings *probed, const uint64_t *round_ns,
+			uint32_t nrounds, const uint64_t *gauge_ts, const uint64_t *gauge_ps,
+			uint32_t ngauges);
+
+/* cal's comp at a machine whose call-free loop takes step_ns a step (and the gauge reading
+ * that step goes with: comp.gauge_ps). */
 void calibrate__at_speed(struct calibration *cal, double step_ns);
 /* The machine's fast step: the lowest of cal's recent ones (measured_ns if none). */
 double calibrate__fast_step(const struct calibration *cal);
+/* Whether kept figures can be taken: measured at a step within CALIB_KEPT_BOUND of the
+ * machine's fast one. */
+bool calibrate__kept_trusted(const struct calibration *cal);
 /* A kept cal at the step a speed run found (0: none found): that step if at most the fast one
  * and at least that over CALIB_SPEED_BOUND, else the nearer of the two (*bounded: it was not
  * taken as found). The step found becomes the most recent. */

@@ -267,6 +267,13 @@ static int staged_record(struct recorder *r, uint32_t tid, const uint64_t *w)
 		err = staged_entry_out(r);
 		return err ? err : recorder__handle(r, &ret, sizeof(ret));
 	}
+	if (tag == STAGE_TAG_GAUGE) {
+		struct raw_gauge g = { .type = RAW_GAUGE, .tid = tid, .ts_ns = staged_ns(w[0]),
+				       .ps = tsc__ps(w[1]) };
+
+		err = staged_entry_out(r);
+		return err ? err : recorder__handle(r, &g, sizeof(g));
+	}
 	if (tag == STAGE_TAG_PAUSE) {
 		struct raw_pause pause = { .type = RAW_FLUSH, .tid = tid };
 		uint64_t t0 = staged_ns(w[0]), t1 = tsc__to_ns(w[1]);
@@ -517,6 +524,13 @@ int recorder__handle(void *ctx, void *data, size_t size)
 		const struct raw_pause *ps = data;
 
 		err = profile__flush(r->prof, ps->tid, ps->ns);
+		break;
+	}
+	case RAW_GAUGE: {
+		const struct raw_gauge *g = data;
+
+		if (size >= sizeof(*g))
+			err = profile__gauge(r->prof, g->tid, g->ts_ns, g->ps);
 		break;
 	}
 	case RAW_SEED: {

@@ -252,6 +252,11 @@ static void say_calibration(const struct calibration *cal)
 	     st->tree_fallback ? "; the trees of calls measured no cost, so the loop's" : "",
 	     (double)cal->comp.inside_ns, st->body * k, st->body_inside * k, st->plain * k,
 	     (double)cal->comp.done_ns, (double)cal->comp.ccall_ns, (double)cal->comp.cinside_ns);
+	if (st->gauge > 0)
+		vlog("at a speed gauge reading of %.0f ns (%.0f ps a ns of the loop's step): scaled "
+		     "by each thread's readings", (double)cal->comp.gauge_ps / 1000, st->gauge);
+	else
+		vlog("no speed gauge readings in the calibration: its figures as they are");
 }
 
 /* No compensation: why, said once. */
@@ -273,6 +278,8 @@ static void calibrate_begin(struct session *s, pid_t pid)
 {
 	char exe[PATH_MAX + 1], link[64], root[64], why[512] = "", key[PATH_MAX + 1024], mode[96];
 	struct calibration *cal = &s->cal;
+	double recent[CALIB_RECENT];
+	uint32_t nrecent = 0;
 	struct launch_as as_at = { 0 }, *as = &as_at;
 	const char *base;
 	struct stat st;
@@ -315,10 +322,18 @@ static void calibrate_begin(struct session *s, pid_t pid)
 	keyed = !calibrate__key(link, exe, mode, key, sizeof(key));
 	snprintf(s->calib_key, sizeof(s->calib_key), "%s", keyed ? key : "");
 	if (keyed && !env.recalibrate && !calibrate__kept(key, cal)) {
-		err = calibrate__speed_start(exe, as, &s->speed, why, sizeof(why));
-		if (err) /* (calibrate_end says so) */
-			dlog("no speed run: %s", why);
-		return;
+		if (calibrate__kept_trusted(cal)) {
+			err = calibrate__speed_start(exe, as, &s->speed, why, sizeof(why));
+			if (err) /* (calibrate_end says so) */
+				dlog("no speed run: %s", why);
+			return;
+		}
+		/* measured on a loaded machine: again, the machine's recent steps kept */
+		vlog("the kept calibration (%s) was measured at %.2f ns a step, over %.1fx the "
+		     "machine's fast step (%.2f ns): calibrating again", cal->when, cal->measured_ns,
+		     CALIB_KEPT_BOUND, calibrate__fast_step(cal));
+		memcpy(recent, cal->recent, sizeof(recent));
+		nrecent = cal->nrecent;
 	}
 	if (as->root)
 		vlog("calibrating the probes' cost with %s in pid %d's root", exe, pid);
@@ -339,9 +354,13 @@ static void calibrate_begin(struct session *s, pid_t pid)
 		uncompensated(s, *why ? why : strerror(-err));
 		return;
 	}
-	/* the machine's fast step so far: the one the figures were measured at */
-	cal->recent[0] = cal->measured_ns;
-	cal->nrecent = 1;
+	/* the machine's fast step so far: the one the figures were measured at, after the
+	 * recent steps of figures found untrusted (so that these are judged by them too) */
+	memcpy(cal->recent, recent, nrecent * sizeof(*recent));
+	cal->nrecent = nrecent;
+	if (cal->nrecent == CALIB_RECENT)
+		memmove(cal->recent, cal->recent + 1, --cal->nrecent * sizeof(*cal->recent));
+	cal->recent[cal->nrecent++] = cal->measured_ns;
 	if (keyed)
 		calibrate__keep(key, cal);
 	profile__set_compensation(&cal->comp);
