@@ -165,3 +165,62 @@ PYEOF
 @test "thread names: dropped at once, on 3.12, each new thread held at its start" {
 	PYUPROF_CLONE_STOP=1 check_dropped 3.12 1
 }
+
+# check_reused LABEL [fork]: tests/targets/tid_reuse.py has the kernel give the tid of its
+# ended thread "first" again, to a thread "second" or (fork, followed) to a child process: each
+# is a thread of its own in the collapsed stacks (the calls of each under its own root), in the
+# trace (one tid, named by both in turn) and in a report from --raw.
+check_reused() {
+	require_py "$1"
+	require_bpf
+	mkdir -p "$BATS_TEST_TMPDIR/rec"
+	cd "$BATS_TEST_TMPDIR/rec"
+	local -a extra=(--raw r.raw --trace t.json)
+	[[ ${2:-} != fork ]] || extra=(--subprocesses)
+	"$PYUPROF" record -q -o p.prof --collapsed c.txt --threads "${extra[@]}" -- \
+		"$PY" "$TARGETS/tid_reuse.py" ${2:-} >target.out 2>target.err
+	cat target.err
+	run -0 "$PY" - "${2:-thread}" <<'PYEOF'
+import json, re, sys
+fork = sys.argv[1] == "fork"
+tid = int(re.search(r"^reused (\d+)$", open("target.err").read(), re.M).group(1))
+roots = {}
+for line in open("c.txt", encoding="utf-8"):
+    m = re.search(r";(work_\w+) \(", line)
+    if m:
+        roots.setdefault(m.group(1), set()).add(line.split(";", 1)[0])
+later = "work_child" if fork else "work_second"
+bad = []
+if roots.get("work_first") != {"first"}:
+    bad.append("work_first under %s, not first alone" % sorted(roots.get("work_first", ())))
+if not roots.get(later):
+    bad.append("no %s in the collapsed stacks" % later)
+elif fork and any(not r.startswith("MainThread") for r in roots[later]):
+    bad.append("work_child under %s, not the child's MainThread" % sorted(roots[later]))
+elif not fork and any(not re.match(r"second( \(\d+\))?$", r) for r in roots[later]):
+    # (a try whose thread got another tid is a "second" too: "second (TID)" each)
+    bad.append("work_second under %s, not second alone" % sorted(roots[later]))
+if not fork:
+    names = {e["tid"]: e["args"]["name"] for e in json.load(open("t.json"))["traceEvents"]
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    if names.get(tid) != "first / second":
+        bad.append("trace: tid %d is %r, not 'first / second'" % (tid, names.get(tid)))
+print("\n".join(bad) if bad else "tid %d: %s" % (tid, sorted(roots.items())))
+sys.exit(1 if bad else 0)
+PYEOF
+	echo "$output"
+	[[ ${2:-} != fork ]] || return 0
+	"$PYUPROF" report r.raw -o q.prof --collapsed c2.txt --threads >/dev/null 2>&1
+	cmp c.txt c2.txt
+}
+
+@test "thread names: a tid given again is another thread, on 3.8" { check_reused 3.8; }
+@test "thread names: a tid given again is another thread, on 3.12" { check_reused 3.12; }
+@test "thread names: a tid given again is another thread, on 3.14" { check_reused 3.14; }
+@test "thread names: a tid given again is another thread, on deb3.11" { check_reused deb3.11; }
+@test "thread names: a tid given again to a followed child is its own, on 3.13" {
+	check_reused 3.13 fork
+}
+@test "thread names: a tid given again to a followed child is its own, on deb3.11" {
+	check_reused deb3.11 fork
+}

@@ -240,11 +240,41 @@ void chrome_trace__on_call(void *ctx, uint32_t thread, uint32_t func, uint64_t t
 		put_held(ct, thread, t->depth, t0_ns);
 }
 
+/*
+ * Thread i's name, once per tid: a tid the kernel gave again after its thread ended is one
+ * track in the viewers, named by each of its threads in turn ("first / second").
+ */
+static void put_thread_name(struct chrome_trace *ct, const struct profile *p, uint32_t i)
+{
+	char name[256], one[THREAD_NAME_LEN + 16];
+	size_t len = 0;
+	uint32_t j;
+
+	for (j = 0; j < i; j++)
+		if (p->threads[j]->tid == p->threads[i]->tid)
+			return; /* (named with the first) */
+	name[0] = 0;
+	for (j = i; j < p->nthreads; j++) {
+		const struct thread *t = p->threads[j];
+
+		if (t->tid != p->threads[i]->tid)
+			continue;
+		if (t->name[0])
+			snprintf(one, sizeof(one), "%.*s", (int)sizeof(t->name), t->name);
+		else
+			snprintf(one, sizeof(one), "thread-%u", t->tid);
+		/* (names that do not fit are left out whole) */
+		if (len + strlen(one) + 3 < sizeof(name))
+			len += (size_t)snprintf(name + len, sizeof(name) - len, "%s%s",
+						len ? " / " : "", one);
+	}
+	put_meta(ct, "thread_name", p->threads[i]->tid, name);
+}
+
 int chrome_trace__close(struct chrome_trace *ct, const struct profile *p, const char *process,
 			uint64_t *events)
 {
 	struct json_writer *w;
-	char name[32];
 	uint32_t i, n;
 	int err;
 
@@ -271,16 +301,8 @@ int chrome_trace__close(struct chrome_trace *ct, const struct profile *p, const 
 		put_call(ct, ct->held[i].thread, ct->held[i].func, ct->held[i].t0, ct->held[i].t1);
 	/* named at the end: a raw recording's replay learns the command after the header */
 	put_meta(ct, "process_name", ct->pid, process && *process ? process : "python");
-	for (i = 0; i < p->nthreads; i++) {
-		const struct thread *t = p->threads[i];
-
-		if (t->name[0]) {
-			put_meta(ct, "thread_name", t->tid, t->name);
-		} else {
-			snprintf(name, sizeof(name), "thread-%u", t->tid);
-			put_meta(ct, "thread_name", t->tid, name);
-		}
-	}
+	for (i = 0; i < p->nthreads; i++)
+		put_thread_name(ct, p, i);
 	json_writer__array_end(w);
 	json_writer__string_field(w, "displayTimeUnit", "ns");
 	json_writer__name(w, "otherData");

@@ -271,23 +271,18 @@ bool profile__has_thread(const struct profile *p, uint32_t tid)
 	return u64_map__get(&p->thread_by_tid, tid_key(tid)) != NULL;
 }
 
-struct thread *profile__thread(struct profile *p, uint32_t tid)
+/* A thread for tid in *slot (which held old: 0, or the thread the tid was before). */
+static struct thread *thread_add(struct profile *p, uint64_t *slot, uint64_t old, uint32_t tid)
 {
-	uint64_t *slot;
-	struct thread *t;
+	struct thread *t = calloc(1, sizeof(*t));
 
-	if (p->last_thread && p->last_thread->tid == tid)
-		return p->last_thread;
-	slot = u64_map__upsert(&p->thread_by_tid, tid_key(tid));
-	if (!slot)
-		return NULL;
-	if (*slot)
-		return p->last_thread = p->threads[*slot - 1];
-	t = calloc(1, sizeof(*t));
 	if (!t || array_grow((void **)&p->threads, &p->threads_cap, sizeof(*p->threads),
-		       p->nthreads + 1)) {
+			     p->nthreads + 1)) {
 		free(t);
-		u64_map__del(&p->thread_by_tid, tid_key(tid));
+		if (old)
+			*slot = old;
+		else
+			u64_map__del(&p->thread_by_tid, tid_key(tid));
 		return NULL;
 	}
 	t->tid = tid;
@@ -297,6 +292,34 @@ struct thread *profile__thread(struct profile *p, uint32_t tid)
 	if (t->root == CT_NONE)
 		return NULL;
 	return p->last_thread = t;
+}
+
+struct thread *profile__thread(struct profile *p, uint32_t tid)
+{
+	uint64_t *slot;
+
+	if (p->last_thread && p->last_thread->tid == tid)
+		return p->last_thread;
+	slot = u64_map__upsert(&p->thread_by_tid, tid_key(tid));
+	if (!slot)
+		return NULL;
+	if (*slot)
+		return p->last_thread = p->threads[*slot - 1];
+	return thread_add(p, slot, 0, tid);
+}
+
+struct thread *profile__thread_new(struct profile *p, uint32_t tid)
+{
+	uint64_t *slot = u64_map__upsert(&p->thread_by_tid, tid_key(tid));
+
+	if (!slot)
+		return NULL;
+	return thread_add(p, slot, *slot, tid);
+}
+
+bool thread__lived(const struct thread *t)
+{
+	return t->last_ns && !t->depth && !t->nparked;
 }
 
 static void add_stats(struct call_stats *dst, const struct call_stats *src)
@@ -333,14 +356,28 @@ int profile__merge(struct profile *dst, const struct profile *src)
 		add_stats(&dst->edges[e].st, &src->edges[i].st);
 	}
 	for (i = 0; i < src->nthreads; i++) {
-		struct thread *t = profile__thread(dst, src->threads[i]->tid);
+		const struct thread *s = src->threads[i];
+		uint32_t pid = s->pid ? s->pid : src->pid;
+		struct thread *t = NULL;
+		const uint64_t *slot = u64_map__get(&dst->thread_by_tid, tid_key(s->tid));
 
+		/* a tid the kernel gave again (after its thread ended, here or in another
+		 * process) is another thread */
+		if (slot) {
+			t = dst->threads[*slot - 1];
+			for (e = 0; e < i && t; e++)
+				if (src->threads[e]->tid == s->tid)
+					t = NULL;
+			if (t && (t->pid ? t->pid : dst->pid) != pid)
+				t = NULL;
+		}
+		t = t ? t : slot ? profile__thread_new(dst, s->tid) : profile__thread(dst, s->tid);
 		if (!t)
 			goto out;
 		if (!t->name[0])
-			memcpy(t->name, src->threads[i]->name, sizeof(t->name));
+			memcpy(t->name, s->name, sizeof(t->name));
 		if (!t->pid)
-			t->pid = src->threads[i]->pid ? src->threads[i]->pid : src->pid;
+			t->pid = pid;
 		tmap[i] = (uint32_t)u64_map__get(&dst->thread_by_tid, tid_key(t->tid))[0] - 1;
 	}
 	/* a node comes after its parent: map them in order */

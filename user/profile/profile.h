@@ -298,5 +298,10 @@ int profile__merge(struct profile *dst, const struct profile *src);
 /* The thread for tid, added if new; NULL on ENOMEM. */
 struct thread *profile__thread(struct profile *p, uint32_t tid);
 bool profile__has_thread(const struct profile *p, uint32_t tid);
+/* A new thread for tid, which the kernel gave again after the one that had it ended: events
+ * of tid go to it from now on. NULL on ENOMEM. */
+struct thread *profile__thread_new(struct profile *p, uint32_t tid);
+/* Whether t has had events and is in no call now: a thread start on its tid is another life. */
+bool thread__lived(const struct thread *t);
 
 #endif /* __PYUPROF_PROFILE_H */

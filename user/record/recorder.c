@@ -152,9 +152,14 @@ static int on_cfunc(struct recorder *r, const struct ev_cfunc *e)
 	return profile__cfunc(r->prof, e->key, name);
 }
 
+/* A thread's name, as it starts or is first seen; a start on the tid of a thread that ended
+ * (the kernel gives tids again) is a thread of its own. */
 static int on_thread(struct recorder *r, const struct raw_thread *t)
 {
 	struct thread *th = profile__thread(r->prof, t->tid);
+
+	if (th && thread__lived(th))
+		th = profile__thread_new(r->prof, t->tid);
 
 	if (!th)
 		return -ENOMEM;
@@ -176,7 +181,12 @@ static int note_thread(struct recorder *r, const void *data)
 	FILE *f;
 	int err;
 
-	if (!r->live_pid || profile__has_thread(r->prof, tid))
+	if (!r->live_pid)
+		return 0;
+	/* (a thread that starts through threading where one ended is named again) */
+	if (profile__has_thread(r->prof, tid) &&
+	    (((const struct ev_call *)data)->type != EV_THREAD ||
+	     !thread__lived(profile__thread(r->prof, tid))))
 		return 0;
 	if (!r->target || python_name(r, data, t.name, sizeof(t.name))) {
 		snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", r->live_pid, tid);
