@@ -20,11 +20,12 @@
  *         records to the kernel (include/stage.h). A batch page's hook points here; a call it
  *         does not stage (3.12+: another interpreter's; one from an entry shim) goes to +0.
  *   then the parameters: the slot (the function's second instruction; for a pass-through page,
- *   the function), the hand-back's, the identity (IDENT, tramp.c) and the function's address,
- *   the guard's and the hook's, the batch path's (its staging area, where it reads frames, code
- *   objects and strings).
+ *   the function), the hand-back's, the identity (IDENT, tramp_layout.h) and the function's
+ *   address, the guard's and the hook's, the batch path's (its staging area, where it reads
+ *   frames, code objects and strings).
  *
- * The code and its parameters are tramp_code.S, copied and filled in by tramp__build.
+ * The code and its parameters are tramp_code.S, copied and filled in by tramp__build
+ * (tramp_build.c); tramp.c places the page.
  *
  * 3.12+ keep a per-thread C recursion budget, and each activation of the eval function takes
  * units of it. CPython runs a Python-to-Python call inline, without an activation; any hook

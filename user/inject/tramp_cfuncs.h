@@ -2,8 +2,8 @@
 /*
  * 3.12+: the trampoline page's sys.monitoring tool (include/cfuncs.h), taken and given back by
  * tramp_cfuncs.c, which runs in the target. struct cf_page is part of the page's parameters
- * (tramp_code.S's tramp_cf_page, filled in by tramp.c); the assembler reads the fields it needs
- * through the CF_PAGE_* offsets.
+ * (tramp_code.S's tramp_cf_page, filled in by tramp_build.c); the assembler reads the fields it
+ * needs through the CF_PAGE_* offsets.
  */
 #ifndef __PYUPROF_TRAMP_CFUNCS_H
 #define __PYUPROF_TRAMP_CFUNCS_H

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The probe trampoline's code and its parameters, as one position-independent block that
- * tramp.c copies into a page of the target and fills in (the p_* fields, the replayed first
+ * tramp_build.c copies into a page of the target and fills in (the p_* fields, the replayed first
  * instruction, the head's call). pyuprof never runs it: it sits in read-only data here. Layout
  * and the reasons for it: tramp.h. One file although long: the page is one block of code whose
- * parts jump into each other, and its layout is one contract with tramp.c.
+ * parts jump into each other, and its layout is one contract with
+ * tramp_layout.h.
  */
 #include "stage.h"
 #include "cfuncs.h"
@@ -31,11 +32,11 @@ tramp_code:
 	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00
 	.globl tramp_head_push
 tramp_head_push:
-	push %rsi			/* the frame (3.8: push %rdi, tramp.c), and the function's
+	push %rsi			/* the frame (3.8: push %rdi, tramp_build.c), and the function's
 					 * own stack alignment */
 	.globl tramp_head_call
 tramp_head_call:
-	call tramp_body_plain		/* or tramp_body_budget: tramp.c points it */
+	call tramp_body_plain		/* or tramp_body_budget: tramp_build.c points it */
 	.globl tramp_return_nop
 tramp_return_nop:
 	/* +11: the return probe's 5-byte nop; rax holds the result, (%rsp) the frame */
@@ -94,7 +95,7 @@ tramp_guard:
 /*
  * rax: the bytes of C stack left below the caller's stack pointer on the running thread's
  * stack, ~0 where its bounds are not known. The main thread's stack, [p_main_low,
- * + p_main_span), is read from the target's maps and its stack limit (tramp.c); any other
+ * + p_main_span), is read from the target's maps and its stack limit (tramp_build.c); any other
  * thread's is in glibc's thread block (p_blk_off: stackblock, stackblock_size, guardsize, one
  * after the other; 0: the target's libc is not known to be glibc, and the block is not read).
  * A stack pointer outside the block it describes (a stack of some C code's own, or a block
@@ -500,7 +501,7 @@ tramp_batch:
 	push %r8			/* the frame */
 	.globl tramp_batch_call
 tramp_batch_call:
-	call tramp_body_plain		/* 3.12+: a jmp to tramp_batch_budget (tramp.c) */
+	call tramp_body_plain		/* 3.12+: a jmp to tramp_batch_budget (tramp_build.c) */
 .Lb_back:
 	pop %r8
 	pop %r9				/* (the generator's frame, or 0: .Lflush keeps r9) */
@@ -2036,7 +2037,7 @@ tramp_cf_blob:
 
 /* The tool's callbacks: PyCFunction objects, immortal (their count is never written: CPython
  * leaves an immortal object's alone), each after the 16 bytes of a GC header that says it is
- * not tracked. tramp.c writes the addresses: the type, the page's own. */
+ * not tracked. tramp_build.c writes the addresses: the type, the page's own. */
 	.zero 16
 	.globl tramp_mon_obj_call, tramp_mon_obj_ret, tramp_mon_def, tramp_mon_name
 tramp_mon_obj_call:
@@ -2080,7 +2081,7 @@ p_remaining_off: .long 0	/* and py_recursion_remaining */
 p_depth_cap:	.long 0		/* TRAMP_HANDBACK_DEPTH */
 	.long 0
 	.globl tramp_ident
-tramp_ident:	.zero 32	/* IDENT (tramp.c), the function's address */
+tramp_ident:	.zero 32	/* IDENT (tramp_layout.h), the function's address */
 /* the guard of the C stack's end (tramp_guard, tramp_batch) */
 p_margin:	.quad 0		/* bytes left below which a call raises (0: no guard) */
 p_main_floor:	.quad 0		/* the main thread's stack: its lowest usable address and the

@@ -33,13 +33,13 @@ struct py_offsets_entry {
 	unsigned PyFunctionObject_func_code;	  /* 3.13, with the field above */
 	unsigned PyCodeObject_co_version;	  /* 3.12+: from a counter at creation (0: it wrapped) */
 	/* 3.12+: the Python depth and the C recursion budget, which the trampoline reads and hands
-	 * back per call (tramp.c); eval_c_units is what one activation of the eval function takes */
+	 * back per call (tramp_build.c); eval_c_units is what one activation of the eval function takes */
 	unsigned PyThreadState_py_recursion_remaining;
 	unsigned PyThreadState_py_recursion_limit;
 	unsigned PyThreadState_c_recursion_remaining;
 	unsigned eval_c_units;
 	/* 3.12+: a generator's gi_frame_state and its frame (gi_iframe), which the trampoline
-	 * reads where the frame returns (tramp.c) */
+	 * reads where the frame returns (tramp_build.c) */
 	unsigned PyGenObject_gi_frame_state;
 	unsigned PyGenObject_gi_iframe;
 	/* 3.12+: the lowest gi_frame_state of a generator that returned rather than yielded
