@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The table of held threads, shared by the two halves of the ptrace supervisor and by nothing
- * else: ptrace_hold.c (seizing, the state changes, births, the release) and ptrace_stop.c
- * (stopping a held process, and making system calls in it).
+ * The table of held threads, shared by the parts of the ptrace supervisor and by nothing else:
+ * ptrace_hold.c (the table, seizing, the release), ptrace_events.c (the state changes and
+ * births) and ptrace_stop.c (stopping a held process, and making system calls in it).
  */
 #ifndef __PYUPROF_PTRACE_HELD_H
 #define __PYUPROF_PTRACE_HELD_H
@@ -74,6 +74,18 @@ struct held *ptrace_held__seize(struct ptrace_hold *t, pid_t pid, pid_t tid);
 /* Lets h run on from a stop of ours with sig (0: none); a group-stop of the target's own is
  * LISTENed to instead. */
 void ptrace_held__resume(struct held *h, int sig);
+/* A new entry of the table, tid of process pid in state (a gone thread's slot reused). */
+struct held *ptrace_held__add(struct ptrace_hold *t, pid_t tid, pid_t pid, enum hold_state state);
+/* Whatever the guard holds of tid goes: its thread is gone, or tid is a new one's. */
+void ptrace_held__forget_guard(struct ptrace_hold *t, pid_t tid);
+/* Whether a stop of ours keeps h stopped (a stop of its process, or of all, is in progress). */
+bool ptrace_held__keeps(const struct ptrace_hold *t, const struct held *h);
+/* A process event for ptrace_hold__next_event; false (and a warning) if the queue is full. */
+bool ptrace_held__queue(struct ptrace_hold *t, struct proc_event ev);
+/* Whether child shares its memory with parent (vfork, or a clone with CLONE_VM). */
+bool ptrace_held__shares_memory(pid_t child, pid_t parent, int event);
+/* A new process's first stop and its parent's event are both in (ptrace_events.c). */
+void ptrace_held__born(struct ptrace_hold *t, struct held *h);
 /* Every state change waiting: dispatched. Returns -ESRCH when the first process is gone. */
 int ptrace_held__drain(struct ptrace_hold *t, int *status);
 /* The threads of pid (0: all) that were armed in the guard are no longer. */

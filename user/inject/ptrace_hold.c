@@ -8,7 +8,8 @@
  * target, a group-stop) is passed on at once: signals are re-injected, group-stops are
  * LISTENed to. A new process is known from two stops, its parent's fork event and its own
  * first stop, which come in either order: it is handed to on_birth at the second of them.
- * Stopping a held process and making system calls in it: ptrace_stop.c.
+ * The state changes and births: ptrace_events.c. Stopping a held process and making system
+ * calls in it: ptrace_stop.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -16,24 +17,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/kcmp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
 #include <sys/ptrace.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
-#include <sys/user.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include "base/log.h"
 #include "base/proc.h"
 #include "inject/hold_guard.h"
-#include "inject/inject.h"
 #include "inject/ptrace_held.h"
 #include "inject/ptrace_hold.h"
-#include "target/py_image.h"
 
 /* TRACESYSGOOD: system-call stops (the loader stepped, calls injected: inject.h) are told
  * from a SIGTRAP of the target's */
@@ -50,7 +45,7 @@ struct held *ptrace_held__find(const struct ptrace_hold *t, pid_t tid)
 
 /* Whatever the guard holds of tid goes: its thread is gone, or tid is a new one's (a stale
  * entry would take a signal of the target's, or of a request, as the guard's) */
-static void forget_guard(struct ptrace_hold *t, pid_t tid)
+void ptrace_held__forget_guard(struct ptrace_hold *t, pid_t tid)
 {
 	if (!t->guard)
 		return;
@@ -59,7 +54,7 @@ static void forget_guard(struct ptrace_hold *t, pid_t tid)
 	hold_guard__missed(t->guard, tid);
 }
 
-static struct held *add(struct ptrace_hold *t, pid_t tid, pid_t pid, enum hold_state state)
+struct held *ptrace_held__add(struct ptrace_hold *t, pid_t tid, pid_t pid, enum hold_state state)
 {
 	struct held *h;
 	int i;
@@ -70,8 +65,8 @@ static struct held *add(struct ptrace_hold *t, pid_t tid, pid_t pid, enum hold_s
 		if (t->th[i].state == HELD_GONE)
 			break;
 	if (i < t->n)
-		forget_guard(t, t->th[i].tid);
-	forget_guard(t, tid);
+		ptrace_held__forget_guard(t, t->th[i].tid);
+	ptrace_held__forget_guard(t, tid);
 	if (i == t->n) {
 		if (t->n == t->cap) {
 			int cap = t->cap ? t->cap * 2 : 64;
@@ -92,7 +87,7 @@ static struct held *add(struct ptrace_hold *t, pid_t tid, pid_t pid, enum hold_s
 	return h;
 }
 
-static bool keeps(const struct ptrace_hold *t, const struct held *h)
+bool ptrace_held__keeps(const struct ptrace_hold *t, const struct held *h)
 {
 	return t->stopping && (!t->stop_pid || t->stop_pid == h->pid);
 }
@@ -114,7 +109,7 @@ void ptrace_held__resume(struct held *h, int sig)
 		h->state = HELD_RUNNING;
 }
 
-static bool queue(struct ptrace_hold *t, struct proc_event ev)
+bool ptrace_held__queue(struct ptrace_hold *t, struct proc_event ev)
 {
 	if (t->qlen == MAX_QUEUED) {
 		wlog("too many processes started at once: pid %d is not followed",
@@ -211,7 +206,7 @@ int ptrace_hold__seize(struct ptrace_hold **out, pid_t pid, const struct hold_cf
 				/* started by a thread seized already: the kernel attached it to
 				 * us (TRACECLONE); its first stop is still to come */
 				if (tracer == (pid_t)syscall(SYS_gettid)) {
-					if (!add(t, tid, pid, HELD_NEWBORN)) {
+					if (!ptrace_held__add(t, tid, pid, HELD_NEWBORN)) {
 						err = -ENOMEM;
 						closedir(dir);
 						goto fail;
@@ -223,7 +218,7 @@ int ptrace_hold__seize(struct ptrace_hold **out, pid_t pid, const struct hold_cf
 				closedir(dir);
 				goto fail;
 			}
-			if (!add(t, tid, pid, HELD_RUNNING)) {
+			if (!ptrace_held__add(t, tid, pid, HELD_RUNNING)) {
 				err = -ENOMEM;
 				closedir(dir);
 				goto fail;
@@ -247,7 +242,7 @@ int ptrace_hold__adopt(struct ptrace_hold **out, pid_t pid, const struct hold_cf
 
 	if (err)
 		return err;
-	h = add(t, pid, pid, HELD_STOPPED);
+	h = ptrace_held__add(t, pid, pid, HELD_STOPPED);
 	/* from now on pyuprof's death must not kill the program (launch set EXITKILL) */
 	if (!h || ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)t->options)) {
 		err = h ? -errno : -ENOMEM;
@@ -274,7 +269,7 @@ struct held *ptrace_held__seize(struct ptrace_hold *t, pid_t pid, pid_t tid)
 		ptrace(PTRACE_DETACH, tid, NULL, NULL);
 		return NULL;
 	}
-	h = add(t, tid, pid, HELD_RUNNING);
+	h = ptrace_held__add(t, tid, pid, HELD_RUNNING);
 	if (!h) /* (the table cannot grow: let go, as if never seen) */
 		ptrace(PTRACE_DETACH, tid, NULL, NULL);
 	return h;
@@ -285,7 +280,7 @@ int ptrace_hold__add_thread(struct ptrace_hold *t, pid_t pid, pid_t tid)
 	struct held *h = ptrace_held__seize(t, pid, tid);
 
 	/* during a stop of ours it stops too (ptrace_hold__stop seizes what is new itself) */
-	if (h && keeps(t, h) && ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) && errno == ESRCH)
+	if (h && ptrace_held__keeps(t, h) && ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) && errno == ESRCH)
 		h->state = HELD_GONE;
 	return 0;
 }
@@ -313,292 +308,6 @@ void ptrace_hold__expect_signal(struct ptrace_hold *t, pid_t tid)
 
 	if (h)
 		h->expect = true;
-}
-
-static bool is_stop_signal(int sig)
-{
-	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
-}
-
-/* The threads of process pid are gone (exit or exec): forget them, but for keep. */
-static void forget_process(struct ptrace_hold *t, pid_t pid, pid_t keep)
-{
-	for (int i = 0; i < t->n; i++)
-		if (t->th[i].pid == pid && t->th[i].tid != keep) {
-			forget_guard(t, t->th[i].tid);
-			t->th[i].state = HELD_GONE;
-		}
-}
-
-/* A new process's first stop and its parent's event are both in: on_birth (unless it shares
- * its parent's memory, which holds the parent's probes), then it is let go unless followed. */
-static void born(struct ptrace_hold *t, struct held *h)
-{
-	bool follow = t->cfg.follow && !h->unfollowed;
-	pid_t tid = h->tid;
-
-	if (!h->shared && t->cfg.on_birth)
-		t->cfg.on_birth(t->cfg.ctx, h->pid, h->parent, follow);
-	h = ptrace_held__find(t, tid);
-	if (!h)
-		return;
-	/* while ptrace_hold__serve_during runs, nobody starts recording a new process: one
-	 * that shares its parent's memory (vfork) runs on rather than keep its parent waiting
-	 * (its exec is still held and queued) */
-	if (follow && h->shared && t->serving && !keeps(t, h)) {
-		ptrace_held__resume(h, h->pending_sig);
-		h->pending_sig = 0;
-		return;
-	}
-	if (follow) {
-		h->state = HELD_STOPPED; /* until the session has started recording it */
-		return;
-	}
-	ptrace(PTRACE_DETACH, h->tid, NULL, (void *)(long)h->pending_sig);
-	h->state = HELD_GONE;
-}
-
-/* Whether child shares its memory with parent (vfork, or a clone with CLONE_VM). */
-static bool shares_memory(pid_t child, pid_t parent, int event)
-{
-	long same = syscall(SYS_kcmp, child, parent, KCMP_VM, 0, 0);
-
-	if (same >= 0)
-		return same == 0;
-	/* no kcmp: a vfork shares it, and a clone may; never write into memory that might */
-	return event != PTRACE_EVENT_FORK;
-}
-
-/* A fork, vfork or clone event of h: the new task is held from its first stop. */
-static int on_clone_event(struct ptrace_hold *t, struct held *h, int event)
-{
-	unsigned long msg = 0;
-	pid_t child, parent = h->pid;
-	struct held *c;
-
-	if (ptrace(PTRACE_GETEVENTMSG, h->tid, NULL, &msg) || !msg)
-		return 0;
-	child = (pid_t)msg;
-	/* a thread (CLONE_THREAD): of h's process (tgkill finds it there; one system call where
-	 * /proc's status took three, with the parent standing meanwhile) */
-	if (event == PTRACE_EVENT_CLONE && !syscall(SYS_tgkill, h->pid, child, 0)) {
-		if (!ptrace_held__find(t, child) && !add(t, child, parent, HELD_NEWBORN))
-			return -ENOMEM;
-		return 0;
-	}
-	c = ptrace_held__find(t, child);
-	/* (one that died before its first stop was seen would never stop: nothing to wait for) */
-	if (!c && proc__alive(child))
-		return 0;
-	if (!c && !(c = add(t, child, child, HELD_NEWBORN)))
-		return -ENOMEM;
-	c->announced = true;
-	c->parent = parent;
-	c->shared = shares_memory(child, parent, event);
-	if (t->cfg.follow && !queue(t, (struct proc_event){ .kind = PROC_FORK, .pid = parent,
-							     .child = child, .vfork = c->shared }))
-		c->unfollowed = true;
-	if (c->born)
-		born(t, c);
-	return 0;
-}
-
-/* A syscall stop of a process whose loader is watched: has it mapped libpython yet? */
-static void on_loader_step(struct ptrace_hold *t, struct held *h)
-{
-	struct user_regs_struct regs;
-
-	/* syscall stops alternate entry/exit; look after each mmap returns */
-	h->in_syscall = !h->in_syscall;
-	if (!h->in_syscall && !ptrace(PTRACE_GETREGS, h->tid, NULL, &regs) &&
-	    regs.orig_rax == SYS_mmap && py_image__libpython_mapped(h->pid)) {
-		h->stepping = false;
-		h->state = HELD_STOPPED;
-		h->awaiting = queue(t, (struct proc_event){ .kind = PROC_LOADED, .pid = h->pid });
-		if (!h->awaiting)
-			ptrace_held__resume(h, 0);
-		return;
-	}
-	ptrace_held__resume(h, 0);
-}
-
-/* One wait status. Returns -ESRCH when the first process is gone (exit or exec). */
-static int dispatch(struct ptrace_hold *t, pid_t tid, int st, int *status)
-{
-	struct held *h = ptrace_held__find(t, tid);
-	int sig, event, err;
-
-	if (WIFEXITED(st) || WIFSIGNALED(st)) {
-		if (!h)
-			return 0;
-		forget_guard(t, tid);
-		h->state = HELD_GONE;
-		if (tid != h->pid)
-			return 0;
-		forget_process(t, tid, 0);
-		if (tid == t->pid) {
-			t->first_gone = t->first_exited = true;
-			t->first_status = st;
-			if (status)
-				*status = st;
-			return -ESRCH;
-		}
-		queue(t, (struct proc_event){ .kind = PROC_EXIT, .pid = tid, .status = st });
-		return 0;
-	}
-	if (!WIFSTOPPED(st))
-		return 0;
-	if (!h) {
-		/* its first stop came before its parent's event: find its process */
-		h = add(t, tid, proc__status_field(tid, "Tgid", tid), HELD_NEWBORN);
-		if (!h)
-			return -ENOMEM;
-	}
-	sig = WSTOPSIG(st);
-	event = st >> 16;
-	if (h->state == HELD_NEWBORN && h->tid == h->pid) {
-		/* a new process stands still until its parent's event is in too (born) */
-		h->born = true;
-		h->state = HELD_BIRTH;
-		if (h->announced)
-			born(t, h);
-		return 0;
-	}
-	if (h->state == HELD_NEWBORN) { /* a new thread runs on */
-		if (keeps(t, h))
-			h->state = HELD_STOPPED;
-		else
-			ptrace_held__resume(h, 0);
-		return 0;
-	}
-	switch (event) {
-	case PTRACE_EVENT_EXEC:
-		/* another program now: the probes were on the old one. The thread that exec'd
-		 * now has the leader's tid; the others are gone. */
-		forget_process(t, h->pid, h->pid);
-		h = ptrace_held__find(t, h->pid);
-		if (!h)
-			return 0;
-		h->state = HELD_STOPPED;
-		h->shared = false; /* (a vfork child's memory is its own now) */
-		if (h->pid == t->pid && !(t->cfg.follow && t->cfg.first_execs)) {
-			t->first_gone = true;
-			return -ESRCH;
-		}
-		/* stopped until the session has taken this event, whatever else it resumes (with
-		 * no room for it: on, unrecorded) */
-		h->awaiting = queue(t, (struct proc_event){ .kind = PROC_EXEC, .pid = h->pid });
-		if (!h->awaiting)
-			ptrace_held__resume(h, 0);
-		return 0;
-	case PTRACE_EVENT_FORK:
-	case PTRACE_EVENT_VFORK:
-	case PTRACE_EVENT_CLONE:
-		err = on_clone_event(t, h, event);
-		if (err)
-			return err;
-		h = ptrace_held__find(t, tid); /* the table may have moved */
-		if (keeps(t, h))
-			h->state = HELD_STOPPED;
-		else
-			ptrace_held__resume(h, 0);
-		return 0;
-	case PTRACE_EVENT_STOP:
-		if (is_stop_signal(sig) && keeps(t, h)) {
-			/* in the target's own group-stop, and held for a stop of ours (a thread
-			 * must be in a ptrace-stop to be written around or detached) */
-			h->state = HELD_STOPPED;
-			h->group_stop = true;
-		} else if (is_stop_signal(sig)) {
-			/* the target's own group-stop: stay stopped, wake on SIGCONT */
-			ptrace(PTRACE_LISTEN, tid, NULL, NULL);
-			h->state = HELD_LISTENING;
-		} else if (keeps(t, h)) {
-			h->state = HELD_STOPPED;
-		} else {
-			ptrace_held__resume(h, 0);
-		}
-		return 0;
-	default:
-		break;
-	}
-	if (h->stepping && sig == (SIGTRAP | 0x80)) {
-		on_loader_step(t, h);
-		return 0;
-	}
-	/* signal-delivery-stop */
-	if (sig == REQUEST_SIGNAL && t->guard && hold_guard__take(t->guard, tid)) {
-		/* an armed thread woke from its system call during a stop of ours (or just
-		 * before its end): it stands here, before any instruction of its own, if the stop
-		 * lasts. (It made no request: it had not left the kernel.) */
-		if (keeps(t, h)) {
-			h->state = HELD_STOPPED;
-			h->pending_sig = 0;
-		} else {
-			ptrace_held__resume(h, 0);
-		}
-		return 0;
-	}
-	if (sig == REQUEST_SIGNAL) {
-		/* the handler first reads the request, which marks the signal as ours; then the
-		 * thread's requests are done while it stands here */
-		bool hold = t->cfg.on_request && t->cfg.on_request(t->cfg.ctx, h->pid, tid);
-
-		h = ptrace_held__find(t, tid); /* the handler may have grown the table */
-		if (!h)
-			return 0;
-		if (h->expect) {
-			h->expect = false;
-			sig = 0;
-		}
-		if (hold) {
-			h->state = HELD_STOPPED;
-			h->pending_sig = sig;
-			return 0;
-		}
-	}
-	ptrace_held__resume(h, sig);
-	/* during a stop of ours the signal is taken as it would be (a handler's frame is set up,
-	 * a default action done) and the thread is stopped again, in our interrupt: a thread
-	 * never stands in our stop with a signal of the target's held, which would keep it from
-	 * making our system calls (inject.h) */
-	if (keeps(t, h) && h->state == HELD_RUNNING &&
-	    ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) && errno == ESRCH)
-		h->state = HELD_GONE;
-	return 0;
-}
-
-int ptrace_held__drain(struct ptrace_hold *t, int *status)
-{
-	struct signalfd_siginfo si;
-	int st, err = 0, e;
-	pid_t tid;
-
-	while (read(t->sfd, &si, sizeof(si)) == sizeof(si))
-		;
-	for (;;) {
-		/* this thread's tracees only: another thread may hold processes of its own (the
-		 * calibration's snippet, run while this one serves: ptrace_hold__serve_during) */
-		tid = waitpid(-1, &st, __WALL | __WNOTHREAD | WNOHANG);
-		if (tid <= 0)
-			return tid < 0 && errno != ECHILD && errno != EINTR ? -errno : err;
-		e = dispatch(t, tid, st, status);
-		if (e == -ESRCH || (e && !err))
-			err = e;
-	}
-}
-
-int ptrace_hold__handle(struct ptrace_hold *t, int *status)
-{
-	int err = ptrace_held__drain(t, status);
-
-	/* also when an earlier drain (a stop's) saw it go */
-	if (t->first_gone) {
-		if (t->first_exited && status)
-			*status = t->first_status;
-		return -ESRCH;
-	}
-	return err;
 }
 
 struct serve_job {
@@ -644,12 +353,12 @@ int ptrace_hold__serve_during(struct ptrace_hold *t, int (*fn)(void *), void *ar
 	pfd[1] = (struct pollfd){ .fd = job.done_fd, .events = POLLIN };
 	t->serving = true;
 	/* vfork children born before, still waiting for their birth to be taken: their parents
-	 * wait for them (as born() does for those born from here on) */
+	 * wait for them (as ptrace_held__born() does for those born from here on) */
 	for (int i = 0; i < t->n; i++) {
 		struct held *h = &t->th[i];
 
 		if (h->shared && h->born && h->state == HELD_STOPPED && h->tid == h->pid &&
-		    !h->awaiting && !keeps(t, h)) {
+		    !h->awaiting && !ptrace_held__keeps(t, h)) {
 			ptrace_held__resume(h, h->pending_sig);
 			h->pending_sig = 0;
 		}
@@ -742,10 +451,10 @@ void ptrace_hold__release(struct ptrace_hold *t)
 			continue;
 		if (!h->announced) {
 			h->parent = proc__status_field(h->tid, "PPid", 0);
-			h->shared = shares_memory(h->tid, h->parent, 0);
+			h->shared = ptrace_held__shares_memory(h->tid, h->parent, 0);
 		}
 		h->unfollowed = true;
-		born(t, h);
+		ptrace_held__born(t, h);
 	}
 	/* threads left asleep cannot be detached: PTRACE_DETACH needs a ptrace-stop, and the
 	 * interrupt that would make one is what they were spared. They are disarmed and stay
