@@ -519,9 +519,11 @@ static void timings(struct calib_timings *t, double step_ns, const double *speed
 							     (probe ? tree : 0)) * k +
 					 (r == 0 ? 800000 : 0));
 		/* a loop's iteration 1.5 steps plain, 2 probed (a profile function's slower
-		 * path); a C call 3 steps plain, its records half the probes' cost */
+		 * path); a C call 3 steps plain, its records half the probes' cost, CALIB_C_KINDS
+		 * of them an iteration */
 		t->iters[r] = (uint64_t)(CALIB_CALLS * (probe ? 2 : 1.5) * k);
-		t->ccalls[r] = (uint64_t)(CALIB_CALLS * ((probe ? 2 : 1.5) + 3 + probe / 2) * k +
+		t->ccalls[r] = (uint64_t)((CALIB_CALLS / CALIB_C_KINDS * (probe ? 2 : 1.5) +
+					   CALIB_CALLS * (3 + probe / 2)) * k +
 					  (r == 5 ? 600000 : 0));
 	}
 }

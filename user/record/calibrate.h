@@ -18,8 +18,8 @@
  *   call   = (probed trees - plain trees) / their calls: all a call adds, in a tree of calls
  *   inside = median recorded duration of the empty function - half its plain call cost: the
  *            part of call between the call's own timestamps
- *   ccall  = (probed - plain) calls of a C function (abs), each less a loop of as many
- *            iterations of its own run and round: what a C call's records add (C functions
+ *   ccall  = (probed - plain) C calls (CALIB_C_KINDS kinds in turn), each less a loop of as
+ *            many iterations of its own run and round: what a C call's records add (C functions
  *            are recorded by default: a profile function on 3.8-3.11, sys.monitoring's CALL
  *            and C_RETURN on 3.12+); cinside its part between the C call's own records, as
  *            inside (median recorded duration less half its plain cost)
@@ -97,6 +97,17 @@
 #define CALIB_TREE_SIZE ((2 << CALIB_TREE_DEPTH) - 1) /* calls in a tree */
 #define CALIB_TREE_CALLS (CALIB_CALLS / CALIB_TREE_SIZE * CALIB_TREE_SIZE)
 
+/*
+ * The C calls the ccall figure is measured on, in turn: abs, len, isinstance, list.append and
+ * dict.get, the common ones (the snippet's c_names). Recorded, their cost differs by call: on
+ * Debian's 3.11 abs's records cost 46 ns a call beyond its plain cost, len's 58, isinstance's
+ * 69, append's and get's 75-76 (3.12: 51, 66, 63, 58, 63; 2026-11-28, the test VM, medians of 7
+ * loops of 20,000): CPython's specialised forms of the others are left for the generic call
+ * under a profile function or sys.monitoring, and a method descriptor's C call event on
+ * 3.8-3.11 makes a bound method a call. abs alone (before) left 12-30 ns a C call in the times.
+ */
+#define CALIB_C_KINDS 5
+
 /* The snippet's own timings of one run: each round's loop times (ns of its thread's CPU). */
 struct calib_timings {
 	uint32_t rounds;
@@ -105,7 +116,7 @@ struct calib_timings {
 	uint64_t body[CALIB_ROUNDS];  /* N calls of a function with a short loop in it */
 	uint64_t awaits[CALIB_ROUNDS]; /* N awaits of a coroutine that returns at once */
 	uint64_t trees[CALIB_ROUNDS];  /* CALIB_TREE_CALLS calls in trees of CALIB_TREE_DEPTH */
-	uint64_t ccalls[CALIB_ROUNDS]; /* N calls of a C function (abs) */
+	uint64_t ccalls[CALIB_ROUNDS]; /* N C calls, CALIB_C_KINDS kinds in turn */
 	uint64_t iters[CALIB_ROUNDS];  /* N iterations of for _ in range(n): pass */
 };
 
