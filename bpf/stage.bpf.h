@@ -47,49 +47,85 @@ STAGE_BATCH_REC(ev_batch_c3, STAGE_C3);
 STAGE_BATCH_REC(ev_batch_c4, STAGE_C4);
 #define STAGE_DATA(c) ((c) - sizeof(struct ev_batch))
 
-/* One chunk of [from, from + n) into the ring buffer; n bytes, at most its record's room. The
- * consumer is woken (if the copy took the ring past a quarter: wakeup_flags, the copy's
- * bytes in the ring so far in *ring_) at the last chunk only: a wake-up costs this thread more
- * than a chunk, and once woken it reads all there is. */
-#define STAGE_CHUNK(rec_t, room_, from_, n_, tid_, last_, ring_)                                     \
-	({                                                                                       \
-		rec_t *_e = bpf_ringbuf_reserve(&events, sizeof(rec_t), 0);                        \
-		int _err = -1;                                                                   \
-		if (_e) {                                                                        \
-			__u32 _n = (n_);                                                          \
-			*(ring_) += RB_BYTES(sizeof(rec_t));                                      \
-			if (_n > (room_))                                                         \
-				_n = (room_);                                                     \
-			_e->h.type = EV_BATCH;                                                   \
-			_e->h.tid = (tid_);                                                       \
-			_e->h.bytes = _n;                                                        \
-			_e->h.from = (from_);                                                    \
-			_e->h.first = (from_) == stage_copy_start;                               \
-			_e->h.pad = 0;                                                           \
-			_e->h.pad2 = 0;                                                          \
-			if (bpf_probe_read_user(_e->data, _n,                                    \
-						(void *)(stage_addr + STAGE_BUF + (from_)))) {    \
-				_e->h.bytes = 0;                                                 \
-				__sync_fetch_and_add(&stats.read_fail, 1);                       \
-			}                                                                        \
-			bpf_ringbuf_submit(_e, (last_) ? wakeup_flags(*(ring_)) : BPF_RB_NO_WAKEUP);   \
-			_err = 0;                                                                \
+/*
+ * One chunk of [from, from + n) into the ring buffer, as thread tid's; n bytes, at most its
+ * record's room. ring: the copy's bytes in the ring with this record. how: STAGE_CHUNK_LAST
+ * (the consumer is woken, if the copy took the ring past a quarter: wakeup_flags; at the last
+ * chunk only: a wake-up costs this thread more than a chunk, and once woken it reads all there
+ * is) and STAGE_CHUNK_FIRST (the copy's first: ev_batch.first). Returns 0, or -1 if the ring
+ * had no room. A global function for each record size: the verifier goes through each once,
+ * not at every turn of the copy's loop (on_probe: ~14,000 instructions, ~20 ms of every batch
+ * load).
+ */
+#define STAGE_CHUNK_LAST 1
+#define STAGE_CHUNK_FIRST 2
+#define STAGE_CHUNK_FN(name, rec_t, room_)                                                      \
+	__noinline int name(__u64 from, __u64 n, __u32 tid, int how, __u64 ring)                 \
+	{                                                                                        \
+		rec_t *e = bpf_ringbuf_reserve(&events, sizeof(rec_t), 0);                        \
+                                                                                                 \
+		if (!e)                                                                          \
+			return -1;                                                               \
+		if (n > (room_))                                                                 \
+			n = (room_);                                                             \
+		e->h.type = EV_BATCH;                                                            \
+		e->h.tid = tid;                                                                  \
+		e->h.bytes = n;                                                                  \
+		e->h.from = from;                                                                \
+		e->h.first = !!(how & STAGE_CHUNK_FIRST);                                        \
+		e->h.pad = 0;                                                                    \
+		e->h.pad2 = 0;                                                                   \
+		if (bpf_probe_read_user(e->data, n, (void *)(stage_addr + STAGE_BUF + from))) {   \
+			e->h.bytes = 0;                                                          \
+			__sync_fetch_and_add(&stats.read_fail, 1);                               \
 		}                                                                                \
-		_err;                                                                            \
-	})
+		bpf_ringbuf_submit(e, (how & STAGE_CHUNK_LAST) ? wakeup_flags(ring)               \
+								: BPF_RB_NO_WAKEUP);              \
+		return 0;                                                                        \
+	}
 
-struct stage_copy_ctx {
-	__u64 from, to;
-	__u64 ring; /* bytes its chunks took in the ring */
-	__u32 tid;
+STAGE_CHUNK_FN(stage_chunk_c1, struct ev_batch_c1, STAGE_DATA(STAGE_C1))
+STAGE_CHUNK_FN(stage_chunk_c2, struct ev_batch_c2, STAGE_DATA(STAGE_C2))
+STAGE_CHUNK_FN(stage_chunk_c3, struct ev_batch_c3, STAGE_DATA(STAGE_C3))
+STAGE_CHUNK_FN(stage_chunk_c4, struct ev_batch_c4, STAGE_DATA(STAGE_C4))
+#undef STAGE_CHUNK_FN
+
+/*
+ * A copy's cursor: where it began, where it is, where it ends, the bytes its chunks took in the
+ * ring so far and whose records they are; for stage_lost_step's scan where it stopped, the next
+ * word, the end. Each thread's own (two threads of the target copying at once, such as an exec
+ * or the process's end beside a flush, keep apart), in memory the verifier does not follow: in a
+ * bpf_loop context on the stack every value is tracked, and a flag there for "stopped" doubled
+ * the states of each program that copies (its load took 0.4 s longer), a walk by records of three
+ * lengths never settled into states it could prune, and the copy's range there had its loop gone
+ * through ~55 times (~6,000 instructions a program). The loops' contexts hold only a pointer to
+ * it.
+ */
+struct stage_cursor {
+	__u64 start, from, to, ring;
+	__u64 lost_at, lost_from, lost_to;
+	__u32 tid, pad;
 };
 
-/* Where the copy began (its first chunk says so: ev_batch.first), and for stage_lost_step's
- * scan where it stopped, the next word, the end. Globals, not in a bpf_loop context on the stack, whose every value the verifier tracks: a
- * flag there for "stopped" doubled the states of each program that copies (its load took
- * 0.4 s longer), and a walk by records of three lengths never settled into states it could
- * prune. Only the thread that owns the records copies them (see stage_r). */
-__u64 stage_copy_start = 0, stage_lost_at = 0, stage_lost_from = 0, stage_lost_to = 0;
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct stage_cursor);
+} stage_cursors SEC(".maps");
+
+/* The cursor of a copy whose thread's own cannot be had: the kernel refuses a task storage call
+ * nested in another on the same CPU (a program preempted in one); this CPU's, then. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stage_cursor);
+} stage_cursor_cpu SEC(".maps");
+
+struct stage_loop_ctx {
+	struct stage_cursor *c;
+};
 
 /* bpf_loop's step over the words of the records that had no room in the ring (from where the
  * copy stopped, and the three words before: an entry a chunk cut there is lost too): each
@@ -98,78 +134,99 @@ __u64 stage_copy_start = 0, stage_lost_at = 0, stage_lost_from = 0, stage_lost_t
  * tag in its top bits (include/stage.h). */
 static long stage_lost_step(__u32 i, void *data)
 {
-	__u64 w = 0, at = stage_lost_at, tag;
+	struct stage_cursor *c = ((struct stage_loop_ctx *)data)->c;
+	__u64 w = 0, at = c->lost_at, tag;
 
-	if (at >= stage_lost_to ||
+	if (at >= c->lost_to ||
 	    bpf_probe_read_user(&w, sizeof(w), (void *)(stage_addr + STAGE_BUF + at)))
 		return 1;
-	stage_lost_at = at + 8;
+	c->lost_at = at + 8;
 	tag = STAGE_TAG(w);
-	if (tag == STAGE_TAG_ENTRY && at + STAGE_ENTRY_BYTES > stage_lost_from) {
+	if (tag == STAGE_TAG_ENTRY && at + STAGE_ENTRY_BYTES > c->lost_from) {
 		/* its frame word: the creation's flag (unread: counted) */
 		if (bpf_probe_read_user(&w, sizeof(w), (void *)(stage_addr + STAGE_BUF + at + 8)) ||
 		    !(w & STAGE_GEN_CREATE))
 			__sync_fetch_and_add(&stats.lost_calls, 1);
-	} else if (tag >= STAGE_TAG_EXIT && tag <= STAGE_TAG_EXIT_NONE && at >= stage_lost_from) {
+	} else if (tag >= STAGE_TAG_EXIT && tag <= STAGE_TAG_EXIT_NONE && at >= c->lost_from) {
 		__sync_fetch_and_add(&stats.lost_returns, 1);
-	} else if (tag == STAGE_TAG_CCALL && at + STAGE_CCALL_BYTES > stage_lost_from) {
+	} else if (tag == STAGE_TAG_CCALL && at + STAGE_CCALL_BYTES > c->lost_from) {
 		__sync_fetch_and_add(&stats.lost_ccalls, 1);
-	} else if (tag == STAGE_TAG_CRET && at + STAGE_CRET_BYTES > stage_lost_from) {
+	} else if (tag == STAGE_TAG_CRET && at + STAGE_CRET_BYTES > c->lost_from) {
 		__sync_fetch_and_add(&stats.lost_creturns, 1);
 	}
 	return 0;
 }
 
 /*
- * bpf_loop's step: the next chunk of ctx's range, or the end. The chunk's record: the smallest
- * that holds the rest, if the rest fills at least half of it; else the next smaller, filled. So
- * a chunk wastes at most half its record (stage_room counts on it).
+ * bpf_loop's step: the next chunk of the copy's range, or the end. The chunk's record: the
+ * smallest that holds the rest, if the rest fills at least half of it; else the next smaller,
+ * filled. So a chunk wastes at most half its record (stage_room counts on it). What finds no
+ * room is counted lost.
  */
 static long stage_copy_step(__u32 i, void *data)
 {
-	struct stage_copy_ctx *cp = data;
-	__u64 n = cp->to - cp->from;
-	int err;
+	struct stage_loop_ctx *ctx = data;
+	struct stage_cursor *c = ctx->c;
+	__u64 from = c->from, to = c->to, n = to - from;
+	int err, how;
 
-	if (cp->from >= cp->to)
+	if (from >= to)
 		return 1;
-#define STAGE_STEP(rec_t, c)                                                                    \
+	how = (from == c->start ? STAGE_CHUNK_FIRST : 0);
+#define STAGE_STEP(rec_t, size, fn)                                                             \
 	({                                                                                       \
-		if (n > STAGE_DATA(c))                                                           \
-			n = STAGE_DATA(c);                                                        \
-		STAGE_CHUNK(struct rec_t, STAGE_DATA(c), cp->from, n, cp->tid,                    \
-			    cp->from + n >= cp->to, &cp->ring);                                  \
+		int _err;                                                                        \
+		if (n > STAGE_DATA(size))                                                        \
+			n = STAGE_DATA(size);                                                    \
+		_err = fn(from, n, c->tid, how | (from + n >= to ? STAGE_CHUNK_LAST : 0),          \
+			  c->ring + RB_BYTES(sizeof(struct rec_t)));                             \
+		if (!_err)                                                                       \
+			c->ring += RB_BYTES(sizeof(struct rec_t));                                \
+		_err;                                                                            \
 	})
 	if (n <= STAGE_DATA(STAGE_C1) || (n <= STAGE_DATA(STAGE_C2) && 2 * n < STAGE_DATA(STAGE_C2)))
-		err = STAGE_STEP(ev_batch_c1, STAGE_C1);
+		err = STAGE_STEP(ev_batch_c1, STAGE_C1, stage_chunk_c1);
 	else if (n <= STAGE_DATA(STAGE_C2) ||
 		 (n <= STAGE_DATA(STAGE_C3) && 2 * n < STAGE_DATA(STAGE_C3)))
-		err = STAGE_STEP(ev_batch_c2, STAGE_C2);
+		err = STAGE_STEP(ev_batch_c2, STAGE_C2, stage_chunk_c2);
 	else if (n <= STAGE_DATA(STAGE_C3) || 2 * n < STAGE_DATA(STAGE_C4))
-		err = STAGE_STEP(ev_batch_c3, STAGE_C3);
+		err = STAGE_STEP(ev_batch_c3, STAGE_C3, stage_chunk_c3);
 	else
-		err = STAGE_STEP(ev_batch_c4, STAGE_C4);
+		err = STAGE_STEP(ev_batch_c4, STAGE_C4, stage_chunk_c4);
 #undef STAGE_STEP
 	if (err) {
-		stage_lost_from = cp->from;
-		stage_lost_at = stage_lost_from >= stage_copy_start + STAGE_ENTRY_BYTES - 8 ?
-					stage_lost_from - (STAGE_ENTRY_BYTES - 8) : stage_copy_start;
-		stage_lost_to = cp->to;
-		bpf_loop(STAGE_BUF_BYTES / 8 + 4, stage_lost_step, NULL, 0);
+		c->lost_from = from;
+		c->lost_at = from >= c->start + STAGE_ENTRY_BYTES - 8 ?
+				     from - (STAGE_ENTRY_BYTES - 8) : c->start;
+		c->lost_to = to;
+		bpf_loop(STAGE_BUF_BYTES / 8 + 4, stage_lost_step, ctx, 0);
 		return 1;
 	}
-	cp->from += n;
+	c->from = from + n;
 	return 0;
 }
 
-/* Copies the staged bytes [from, to) out, as thread tid's; what does not fit is counted lost. */
-static __always_inline void stage_copy(__u64 from, __u64 to, __u32 tid)
+/* Copies the staged bytes [from, to) out, as thread tid's; what does not fit is counted lost.
+ * A global function: its loop is gone through once for a program, not at each of its two
+ * callers (the flush and stage_drain). */
+__noinline int stage_copy(__u64 from, __u64 to, __u32 tid)
 {
-	struct stage_copy_ctx c = { .from = from, .to = to < STAGE_BUF_BYTES ? to : STAGE_BUF_BYTES,
-				    .tid = tid };
+	struct stage_loop_ctx ctx;
+	__u32 zero = 0;
 
-	stage_copy_start = from;
-	bpf_loop(STAGE_BUF_BYTES / STAGE_DATA(STAGE_C1) + 2, stage_copy_step, &c, 0);
+	ctx.c = bpf_task_storage_get(&stage_cursors, bpf_get_current_task_btf(), 0,
+				     BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!ctx.c)
+		ctx.c = bpf_map_lookup_elem(&stage_cursor_cpu, &zero);
+	if (!ctx.c)
+		return 0;
+	ctx.c->start = from;
+	ctx.c->from = from;
+	ctx.c->to = to < STAGE_BUF_BYTES ? to : STAGE_BUF_BYTES;
+	ctx.c->ring = 0;
+	ctx.c->tid = tid;
+	bpf_loop(STAGE_BUF_BYTES / STAGE_DATA(STAGE_C1) + 2, stage_copy_step, &ctx, 0);
+	return 0;
 }
 
 /*
@@ -350,15 +407,34 @@ static __noinline int stage_flush(struct pt_regs *ctx)
  */
 #define SIGNAL_GROUP_EXIT 0x4 /* linux/sched/signal.h */
 
+/* The copy at a process's end or exec: one program that both below tail-call, so that the
+ * verifier goes through the copy once rather than in each (~15 ms of every batch load). Set
+ * by user space after the load (probes.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} stage_out_prog SEC(".maps");
+
+SEC("raw_tp")
+int stage_out(void *ctx)
+{
+	__u32 tid = current_tid();
+
+	if (tid)
+		stage_drain(tid, false);
+	return 0;
+}
+
 SEC("raw_tp/sched_process_exit")
 int BPF_PROG(stage_at_exit)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 tid = current_tid();
 
-	if (tid && (!BPF_CORE_READ(task, signal, live.counter) ||
-		    (BPF_CORE_READ(task, signal, flags) & SIGNAL_GROUP_EXIT)))
-		stage_drain(tid, false);
+	if (current_tid() && (!BPF_CORE_READ(task, signal, live.counter) ||
+			      (BPF_CORE_READ(task, signal, flags) & SIGNAL_GROUP_EXIT)))
+		bpf_tail_call(ctx, &stage_out_prog, 0);
 	return 0;
 }
 
@@ -368,13 +444,10 @@ int BPF_PROG(stage_at_exit)
 SEC("raw_tp/sys_enter")
 int BPF_PROG(stage_at_exec, struct pt_regs *regs, long id)
 {
-	__u32 tid;
-
 	if (id != 59 /* execve */ && id != 322 /* execveat */)
 		return 0;
-	tid = current_tid();
-	if (tid)
-		stage_drain(tid, false);
+	if (current_tid())
+		bpf_tail_call(ctx, &stage_out_prog, 0);
 	return 0;
 }
 

@@ -314,6 +314,51 @@ static void say_verified(struct bpf_object *obj)
 	dlog_step("BPF object loaded; instructions the verifier went through: %s", line);
 }
 
+/* The batch mode's copy at a process's end or exec, which its two programs tail-call */
+static int stage_out_set(struct pyuprof_bpf *skel)
+{
+	int fd = bpf_program__fd(skel->progs.stage_out);
+	__u32 key = 0;
+
+	if (!bpf_program__autoload(skel->progs.stage_out))
+		return 0;
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.stage_out_prog), &key, &fd, BPF_ANY)
+		       ? -errno
+		       : 0;
+}
+
+/*
+ * make bench (PYUPROF_BENCH_VERIFIER_STATS=1): each program's verification, time and states,
+ * as the kernel counts them (before: asks for them; after: says them). A log buffer of the
+ * caller's replaces libbpf's log of a failed load, hence only there.
+ */
+#define VSTATS_PROGS 8
+static char vstats_log[VSTATS_PROGS][1024];
+
+static void verifier_stats(struct bpf_object *obj, bool before)
+{
+	struct bpf_program *prog;
+	char *p;
+	int i = 0;
+
+	if (!getenv("PYUPROF_BENCH_VERIFIER_STATS"))
+		return;
+	bpf_object__for_each_program(prog, obj) {
+		if (i >= VSTATS_PROGS)
+			break;
+		if (before) {
+			vstats_log[i][0] = 0;
+			bpf_program__set_log_buf(prog, vstats_log[i], sizeof(vstats_log[i]));
+			bpf_program__set_log_level(prog, 4 /* BPF_LOG_STATS */);
+		} else if (bpf_program__autoload(prog)) {
+			for (p = vstats_log[i]; (p = strchr(p, '\n'));)
+				*p = ' ';
+			ilog("verifier: %s: %s", bpf_program__name(prog), vstats_log[i]);
+		}
+		i++;
+	}
+}
+
 /* The process the loaded object records, and its addresses (bss: set after the load). */
 static void aim(struct probes *tr)
 {
@@ -388,6 +433,7 @@ static int load_now(struct probes *tr, const struct py_target *t, enum exits exi
 	bpf_program__set_autoload(skel->progs.cpu_switch_in, tracer_cpu_clock);
 	bpf_program__set_autoload(skel->progs.stage_at_exit, exits == EXITS_BATCH);
 	bpf_program__set_autoload(skel->progs.stage_at_exec, exits == EXITS_BATCH);
+	bpf_program__set_autoload(skel->progs.stage_out, exits == EXITS_BATCH);
 	/* (ids of another namespace than the kernel's: every new thread is held at its clone) */
 	bpf_program__set_autoload(skel->progs.thread_born,
 				  exits == EXITS_BATCH && !skel->rodata->pidns_ino);
@@ -411,9 +457,15 @@ static int load_now(struct probes *tr, const struct py_target *t, enum exits exi
 		err = bpf_program__set_expected_attach_type(skel->progs.on_probe,
 							    UPROBE_MULTI_ATTACH_TYPE);
 	if (!err)
+		verifier_stats(skel->obj, true);
+	if (!err)
 		err = pyuprof_bpf__load(skel);
 	if (!err)
+		err = stage_out_set(skel);
+	if (!err) {
 		say_verified(skel->obj);
+		verifier_stats(skel->obj, false);
+	}
 	if (!err) /* (a load again: what it was aimed at) */
 		aim(tr);
 	if (err) {
