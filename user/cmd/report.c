@@ -22,8 +22,7 @@ static int replay_record(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(__u32) || rc->type != RAW_CALIB)
 		return recorder__handle(ctx, data, size);
-	if (size != sizeof(*rc) && size != RAW_CALIB_V3_SIZE && size != RAW_CALIB_V4_SIZE &&
-	    size != RAW_CALIB_V7_SIZE)
+	if (!raw_calib__size_ok(size))
 		return -EBADMSG;
 	if (!env.no_compensation) {
 		struct raw_calib all = { 0 };

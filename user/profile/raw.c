@@ -191,9 +191,7 @@ int raw__read(const char *path, struct raw_header *h, struct raw_end *end,
 		memcpy(rec, buf + pos + sizeof(size), size);
 		pos += sizeof(size) + size;
 		if (size_of(*(__u32 *)rec) != size &&
-		    !(*(__u32 *)rec == RAW_CALIB &&
-		      (size == RAW_CALIB_V3_SIZE || size == RAW_CALIB_V4_SIZE ||
-		       size == RAW_CALIB_V7_SIZE)) &&
+		    !(*(__u32 *)rec == RAW_CALIB && raw_calib__size_ok(size)) &&
 		    !(*(__u32 *)rec == RAW_END && size == RAW_END_V4_SIZE)) {
 			err = -EBADMSG;
 			break;

@@ -8,6 +8,7 @@
 #define __PYUPROF_RAW_H
 
 #include <linux/types.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "base/outfile.h"
@@ -90,6 +91,12 @@ struct raw_calib {
 #define RAW_CALIB_V3_SIZE 24
 #define RAW_CALIB_V4_SIZE 32
 #define RAW_CALIB_V7_SIZE 48
+/* Whether size is a struct raw_calib's of some version (an older one lacks the fields after). */
+static inline bool raw_calib__size_ok(size_t size)
+{
+	return size == sizeof(struct raw_calib) || size == RAW_CALIB_V3_SIZE ||
+	       size == RAW_CALIB_V4_SIZE || size == RAW_CALIB_V7_SIZE;
+}
 
 struct raw_seed {
 	__u32 type;
