@@ -22,10 +22,11 @@ def work(n):
     return out
 
 
-n = int(sys.argv[1]) if len(sys.argv) > 1 else 200000
-ref = speed.loop_seconds()
-t = time.perf_counter()
-work(n)
-elapsed = time.perf_counter() - t
-ref = (ref + speed.loop_seconds()) / 2
-print("elapsed %.6f calls %d ref %.6f" % (elapsed, 1 + 4 * n + 1, ref))
+if __name__ == "__main__":  # (bench/fidelity/cdense.py imports work)
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 200000
+    ref = speed.loop_seconds()
+    t = time.perf_counter()
+    work(n)
+    elapsed = time.perf_counter() - t
+    ref = (ref + speed.loop_seconds()) / 2
+    print("elapsed %.6f calls %d ref %.6f" % (elapsed, 1 + 4 * n + 1, ref))
